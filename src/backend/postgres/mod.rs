@@ -1,0 +1,471 @@
+//! The PostgreSQL backend: a small pool of [`wire::Connection`]s, one round trip
+//! per call, and the cancel request that makes timeouts stop work on the server.
+
+mod catalog;
+pub mod params;
+mod wire;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub use params::{ConnectParams, Host, ParamsError, SslMode};
+use wire::{Connection, Exchange, StatementResult, WireError};
+
+use super::{Column, Deadline, Rows, Statement};
+use crate::catalog::{TableDescription, TableList};
+use crate::error::{DbError, Error};
+use crate::value;
+
+/// After the deadline, how long we let the server's own `statement_timeout`
+/// report before sending a cancel request ourselves.
+const SERVER_FIRST: Duration = Duration::from_millis(150);
+/// After a cancel request, how long we wait for the server to answer before
+/// giving up on the connection.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+/// Session settings sent at connect time. They make text output independent of
+/// the server's configuration, and `RESET ALL` (part of `DISCARD ALL`) returns
+/// to them, because startup parameters are the session's defaults.
+const PINNED: &[(&str, &str)] = &[
+    ("client_encoding", "UTF8"),
+    ("DateStyle", "ISO, YMD"),
+    ("IntervalStyle", "postgres"),
+    ("TimeZone", "UTC"),
+    ("extra_float_digits", "3"),
+    ("bytea_output", "hex"),
+];
+
+/// How connections are kept.
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    pub read_only: bool,
+    pub max_conn_lifetime: Duration,
+    pub max_conn_idle: Duration,
+}
+
+pub struct PgBackend {
+    params: ConnectParams,
+    options: PgOptions,
+    /// Idle connections with the time they were returned. The pipeline's
+    /// semaphore bounds how many calls run at once, so there are never more
+    /// connections than slots: the pool only has to remember idle ones.
+    idle: Mutex<Vec<(Connection, Instant)>>,
+    /// `format_type(oid, typmod)` results: a column's type as PostgreSQL spells it.
+    type_names: Mutex<HashMap<(u32, i32), String>>,
+}
+
+impl PgBackend {
+    /// No connection is made here: the first call connects, so the server
+    /// starts (and answers MCP) even while the database is down.
+    pub fn new(params: ConnectParams, options: PgOptions) -> PgBackend {
+        PgBackend {
+            params,
+            options,
+            idle: Mutex::new(Vec::new()),
+            type_names: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn params(&self) -> &ConnectParams {
+        &self.params
+    }
+
+    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+        let params: Vec<Option<String>> = stmt
+            .params
+            .iter()
+            .map(param_text)
+            .collect::<Result<_, _>>()?;
+        let mut conn = self.checkout(deadline).await?;
+        let begin = if self.options.read_only {
+            "BEGIN READ ONLY"
+        } else {
+            "BEGIN"
+        };
+        let timeout = statement_timeout(deadline);
+        let result = run(
+            &mut conn,
+            &Exchange {
+                setup: &[begin, &timeout],
+                sql: stmt.sql,
+                params: &params,
+                // One row past the limit tells us whether more exist.
+                max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
+                // DISCARD ALL returns the session to its startup state: settings,
+                // temp tables, prepared statements, cursors, listens, advisory locks.
+                finish: &["COMMIT", "DISCARD ALL"],
+            },
+            deadline,
+        )
+        .await;
+        let rows = match result {
+            Ok(result) => {
+                self.to_rows(&mut conn, result, stmt.fetch_limit, deadline)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        self.checkin(conn);
+        rows
+    }
+
+    pub async fn list_tables(&self, deadline: &Deadline) -> Result<TableList, Error> {
+        let doc = self
+            .catalog_json(catalog::LIST_TABLES, &[], deadline)
+            .await?;
+        serde_json::from_value(doc.unwrap_or(Value::Null))
+            .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
+    }
+
+    pub async fn describe_table(
+        &self,
+        schema: &str,
+        table: &str,
+        deadline: &Deadline,
+    ) -> Result<TableDescription, Error> {
+        let doc = self
+            .catalog_json(
+                catalog::DESCRIBE_TABLE,
+                &[Some(schema.to_owned()), Some(table.to_owned())],
+                deadline,
+            )
+            .await?;
+        match doc {
+            None | Some(Value::Null) => Err(Error::Input(format!(
+                "table \"{schema}\".\"{table}\" does not exist, or the role cannot see it. Call list_tables to see what exists"
+            ))),
+            Some(doc) => serde_json::from_value(doc)
+                .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}"))),
+        }
+    }
+
+    /// Run a catalog query that returns one `json` value (or no row).
+    async fn catalog_json(
+        &self,
+        sql: &str,
+        params: &[Option<String>],
+        deadline: &Deadline,
+    ) -> Result<Option<Value>, Error> {
+        let mut conn = self.checkout(deadline).await?;
+        let timeout = statement_timeout(deadline);
+        let result = run(
+            &mut conn,
+            &Exchange {
+                setup: &["BEGIN READ ONLY", &timeout],
+                sql,
+                params,
+                max_rows: 2,
+                finish: &["COMMIT"],
+            },
+            deadline,
+        )
+        .await;
+        self.checkin(conn);
+        let result = result?;
+        let text = result
+            .rows
+            .first()
+            .and_then(|row| row.first())
+            .and_then(|cell| cell.as_ref());
+        match text {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(bytes)
+                .map(Some)
+                .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}"))),
+        }
+    }
+
+    /// Column names and types, and every value converted by [`value::from_pg_text`].
+    async fn to_rows(
+        &self,
+        conn: &mut Connection,
+        result: StatementResult,
+        limit: usize,
+        deadline: &Deadline,
+    ) -> Result<Rows, Error> {
+        let type_names = self.type_names(conn, &result.columns, deadline).await;
+        let columns: Vec<Column> = result
+            .columns
+            .iter()
+            .zip(type_names)
+            .map(|(c, type_name)| Column {
+                name: c.name.clone(),
+                type_name,
+            })
+            .collect();
+        let more = result.rows.len() > limit || result.suspended && result.rows.len() >= limit;
+        let rows = result
+            .rows
+            .iter()
+            .take(limit)
+            .map(|row| {
+                row.iter()
+                    .zip(&result.columns)
+                    .map(|(cell, col)| match cell {
+                        None => Value::Null,
+                        Some(bytes) => {
+                            value::from_pg_text(col.type_oid, &String::from_utf8_lossy(bytes))
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Rows {
+            columns,
+            rows,
+            rows_affected: result.command_tag.as_deref().and_then(rows_affected),
+            more,
+        })
+    }
+
+    /// Each column's type as `format_type` spells it (`numeric(20,5)`,
+    /// `integer[]`, a domain's own name), cached; unseen types cost one query.
+    async fn type_names(
+        &self,
+        conn: &mut Connection,
+        columns: &[wire::WireColumn],
+        deadline: &Deadline,
+    ) -> Vec<String> {
+        let key = |c: &wire::WireColumn| (c.type_oid, c.type_modifier);
+        let missing: Vec<(u32, i32)> = {
+            let cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
+            let mut m: Vec<_> = columns
+                .iter()
+                .map(key)
+                .filter(|k| !cache.contains_key(k))
+                .collect();
+            m.sort_unstable();
+            m.dedup();
+            m
+        };
+        if !missing.is_empty() {
+            let oids = format!(
+                "{{{}}}",
+                missing
+                    .iter()
+                    .map(|(o, _)| o.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let mods = format!(
+                "{{{}}}",
+                missing
+                    .iter()
+                    .map(|(_, m)| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let lookup = run(
+                conn,
+                &Exchange {
+                    setup: &[],
+                    sql: catalog::FORMAT_TYPES,
+                    params: &[Some(oids), Some(mods)],
+                    max_rows: 0,
+                    finish: &[],
+                },
+                deadline,
+            )
+            .await;
+            if let Ok(result) = lookup {
+                let mut cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
+                for (k, row) in missing.iter().zip(&result.rows) {
+                    if let Some(Some(name)) = row.first() {
+                        cache.insert(*k, String::from_utf8_lossy(name).into_owned());
+                    }
+                }
+            }
+        }
+        let cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
+        columns
+            .iter()
+            .map(|c| {
+                cache.get(&key(c)).cloned().unwrap_or_else(|| {
+                    postgres_types::Type::from_oid(c.type_oid)
+                        .map_or_else(|| format!("oid {}", c.type_oid), |t| t.name().to_owned())
+                })
+            })
+            .collect()
+    }
+
+    /// An idle connection that is still fresh, or a new one.
+    async fn checkout(&self, deadline: &Deadline) -> Result<Connection, Error> {
+        loop {
+            let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match candidate {
+                Some((conn, since)) if self.is_fresh(&conn, since) => return Ok(conn),
+                Some((conn, _)) => {
+                    tokio::spawn(conn.terminate());
+                }
+                None => break,
+            }
+        }
+        let mut startup: Vec<(&str, &str)> = PINNED.to_vec();
+        if self.options.read_only {
+            startup.push(("default_transaction_read_only", "on"));
+        }
+        let budget = deadline
+            .at
+            .saturating_duration_since(Instant::now())
+            .min(self.params.connect_timeout);
+        let connect = Connection::connect(&self.params, &startup);
+        tokio::select! {
+            r = tokio::time::timeout(budget, connect) => match r {
+                Ok(Ok(conn)) => Ok(conn),
+                Ok(Err(e)) => Err(connect_error(&self.params, e)),
+                Err(_) => Err(Error::Connection(format!("timed out after {}s connecting to {}", budget.as_secs_f32().ceil(), self.params.target()))),
+            },
+            _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
+        }
+    }
+
+    fn is_fresh(&self, conn: &Connection, idle_since: Instant) -> bool {
+        conn.created().elapsed() < self.options.max_conn_lifetime
+            && idle_since.elapsed() < self.options.max_conn_idle
+    }
+
+    fn checkin(&self, conn: Connection) {
+        if conn.is_reusable() && conn.created().elapsed() < self.options.max_conn_lifetime {
+            self.idle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((conn, Instant::now()));
+        }
+        // Otherwise the connection is dropped here, which closes its socket.
+    }
+
+    pub async fn close(&self) {
+        let idle: Vec<_> =
+            std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        for (conn, _) in idle {
+            conn.terminate().await;
+        }
+    }
+}
+
+/// `SET LOCAL statement_timeout` for the time left: the server stops the
+/// statement itself even if our cancel request never arrives.
+fn statement_timeout(deadline: &Deadline) -> String {
+    let ms = deadline
+        .at
+        .saturating_duration_since(Instant::now())
+        .as_millis()
+        .max(1);
+    format!("SET LOCAL statement_timeout = {ms}")
+}
+
+/// Run an exchange until it finishes, the deadline passes, or the caller
+/// cancels. On the last two, ask the server to cancel and wait briefly for it
+/// to say so, which leaves the connection reusable; if it does not answer, the
+/// connection stays marked in flight and is discarded.
+async fn run(
+    conn: &mut Connection,
+    ex: &Exchange<'_>,
+    deadline: &Deadline,
+) -> Result<StatementResult, Error> {
+    let budget = deadline.at.saturating_duration_since(Instant::now());
+    let target = conn.cancel_target();
+    let work = conn.exchange(ex);
+    tokio::pin!(work);
+    let stopped_by = tokio::select! {
+        r = &mut work => return r.map_err(|e| query_error(e, budget)),
+        _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: budget },
+        _ = deadline.cancel.cancelled() => Error::Cancelled,
+    };
+    let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+    let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+    Err(stopped_by)
+}
+
+fn query_error(e: WireError, budget: Duration) -> Error {
+    match e {
+        // 57014 is query_canceled: by statement_timeout (ours) or a cancel request.
+        WireError::Db(db) if db.code == "57014" && db.message.contains("statement timeout") => {
+            Error::Timeout { after: budget }
+        }
+        WireError::Db(db) => Error::Db(db),
+        other => Error::Connection(other.to_string()),
+    }
+}
+
+fn connect_error(params: &ConnectParams, e: WireError) -> Error {
+    match e {
+        WireError::Db(DbError { code, message, .. }) => {
+            let advice = match code.as_str() {
+                "28P01" | "28000" => " (check the user name and password)",
+                "3D000" => " (check the database name)",
+                "53300" => " (the server has no free connection slots)",
+                _ => "",
+            };
+            Error::Connection(format!("{}: {message}{advice}", params.target()))
+        }
+        WireError::PasswordRequired => Error::PasswordRequired,
+        other => Error::Connection(other.to_string()),
+    }
+}
+
+/// A JSON parameter in PostgreSQL's text input form; the server infers its type.
+fn param_text(value: &Value) -> Result<Option<String>, Error> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(b.to_string())),
+        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Array(_) | Value::Object(_) => {
+            Err(Error::Input("parameters must be strings, numbers, booleans or null; pass arrays and objects as JSON text in a string".to_owned()))
+        }
+    }
+}
+
+/// The row count in a command tag: `INSERT 0 3` → 3, `UPDATE 2` → 2, `SELECT 5` → 5.
+fn rows_affected(tag: &str) -> Option<u64> {
+    let mut words = tag.split_whitespace();
+    match words.next()? {
+        "INSERT" | "UPDATE" | "DELETE" | "SELECT" | "MERGE" | "COPY" | "FETCH" | "MOVE" => {
+            words.last()?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags() {
+        let cases = [
+            ("INSERT 0 3", Some(3)),
+            ("UPDATE 2", Some(2)),
+            ("DELETE 0", Some(0)),
+            ("SELECT 5", Some(5)),
+            ("MERGE 1", Some(1)),
+            ("CREATE TABLE", None),
+            ("BEGIN", None),
+        ];
+        for (tag, expected) in cases {
+            assert_eq!(rows_affected(tag), expected, "{tag}");
+        }
+    }
+
+    #[test]
+    fn parameters_in_text_form() {
+        let v: Vec<Value> =
+            serde_json::from_str(r#"[null, true, 12345678901234567890, 1.5, "x"]"#).unwrap();
+        let got: Vec<_> = v.iter().map(|p| param_text(p).unwrap()).collect();
+        assert_eq!(
+            got,
+            vec![
+                None,
+                Some("true".into()),
+                Some("12345678901234567890".into()),
+                Some("1.5".into()),
+                Some("x".into())
+            ]
+        );
+        assert!(param_text(&serde_json::json!([1])).is_err());
+    }
+}

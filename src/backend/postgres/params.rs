@@ -1,0 +1,579 @@
+//! Where and as whom to connect: resolved the way psql does it.
+//!
+//! Precedence, for each setting: `PGMCP_PG_CONNSTRING` (URL or `key=value` form),
+//! else the config file's `connection` section, else the libpq environment
+//! variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`,
+//! `PGAPPNAME`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`), else libpq's defaults.
+//! Pure: the environment comes in as a function, so every rule is table-tested.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::ConnectionConfig;
+
+/// A TCP host name/address or a Unix-socket directory (a host starting with `/`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Host {
+    Tcp(String),
+    Unix(PathBuf),
+}
+
+impl fmt::Debug for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Tcp(h) => write!(f, "{h}"),
+            Host::Unix(d) => write!(f, "{}", d.display()),
+        }
+    }
+}
+
+impl Host {
+    fn from_text(text: &str) -> Host {
+        if text.starts_with('/') {
+            Host::Unix(PathBuf::from(text))
+        } else {
+            Host::Tcp(text.to_owned())
+        }
+    }
+}
+
+/// TLS use. Only `disable` and `prefer` exist until TLS support lands; with
+/// `prefer` the connection is made without TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    Disable,
+    Prefer,
+}
+
+/// Everything needed to open a connection. `Debug` never shows the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConnectParams {
+    pub host: Host,
+    pub port: u16,
+    pub user: String,
+    pub password: Option<String>,
+    pub dbname: Option<String>,
+    pub application_name: String,
+    pub connect_timeout: Duration,
+    pub sslmode: SslMode,
+}
+
+impl fmt::Debug for ConnectParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectParams")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("dbname", &self.dbname)
+            .field("application_name", &self.application_name)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("sslmode", &self.sslmode)
+            .finish()
+    }
+}
+
+impl ConnectParams {
+    /// `host:port` or the socket path, for error messages (never the password).
+    pub fn target(&self) -> String {
+        match &self.host {
+            Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", self.port),
+            Host::Tcp(h) => format!("{h}:{}", self.port),
+            Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), self.port),
+        }
+    }
+}
+
+/// A connection string or setting that cannot be used. Never contains a password.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {message}")]
+pub struct ParamsError {
+    /// Where the bad value came from, e.g. `PGMCP_PG_CONNSTRING` or `PGPORT`.
+    pub source_name: String,
+    pub message: String,
+}
+
+fn err(source_name: &str, message: impl Into<String>) -> ParamsError {
+    ParamsError {
+        source_name: source_name.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Settings gathered from one source before defaults are applied.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Partial {
+    host: Option<String>,
+    port: Option<String>,
+    user: Option<String>,
+    password: Option<String>,
+    dbname: Option<String>,
+    application_name: Option<String>,
+    connect_timeout: Option<String>,
+    sslmode: Option<String>,
+}
+
+impl Partial {
+    fn set(&mut self, source: &str, key: &str, value: String) -> Result<(), ParamsError> {
+        let slot = match key {
+            "host" => &mut self.host,
+            "port" => &mut self.port,
+            "user" => &mut self.user,
+            "password" => &mut self.password,
+            "dbname" => &mut self.dbname,
+            "application_name" => &mut self.application_name,
+            "connect_timeout" => &mut self.connect_timeout,
+            "sslmode" => &mut self.sslmode,
+            other => {
+                return Err(err(
+                    source,
+                    format!("unknown connection option \"{other}\""),
+                ));
+            }
+        };
+        *slot = Some(value);
+        Ok(())
+    }
+
+    /// Fill every unset field from `other`.
+    fn or(self, other: Partial) -> Partial {
+        Partial {
+            host: self.host.or(other.host),
+            port: self.port.or(other.port),
+            user: self.user.or(other.user),
+            password: self.password.or(other.password),
+            dbname: self.dbname.or(other.dbname),
+            application_name: self.application_name.or(other.application_name),
+            connect_timeout: self.connect_timeout.or(other.connect_timeout),
+            sslmode: self.sslmode.or(other.sslmode),
+        }
+    }
+}
+
+/// Resolve the connection from a connection string (if any), the config file's
+/// `connection` section and the environment, `env` being a lookup such as
+/// `|k| std::env::var(k).ok()`.
+pub fn resolve(
+    connstring: Option<&str>,
+    config: &ConnectionConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ConnectParams, ParamsError> {
+    const SOURCE: &str = "PGMCP_PG_CONNSTRING";
+    let explicit = match connstring {
+        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => {
+            parse_url(SOURCE, s)?
+        }
+        Some(s) => parse_keyword_value(SOURCE, s)?,
+        None => Partial {
+            host: config.host.clone(),
+            port: config.port.map(|p| p.to_string()),
+            user: config.user.clone(),
+            password: None,
+            dbname: config.dbname.clone(),
+            application_name: config.application_name.clone(),
+            connect_timeout: config.connect_timeout_seconds.map(|s| s.to_string()),
+            sslmode: config.sslmode.clone(),
+        },
+    };
+    let from_env = Partial {
+        host: env("PGHOST"),
+        port: env("PGPORT"),
+        user: env("PGUSER"),
+        password: env("PGPASSWORD"),
+        dbname: env("PGDATABASE"),
+        application_name: env("PGAPPNAME"),
+        connect_timeout: env("PGCONNECT_TIMEOUT"),
+        sslmode: env("PGSSLMODE"),
+    };
+    let p = explicit.or(from_env);
+
+    let port = match p.port.as_deref() {
+        None | Some("") => 5432,
+        Some(text) => text
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| err("port", format!("invalid port \"{text}\"")))?,
+    };
+    let host = match p.host.as_deref() {
+        Some(h) if !h.is_empty() => {
+            if h.contains(',') {
+                return Err(err(
+                    "host",
+                    "several hosts are not supported; give one host",
+                ));
+            }
+            Host::from_text(h)
+        }
+        // libpq's default: the Unix socket directory when it exists, else localhost.
+        _ if std::path::Path::new("/var/run/postgresql").is_dir() => {
+            Host::Unix(PathBuf::from("/var/run/postgresql"))
+        }
+        _ => Host::Tcp("localhost".to_owned()),
+    };
+    let user = match p.user {
+        Some(u) if !u.is_empty() => u,
+        _ => env("USER").or_else(|| env("LOGNAME")).ok_or_else(|| {
+            err(
+                "user",
+                "no user given (set user in the connection string, connection.user, or PGUSER)",
+            )
+        })?,
+    };
+    let connect_timeout = match p.connect_timeout.as_deref() {
+        None | Some("") => Duration::from_secs(10),
+        Some(text) => match text.parse::<u64>() {
+            // libpq treats 0 as "wait forever"; we keep a generous ceiling instead.
+            Ok(0) => Duration::from_secs(3600),
+            Ok(s) => Duration::from_secs(s.max(2)),
+            Err(_) => {
+                return Err(err(
+                    "connect_timeout",
+                    format!("invalid connect_timeout \"{text}\": expected whole seconds"),
+                ));
+            }
+        },
+    };
+    let sslmode = match p.sslmode.as_deref() {
+        None | Some("") | Some("prefer") => SslMode::Prefer,
+        Some("disable") | Some("allow") => SslMode::Disable,
+        Some(mode @ ("require" | "verify-ca" | "verify-full")) => {
+            return Err(err(
+                "sslmode",
+                format!(
+                    "sslmode={mode} needs TLS, which this build of pgmcp does not support yet; use sslmode=disable or prefer"
+                ),
+            ));
+        }
+        Some(other) => return Err(err("sslmode", format!("invalid sslmode \"{other}\""))),
+    };
+    Ok(ConnectParams {
+        host,
+        port,
+        dbname: p.dbname.filter(|d| !d.is_empty()),
+        password: p.password.filter(|p| !p.is_empty()),
+        application_name: p
+            .application_name
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(|| "pgmcp".to_owned()),
+        user,
+        connect_timeout,
+        sslmode,
+    })
+}
+
+/// `postgresql://[user[:password]@][host][:port][/dbname][?key=value&...]`
+fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
+    };
+    let (authority, path) = match main.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (main, None),
+    };
+    let mut out = Partial::default();
+    let hostport = match authority.rsplit_once('@') {
+        Some((userinfo, hostport)) => {
+            match userinfo.split_once(':') {
+                Some((u, p)) => {
+                    out.user = Some(decode(source, u)?);
+                    out.password = Some(decode(source, p)?);
+                }
+                None => out.user = Some(decode(source, userinfo)?),
+            }
+            hostport
+        }
+        None => authority,
+    };
+    if hostport.contains(',') {
+        return Err(err(
+            source,
+            "several hosts are not supported; give one host",
+        ));
+    }
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (addr, after) = v6
+            .split_once(']')
+            .ok_or_else(|| err(source, "unterminated IPv6 address in URL"))?;
+        (addr.to_owned(), after.strip_prefix(':').map(str::to_owned))
+    } else {
+        match hostport.split_once(':') {
+            Some((h, p)) => (decode(source, h)?, Some(p.to_owned())),
+            None => (decode(source, hostport)?, None),
+        }
+    };
+    if !host.is_empty() {
+        out.host = Some(host);
+    }
+    out.port = port.filter(|p| !p.is_empty());
+    if let Some(path) = path.filter(|p| !p.is_empty()) {
+        out.dbname = Some(decode(source, path)?);
+    }
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| err(source, format!("URL parameter \"{pair}\" has no value")))?;
+        let key = decode(source, k)?;
+        out.set(source, &key, decode(source, v)?)?;
+    }
+    Ok(out)
+}
+
+fn decode(source: &str, text: &str) -> Result<String, ParamsError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text
+                .get(i + 1..i + 3)
+                .ok_or_else(|| err(source, "invalid percent-encoding in URL"))?;
+            let byte = u8::from_str_radix(hex, 16)
+                .map_err(|_| err(source, "invalid percent-encoding in URL"))?;
+            out.push(byte);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| err(source, "percent-encoding in URL is not UTF-8"))
+}
+
+/// `host=localhost port=5432 dbname='my db'` (libpq's keyword/value form).
+fn parse_keyword_value(source: &str, text: &str) -> Result<Partial, ParamsError> {
+    let mut out = Partial::default();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return Ok(out);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some('=') {
+            return Err(err(
+                source,
+                format!("missing \"=\" after \"{key}\" in connection string"),
+            ));
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    None => {
+                        return Err(err(
+                            source,
+                            "unterminated quoted string in connection string",
+                        ));
+                    }
+                    Some('\'') => break,
+                    Some('\\') => match chars.next() {
+                        Some(c) => value.push(c),
+                        None => {
+                            return Err(err(
+                                source,
+                                "unterminated quoted string in connection string",
+                            ));
+                        }
+                    },
+                    Some(c) => value.push(c),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    if let Some(escaped) = chars.next() {
+                        value.push(escaped);
+                    }
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        out.set(source, &key, value)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    fn check(
+        connstring: Option<&str>,
+        config: ConnectionConfig,
+        env: &'static [(&'static str, &'static str)],
+    ) -> ConnectParams {
+        resolve(connstring, &config, &env_of(env)).unwrap_or_else(|e| panic!("{connstring:?}: {e}"))
+    }
+
+    #[test]
+    fn url_forms() {
+        let cases: &[(&str, &str, u16, &str, Option<&str>, Option<&str>)] = &[
+            (
+                "postgres://alice:s3cret@db.example.com:6543/shop",
+                "db.example.com",
+                6543,
+                "alice",
+                Some("s3cret"),
+                Some("shop"),
+            ),
+            (
+                "postgresql://alice@localhost/shop",
+                "localhost",
+                5432,
+                "alice",
+                None,
+                Some("shop"),
+            ),
+            (
+                "postgres://bob:p%40ss%2Fw@[::1]:5433/app",
+                "::1",
+                5433,
+                "bob",
+                Some("p@ss/w"),
+                Some("app"),
+            ),
+            (
+                "postgres://carol@127.0.0.1/my%20db?application_name=x",
+                "127.0.0.1",
+                5432,
+                "carol",
+                None,
+                Some("my db"),
+            ),
+            (
+                "postgres:///shop?host=%2Ftmp%2Fpg&user=dave",
+                "/tmp/pg",
+                5432,
+                "dave",
+                None,
+                Some("shop"),
+            ),
+        ];
+        for (url, host, port, user, password, dbname) in cases {
+            let p = check(Some(url), ConnectionConfig::default(), &[]);
+            assert_eq!(p.host, Host::from_text(host), "{url}");
+            assert_eq!(p.port, *port, "{url}");
+            assert_eq!(p.user, *user, "{url}");
+            assert_eq!(p.password.as_deref(), *password, "{url}");
+            assert_eq!(p.dbname.as_deref(), *dbname, "{url}");
+        }
+    }
+
+    #[test]
+    fn keyword_value_forms() {
+        let p = check(
+            Some(r"host=db port=7000 user=eve password='it\'s' dbname = 'my db'"),
+            ConnectionConfig::default(),
+            &[],
+        );
+        assert_eq!(p.host, Host::Tcp("db".into()));
+        assert_eq!(p.port, 7000);
+        assert_eq!(p.password.as_deref(), Some("it's"));
+        assert_eq!(p.dbname.as_deref(), Some("my db"));
+    }
+
+    #[test]
+    fn environment_fills_what_the_source_leaves_unset() {
+        let env: &'static [(&str, &str)] = &[
+            ("PGHOST", "envhost"),
+            ("PGPORT", "6000"),
+            ("PGUSER", "envuser"),
+            ("PGPASSWORD", "envpw"),
+            ("PGDATABASE", "envdb"),
+            ("PGAPPNAME", "envapp"),
+        ];
+        let p = check(
+            Some("postgres://urluser@urlhost/urldb"),
+            ConnectionConfig::default(),
+            env,
+        );
+        assert_eq!(p.host, Host::Tcp("urlhost".into()));
+        assert_eq!(p.port, 6000);
+        assert_eq!(p.user, "urluser");
+        assert_eq!(p.password.as_deref(), Some("envpw"));
+        assert_eq!(p.dbname.as_deref(), Some("urldb"));
+        assert_eq!(p.application_name, "envapp");
+
+        let config = ConnectionConfig {
+            host: Some("cfghost".into()),
+            port: Some(5555),
+            dbname: Some("cfgdb".into()),
+            ..Default::default()
+        };
+        let p = check(None, config, env);
+        assert_eq!(
+            (p.host, p.port, p.user.as_str(), p.dbname.as_deref()),
+            (Host::Tcp("cfghost".into()), 5555, "envuser", Some("cfgdb"))
+        );
+    }
+
+    #[test]
+    fn defaults() {
+        let p = check(Some("host=h user=u"), ConnectionConfig::default(), &[]);
+        assert_eq!(p.port, 5432);
+        assert_eq!(p.application_name, "pgmcp");
+        assert_eq!(p.connect_timeout, Duration::from_secs(10));
+        assert_eq!(p.sslmode, SslMode::Prefer);
+        assert_eq!(p.dbname, None);
+    }
+
+    #[test]
+    fn errors_name_the_source_and_never_the_password() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "host=h user=u frobnicate=1",
+                "PGMCP_PG_CONNSTRING: unknown connection option \"frobnicate\"",
+            ),
+            ("host=h user=u port=abc", "port: invalid port \"abc\""),
+            (
+                "host=h user=u password='unterminated",
+                "PGMCP_PG_CONNSTRING: unterminated quoted string in connection string",
+            ),
+            (
+                "postgres://u:hunter2@h/db?bogus=1",
+                "PGMCP_PG_CONNSTRING: unknown connection option \"bogus\"",
+            ),
+            (
+                "host=h user=u sslmode=sometimes",
+                "sslmode: invalid sslmode \"sometimes\"",
+            ),
+            (
+                "host=a,b user=u",
+                "host: several hosts are not supported; give one host",
+            ),
+        ];
+        for (input, expected) in cases {
+            let e = resolve(Some(input), &ConnectionConfig::default(), &env_of(&[])).unwrap_err();
+            assert_eq!(e.to_string(), *expected, "{input}");
+            assert!(!e.to_string().contains("hunter2"));
+        }
+    }
+
+    #[test]
+    fn debug_redacts_the_password() {
+        let p = check(
+            Some("postgres://u:hunter2@h/db"),
+            ConnectionConfig::default(),
+            &[],
+        );
+        assert!(!format!("{p:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,471 @@
+//! One PostgreSQL connection, spoken at the message level.
+//!
+//! We use `postgres-protocol` (the layer under tokio-postgres) directly because
+//! tokio-postgres always binds results in binary format and has no row limit on
+//! `Execute`. Speaking the protocol ourselves gives us, in one round trip:
+//! text results (PostgreSQL's own output for every type, extensions included),
+//! text parameters whose types the server infers, a server-side single-statement
+//! check (the extended protocol refuses multi-statement text), and `Execute` with a
+//! row limit so a huge result is never read past the cap. ARCHITECTURE.md has the
+//! full reasoning.
+//!
+//! This module knows nothing of policy: it connects, authenticates, runs an
+//! [`Exchange`] and hands back raw text rows.
+
+use std::io;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::authentication;
+use postgres_protocol::authentication::sasl::{self, ScramSha256};
+use postgres_protocol::message::backend::{self, Message};
+use postgres_protocol::message::frontend;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixStream};
+
+use super::params::{ConnectParams, Host};
+use crate::error::DbError;
+
+/// Anything we can speak the protocol over: TCP or a Unix socket (TLS later).
+trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+
+/// Why a connection attempt or an exchange failed below the SQL level.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("could not connect to {target}: {source}")]
+    Connect { target: String, source: io::Error },
+    #[error("connection to the server was lost: {0}")]
+    Io(#[from] io::Error),
+    #[error(
+        "the server requires a password, but none was given (set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING)"
+    )]
+    PasswordRequired,
+    #[error("the server asked for an authentication method pgmcp does not support ({0})")]
+    UnsupportedAuth(&'static str),
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// An error the server reported; the connection may still be usable.
+    #[error("{0}")]
+    Db(#[from] DbError),
+}
+
+/// Where to send a cancel request for the query running on a connection.
+#[derive(Debug, Clone)]
+pub struct CancelTarget {
+    host: Host,
+    port: u16,
+    process_id: i32,
+    secret_key: i32,
+}
+
+impl CancelTarget {
+    /// Ask the server to cancel whatever this connection is running. Best effort:
+    /// the server never answers a cancel request, it just closes the socket.
+    pub async fn cancel(&self) -> io::Result<()> {
+        let mut buf = BytesMut::new();
+        frontend::cancel_request(self.process_id, self.secret_key, &mut buf);
+        let mut stream = open_socket(&self.host, self.port).await?;
+        stream.write_all(&buf).await?;
+        stream.flush().await?;
+        // Wait for the server to close its side, so the cancel has been read.
+        let mut sink = [0u8; 16];
+        let _ = stream.read(&mut sink).await;
+        Ok(())
+    }
+}
+
+/// A column as the server described it.
+#[derive(Debug, Clone)]
+pub struct WireColumn {
+    pub name: String,
+    pub type_oid: u32,
+    pub type_modifier: i32,
+}
+
+/// The text form of one row: `None` is SQL NULL.
+pub type WireRow = Vec<Option<Bytes>>;
+
+/// What one statement sent back.
+#[derive(Debug, Default)]
+pub struct StatementResult {
+    /// Empty when the statement returns no rows (`NoData`).
+    pub columns: Vec<WireColumn>,
+    pub rows: Vec<WireRow>,
+    /// The command tag, e.g. `SELECT 3` or `INSERT 0 2`; `None` when the portal
+    /// was suspended at the row limit or the query string was empty.
+    pub command_tag: Option<String>,
+    /// True when `Execute` stopped at its row limit with rows possibly left.
+    pub suspended: bool,
+}
+
+/// One round trip: some setup statements and one main statement, all in one
+/// transaction, then commit and a session reset.
+pub struct Exchange<'a> {
+    /// Statements run before the main one in the same transaction, e.g.
+    /// `BEGIN READ ONLY` and `SET LOCAL statement_timeout = ...`. They go through
+    /// the extended protocol too, so if one fails the server skips the main
+    /// statement instead of running it outside the transaction.
+    pub setup: &'a [&'a str],
+    pub sql: &'a str,
+    /// Parameters in text form; `None` is NULL. Types are left for the server to infer.
+    pub params: &'a [Option<String>],
+    /// Most rows to read; 0 means no limit.
+    pub max_rows: u32,
+    /// Simple-protocol statements after the transaction, e.g. `COMMIT` then
+    /// `DISCARD ALL`. Each is sent as its own message.
+    pub finish: &'a [&'a str],
+}
+
+/// A live connection. Not `Clone`; exclusively owned by whoever runs on it.
+pub struct Connection {
+    io: Box<dyn Io>,
+    read_buf: BytesMut,
+    write_buf: BytesMut,
+    cancel: CancelTarget,
+    created: Instant,
+    /// Set while an exchange is on the wire. If the future running it is
+    /// dropped half-way (a timeout), this stays set and the connection must not
+    /// be reused: its protocol state is unknown.
+    in_flight: bool,
+}
+
+impl Connection {
+    /// Connect and authenticate, sending `startup` as session parameters.
+    pub async fn connect(
+        params: &ConnectParams,
+        startup: &[(&str, &str)],
+    ) -> Result<Connection, WireError> {
+        let io = open_socket(&params.host, params.port)
+            .await
+            .map_err(|source| WireError::Connect {
+                target: params.target(),
+                source,
+            })?;
+        let mut conn = Connection {
+            io,
+            read_buf: BytesMut::with_capacity(8192),
+            write_buf: BytesMut::with_capacity(1024),
+            cancel: CancelTarget {
+                host: params.host.clone(),
+                port: params.port,
+                process_id: 0,
+                secret_key: 0,
+            },
+            created: Instant::now(),
+            in_flight: false,
+        };
+        let mut all: Vec<(&str, &str)> = vec![("user", params.user.as_str())];
+        if let Some(db) = &params.dbname {
+            all.push(("database", db.as_str()));
+        }
+        all.push(("application_name", params.application_name.as_str()));
+        all.extend_from_slice(startup);
+        frontend::startup_message(all.iter().copied(), &mut conn.write_buf)?;
+        conn.flush().await?;
+        conn.authenticate(params).await?;
+        conn.read_until_ready().await?;
+        Ok(conn)
+    }
+
+    async fn authenticate(&mut self, params: &ConnectParams) -> Result<(), WireError> {
+        let password = || {
+            params
+                .password
+                .as_deref()
+                .ok_or(WireError::PasswordRequired)
+        };
+        loop {
+            match self.read_message().await? {
+                Message::AuthenticationOk => return Ok(()),
+                Message::AuthenticationCleartextPassword => {
+                    frontend::password_message(password()?.as_bytes(), &mut self.write_buf)?;
+                    self.flush().await?;
+                }
+                Message::AuthenticationMd5Password(body) => {
+                    let hash = authentication::md5_hash(
+                        params.user.as_bytes(),
+                        password()?.as_bytes(),
+                        body.salt(),
+                    );
+                    frontend::password_message(hash.as_bytes(), &mut self.write_buf)?;
+                    self.flush().await?;
+                }
+                Message::AuthenticationSasl(body) => {
+                    let mut offered = Vec::new();
+                    let mut mechanisms = body.mechanisms();
+                    while let Some(m) = mechanisms.next()? {
+                        offered.push(m.to_owned());
+                    }
+                    if !offered.iter().any(|m| m == sasl::SCRAM_SHA_256) {
+                        return Err(WireError::UnsupportedAuth("SASL without SCRAM-SHA-256"));
+                    }
+                    let mut scram = ScramSha256::new(
+                        password()?.as_bytes(),
+                        sasl::ChannelBinding::unsupported(),
+                    );
+                    frontend::sasl_initial_response(
+                        sasl::SCRAM_SHA_256,
+                        scram.message(),
+                        &mut self.write_buf,
+                    )?;
+                    self.flush().await?;
+                    match self.read_message().await? {
+                        Message::AuthenticationSaslContinue(body) => scram.update(body.data())?,
+                        Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                        _ => {
+                            return Err(WireError::Protocol(
+                                "unexpected message during SCRAM".into(),
+                            ));
+                        }
+                    }
+                    frontend::sasl_response(scram.message(), &mut self.write_buf)?;
+                    self.flush().await?;
+                    match self.read_message().await? {
+                        Message::AuthenticationSaslFinal(body) => scram.finish(body.data())?,
+                        Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                        _ => {
+                            return Err(WireError::Protocol(
+                                "unexpected message during SCRAM".into(),
+                            ));
+                        }
+                    }
+                }
+                Message::AuthenticationKerberosV5 => {
+                    return Err(WireError::UnsupportedAuth("Kerberos V5"));
+                }
+                Message::AuthenticationScmCredential => {
+                    return Err(WireError::UnsupportedAuth("SCM credentials"));
+                }
+                Message::AuthenticationGss | Message::AuthenticationGssContinue(_) => {
+                    return Err(WireError::UnsupportedAuth("GSSAPI"));
+                }
+                Message::AuthenticationSspi => return Err(WireError::UnsupportedAuth("SSPI")),
+                Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                Message::NoticeResponse(_) => {}
+                _ => {
+                    return Err(WireError::Protocol(
+                        "unexpected message during authentication".into(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Read the messages that follow authentication up to the first ReadyForQuery.
+    async fn read_until_ready(&mut self) -> Result<(), WireError> {
+        loop {
+            match self.read_message().await? {
+                Message::BackendKeyData(body) => {
+                    self.cancel.process_id = body.process_id();
+                    self.cancel.secret_key = body.secret_key();
+                }
+                Message::ParameterStatus(_) => {}
+                Message::ReadyForQuery(_) => return Ok(()),
+                Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                Message::NoticeResponse(_) => {}
+                _ => {
+                    return Err(WireError::Protocol(
+                        "unexpected message before ReadyForQuery".into(),
+                    ));
+                }
+            }
+        }
+    }
+
+    pub fn cancel_target(&self) -> CancelTarget {
+        self.cancel.clone()
+    }
+
+    pub fn created(&self) -> Instant {
+        self.created
+    }
+
+    /// False when an exchange was abandoned half-way: drop the connection.
+    pub fn is_reusable(&self) -> bool {
+        !self.in_flight
+    }
+
+    /// Run one [`Exchange`]: everything is written at once and the replies read
+    /// in order. The first server error is returned after the whole exchange has
+    /// been read, so the connection is left ready for the next one.
+    pub async fn exchange(&mut self, ex: &Exchange<'_>) -> Result<StatementResult, WireError> {
+        self.in_flight = true;
+        for sql in ex.setup {
+            self.push_statement(sql, &[], None)?;
+        }
+        self.push_statement(ex.sql, ex.params, Some(ex.max_rows))?;
+        frontend::sync(&mut self.write_buf);
+        for sql in ex.finish {
+            frontend::query(sql, &mut self.write_buf)?;
+        }
+        self.flush().await?;
+
+        let mut result = StatementResult::default();
+        let mut first_error: Option<DbError> = None;
+        // The setup statements complete first; the main statement is the next.
+        let mut completed = 0usize;
+        let main = ex.setup.len();
+        let mut ready_left = 1 + ex.finish.len();
+        while ready_left > 0 {
+            match self.read_message().await? {
+                Message::ParseComplete | Message::BindComplete | Message::CloseComplete => {}
+                Message::ParameterStatus(_)
+                | Message::NoticeResponse(_)
+                | Message::NotificationResponse(_) => {}
+                Message::NoData => {}
+                Message::RowDescription(body) => {
+                    let mut fields = body.fields();
+                    while let Some(f) = fields.next()? {
+                        result.columns.push(WireColumn {
+                            name: f.name().to_owned(),
+                            type_oid: f.type_oid(),
+                            type_modifier: f.type_modifier(),
+                        });
+                    }
+                }
+                Message::DataRow(body) => {
+                    if completed == main {
+                        result.rows.push(split_row(&body)?);
+                    }
+                }
+                Message::CommandComplete(body) => {
+                    if completed == main {
+                        result.command_tag = Some(body.tag()?.to_owned());
+                    }
+                    completed += 1;
+                }
+                Message::PortalSuspended => {
+                    if completed == main {
+                        result.suspended = true;
+                    }
+                    completed += 1;
+                }
+                Message::EmptyQueryResponse => completed += 1,
+                Message::ErrorResponse(body) => {
+                    let err = DbError::parse(&body)?;
+                    first_error.get_or_insert(err);
+                }
+                Message::CopyOutResponse(_) | Message::CopyData(_) | Message::CopyDone => {
+                    // COPY ... TO STDOUT: the data arrives as CopyData lines. It is
+                    // drained here so the exchange stays in step; COPY output is not
+                    // returned as rows.
+                }
+                Message::CopyInResponse(_) => {
+                    // The server now waits for data we will never send, and our
+                    // pipelined messages would be read as protocol violations.
+                    // Leave `in_flight` set so the connection is discarded.
+                    return Err(WireError::Protocol(
+                        "COPY FROM STDIN needs a data stream, which pgmcp does not have".into(),
+                    ));
+                }
+                Message::ReadyForQuery(_) => ready_left -= 1,
+                _ => {
+                    return Err(WireError::Protocol(
+                        "unexpected message during query".into(),
+                    ));
+                }
+            }
+        }
+        self.in_flight = false;
+        match first_error {
+            Some(err) => Err(err.into()),
+            None => Ok(result),
+        }
+    }
+
+    fn push_statement(
+        &mut self,
+        sql: &str,
+        params: &[Option<String>],
+        max_rows: Option<u32>,
+    ) -> Result<(), WireError> {
+        // Type OID 0 everywhere: the server infers each parameter's type from context.
+        frontend::parse("", sql, params.iter().map(|_| 0u32), &mut self.write_buf)?;
+        let bind = frontend::bind(
+            "",
+            "",
+            Some(0), // all parameters in text format
+            params.iter(),
+            |param, buf| match param {
+                Some(text) => {
+                    buf.extend_from_slice(text.as_bytes());
+                    Ok(postgres_protocol::IsNull::No)
+                }
+                None => Ok(postgres_protocol::IsNull::Yes),
+            },
+            Some(0), // all results in text format
+            &mut self.write_buf,
+        );
+        match bind {
+            Ok(()) => {}
+            Err(frontend::BindError::Conversion(e)) => {
+                return Err(WireError::Protocol(e.to_string()));
+            }
+            Err(frontend::BindError::Serialization(e)) => return Err(e.into()),
+        }
+        if let Some(max_rows) = max_rows {
+            frontend::describe(b'P', "", &mut self.write_buf)?;
+            frontend::execute(
+                "",
+                i32::try_from(max_rows).unwrap_or(i32::MAX),
+                &mut self.write_buf,
+            )?;
+        } else {
+            frontend::execute("", 0, &mut self.write_buf)?;
+        }
+        Ok(())
+    }
+
+    /// Say goodbye politely; errors are irrelevant at this point.
+    pub async fn terminate(mut self) {
+        frontend::terminate(&mut self.write_buf);
+        let _ = self.flush().await;
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        self.io.write_all(&self.write_buf).await?;
+        self.write_buf.clear();
+        self.io.flush().await
+    }
+
+    async fn read_message(&mut self) -> Result<Message, WireError> {
+        loop {
+            if let Some(message) = Message::parse(&mut self.read_buf)? {
+                return Ok(message);
+            }
+            if self.io.read_buf(&mut self.read_buf).await? == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                )
+                .into());
+            }
+        }
+    }
+}
+
+fn split_row(body: &backend::DataRowBody) -> Result<WireRow, WireError> {
+    let buffer = body.buffer_bytes();
+    let mut ranges = body.ranges();
+    let mut row = Vec::new();
+    while let Some(range) = ranges.next()? {
+        row.push(range.map(|r| buffer.slice(r)));
+    }
+    Ok(row)
+}
+
+async fn open_socket(host: &Host, port: u16) -> io::Result<Box<dyn Io>> {
+    match host {
+        Host::Tcp(name) => {
+            let stream = TcpStream::connect((name.as_str(), port)).await?;
+            stream.set_nodelay(true)?;
+            Ok(Box::new(stream))
+        }
+        Host::Unix(dir) => {
+            let path = dir.join(format!(".s.PGSQL.{port}"));
+            Ok(Box::new(UnixStream::connect(path).await?))
+        }
+    }
+}

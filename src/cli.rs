@@ -1,0 +1,183 @@
+//! The command line: `pgmcp serve` for desktop agents, `pgmcp query` for people
+//! and scripts. Each command loads the config, sets up logging and hands off to
+//! the library.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use rmcp::ServiceExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::postgres::{self, ParamsError};
+use crate::config::{Config, ConfigError, ConfigLocation, LogOutput};
+use crate::error::Error as QueryError;
+use crate::pipeline::{Engine, QueryInput};
+use crate::{logging, mcp};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgmcp",
+    version,
+    about = "A guarded MCP server for PostgreSQL: lets a desktop AI agent query your database safely."
+)]
+pub struct Cli {
+    /// Config file. Default: $PGMCP_CONFIG_PATH, else ./.pgmcp/config.json, else
+    /// <config dir>/pgmcp/config.json, else built-in defaults (read-only).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Speak MCP on stdin/stdout. This is what Claude Desktop or Cursor runs.
+    ///
+    /// The database is taken from PGMCP_PG_CONNSTRING (a postgres:// URL or
+    /// key=value string), else from the config's "connection" section and the
+    /// usual PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE variables. Logs go to the
+    /// log file, never to stdout.
+    Serve,
+    /// Run one SQL statement through the same guarded pipeline and print the
+    /// JSON result, exactly as the `query` tool would return it.
+    Query {
+        /// The SQL statement.
+        sql: String,
+        /// A value for $1, $2, ... (repeat in order). Read as JSON when it parses
+        /// (42, true, null, "text"), else taken as a string.
+        #[arg(long = "param", short = 'p', value_name = "VALUE")]
+        params: Vec<String>,
+    },
+}
+
+/// Why a command could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("connection settings: {0}")]
+    Params(#[from] ParamsError),
+    #[error("logging: {0}")]
+    Logging(std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("MCP session failed: {0}")]
+    Session(String),
+}
+
+/// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
+/// a query failed. Errors (bad config, ...) should exit with 2.
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    let location = ConfigLocation::resolve(
+        cli.config.as_deref(),
+        std::env::var("PGMCP_CONFIG_PATH").ok().as_deref(),
+    );
+    let config = location.load()?;
+    let _log = logging::init(&config.logging).map_err(CliError::Logging)?;
+    // The command itself is not logged: its SQL may hold secrets.
+    let name = match cli.command {
+        Command::Serve => "serve",
+        Command::Query { .. } => "query",
+    };
+    tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    let result = match cli.command {
+        Command::Serve => runtime.block_on(serve(config)),
+        Command::Query { sql, params } => runtime.block_on(query_once(config, sql, params)),
+    };
+    // Don't wait for a blocking stdin read that will never finish.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+async fn serve(config: Config) -> Result<ExitCode, CliError> {
+    let log_hint = match &config.logging.output {
+        LogOutput::File(path) => path.display().to_string(),
+        LogOutput::Stderr => "stderr".to_owned(),
+    };
+    let engine = Arc::new(Engine::postgres_from_env(config)?);
+    tracing::info!(log = %log_hint, "serving MCP on stdio");
+    let service = match mcp::Server::new(engine.clone())
+        .serve(rmcp::transport::stdio())
+        .await
+    {
+        Ok(service) => service,
+        Err(e) => {
+            // stdin closed before the handshake: nothing to serve, not a failure.
+            tracing::info!(error = %e, "session ended before initialization");
+            engine.close().await;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let cancel = service.cancellation_token();
+    let shutdown = async {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+    };
+    tokio::select! {
+        quit = service.waiting() => {
+            tracing::info!(reason = ?quit.ok(), "session ended");
+        }
+        _ = shutdown => {
+            tracing::info!("signal received, shutting down");
+            cancel.cancel();
+        }
+    }
+    engine.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn query_once(
+    config: Config,
+    sql: String,
+    params: Vec<String>,
+) -> Result<ExitCode, CliError> {
+    let params: Vec<Value> = params
+        .iter()
+        .map(|p| serde_json::from_str(p).unwrap_or_else(|_| Value::String(p.clone())))
+        .collect();
+    let input = QueryInput { sql, params };
+    let connstring = std::env::var("PGMCP_PG_CONNSTRING")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let mut conn = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| {
+        std::env::var(k).ok()
+    })?;
+    let mut engine = Engine::postgres(config.clone(), conn.clone());
+    let mut result = engine.query(&input, CancellationToken::new()).await;
+    // Like psql: ask for a password only when the server wants one and a person
+    // is at a terminal to type it.
+    if matches!(result, Err(QueryError::PasswordRequired)) && std::io::stdin().is_terminal() {
+        let prompt = format!("Password for user {}: ", conn.user);
+        if let Ok(password) = rpassword::prompt_password(prompt) {
+            conn.password = Some(password);
+            engine = Engine::postgres(config, conn);
+            result = engine.query(&input, CancellationToken::new()).await;
+        }
+    }
+    engine.close().await;
+    match result {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            let text = serde_json::to_string_pretty(&output).unwrap_or_default();
+            let _ = writeln!(stdout, "{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! Configuration: a JSON file read into [`RawConfig`] (serde, unknown fields
+//! rejected), then validated once into [`Config`] (typed, durations, defaults
+//! applied). Every error names the file and the field.
+//!
+//! Where the file comes from, first match wins: `--config PATH`,
+//! `PGMCP_CONFIG_PATH`, `./.pgmcp/config.json`, `<config dir>/pgmcp/config.json`.
+//! When neither of the last two exists, built-in defaults are used (see
+//! [`Config::builtin`]); a path given by flag or variable must exist.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A config that cannot be used, naming the file and field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigError {
+    pub file: Option<PathBuf>,
+    /// Dotted path of the offending field, e.g. `query.default_timeout_seconds`.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "config {}", file.display())?,
+            None => write!(f, "config")?,
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The file as written. Every section is optional; unknown fields are errors.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    #[serde(default)]
+    pub connection: ConnectionConfig,
+    #[serde(default)]
+    pub pool: RawPool,
+    #[serde(default)]
+    pub server: RawServer,
+    #[serde(default)]
+    pub logging: RawLogging,
+    #[serde(default)]
+    pub query: RawQuery,
+}
+
+/// Where to connect when `PGMCP_PG_CONNSTRING` is not set. Unset fields fall back
+/// to the libpq environment variables (`PGHOST`, ...) and then libpq's defaults.
+/// There is deliberately no password field: use `PGPASSWORD` or the connection string.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionConfig {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub dbname: Option<String>,
+    pub user: Option<String>,
+    pub sslmode: Option<String>,
+    pub application_name: Option<String>,
+    pub connect_timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPool {
+    pub max_conns: Option<i64>,
+    pub max_conn_lifetime_seconds: Option<i64>,
+    pub max_conn_idle_seconds: Option<i64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    pub read_only: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLogging {
+    pub level: Option<String>,
+    pub format: Option<String>,
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuery {
+    pub default_timeout_seconds: Option<i64>,
+    pub list_tables_timeout_seconds: Option<i64>,
+    pub describe_table_timeout_seconds: Option<i64>,
+    pub max_rows: Option<i64>,
+}
+
+/// The validated configuration the library runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The file this came from; `None` for built-in defaults.
+    pub source: Option<PathBuf>,
+    pub connection: ConnectionConfig,
+    pub pool: PoolConfig,
+    /// Every query runs in a `READ ONLY` transaction on sessions with
+    /// `default_transaction_read_only = on`. Default: true.
+    pub read_only: bool,
+    pub logging: LoggingConfig,
+    pub query: QueryConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolConfig {
+    /// Most connections, and so most calls running at once. Default 4.
+    pub max_conns: usize,
+    /// A connection older than this is closed instead of reused. Default 1 h.
+    pub max_conn_lifetime: Duration,
+    /// An idle connection unused for this long is closed. Default 10 min.
+    pub max_conn_idle: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogOutput {
+    Stderr,
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggingConfig {
+    pub level: LogLevel,
+    pub format: LogFormat,
+    pub output: LogOutput,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryConfig {
+    pub default_timeout: Duration,
+    pub list_tables_timeout: Duration,
+    pub describe_table_timeout: Duration,
+    /// Most rows a `query` call returns; reading stops there. Default 500.
+    pub max_rows: usize,
+}
+
+/// Which file to read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigLocation {
+    /// Named by `--config` or `PGMCP_CONFIG_PATH`: it must exist.
+    Explicit(PathBuf),
+    /// Found at a default location.
+    Found(PathBuf),
+    /// Nothing found: built-in defaults.
+    BuiltIn,
+}
+
+impl ConfigLocation {
+    /// Apply the resolution order. `flag` is `--config`, `env_path` is
+    /// `PGMCP_CONFIG_PATH`.
+    pub fn resolve(flag: Option<&Path>, env_path: Option<&str>) -> ConfigLocation {
+        if let Some(path) = flag {
+            return ConfigLocation::Explicit(path.to_owned());
+        }
+        if let Some(path) = env_path.filter(|p| !p.is_empty()) {
+            return ConfigLocation::Explicit(PathBuf::from(path));
+        }
+        Self::candidates()
+            .into_iter()
+            .find(|p| p.is_file())
+            .map_or(ConfigLocation::BuiltIn, ConfigLocation::Found)
+    }
+
+    /// The default locations, in the order they are tried.
+    pub fn candidates() -> Vec<PathBuf> {
+        let mut out = vec![PathBuf::from(".pgmcp").join("config.json")];
+        if let Some(dir) = dirs::config_dir() {
+            out.push(dir.join("pgmcp").join("config.json"));
+        }
+        out
+    }
+
+    pub fn load(&self) -> Result<Config, ConfigError> {
+        match self {
+            ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => Config::load(path),
+            ConfigLocation::BuiltIn => Ok(Config::builtin()),
+        }
+    }
+}
+
+impl Config {
+    /// Defaults used when no config file exists: read-only, 30 s queries,
+    /// 10 s catalog calls, 4 connections, 500 rows.
+    pub fn builtin() -> Config {
+        Config {
+            source: None,
+            connection: ConnectionConfig::default(),
+            pool: PoolConfig {
+                max_conns: 4,
+                max_conn_lifetime: Duration::from_secs(3600),
+                max_conn_idle: Duration::from_secs(600),
+            },
+            read_only: true,
+            logging: LoggingConfig {
+                level: LogLevel::Info,
+                format: LogFormat::Text,
+                output: default_log_output(),
+            },
+            query: QueryConfig {
+                default_timeout: Duration::from_secs(30),
+                list_tables_timeout: Duration::from_secs(10),
+                describe_table_timeout: Duration::from_secs(10),
+                max_rows: 500,
+            },
+        }
+    }
+
+    /// Read and validate a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: Some(path.to_owned()),
+            field: None,
+            message: format!("cannot read the file: {e}"),
+        })?;
+        Config::from_json(&text, Some(path))
+    }
+
+    /// Parse and validate config text; `file` is only used in error messages.
+    pub fn from_json(text: &str, file: Option<&Path>) -> Result<Config, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let raw: RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            ConfigError {
+                file: file.map(Path::to_owned),
+                field: (path != ".").then_some(path),
+                message: format!("invalid JSON: {}", e.inner()),
+            }
+        })?;
+        raw.validate(file)
+    }
+}
+
+impl RawConfig {
+    /// Turn the file's contents into a [`Config`], or name the first bad field.
+    pub fn validate(self, file: Option<&Path>) -> Result<Config, ConfigError> {
+        let fail = |field: &str, message: String| ConfigError {
+            file: file.map(Path::to_owned),
+            field: Some(field.to_owned()),
+            message,
+        };
+        let positive = |field: &str,
+                        value: Option<i64>,
+                        default: Option<i64>|
+         -> Result<u64, ConfigError> {
+            match value.or(default) {
+                None => Err(fail(
+                    field,
+                    "required: a whole number of seconds greater than 0".into(),
+                )),
+                Some(v) if v <= 0 => Err(fail(field, format!("must be greater than 0, got {v}"))),
+                Some(v) => Ok(v as u64),
+            }
+        };
+        let base = Config::builtin();
+
+        let max_conns = positive("pool.max_conns", self.pool.max_conns, Some(4))? as usize;
+        let pool = PoolConfig {
+            max_conns,
+            max_conn_lifetime: Duration::from_secs(positive(
+                "pool.max_conn_lifetime_seconds",
+                self.pool.max_conn_lifetime_seconds,
+                Some(3600),
+            )?),
+            max_conn_idle: Duration::from_secs(positive(
+                "pool.max_conn_idle_seconds",
+                self.pool.max_conn_idle_seconds,
+                Some(600),
+            )?),
+        };
+        let query = QueryConfig {
+            // The seed design requires these three to be set explicitly in a file.
+            default_timeout: Duration::from_secs(positive(
+                "query.default_timeout_seconds",
+                self.query.default_timeout_seconds,
+                None,
+            )?),
+            list_tables_timeout: Duration::from_secs(positive(
+                "query.list_tables_timeout_seconds",
+                self.query.list_tables_timeout_seconds,
+                None,
+            )?),
+            describe_table_timeout: Duration::from_secs(positive(
+                "query.describe_table_timeout_seconds",
+                self.query.describe_table_timeout_seconds,
+                None,
+            )?),
+            max_rows: match self.query.max_rows {
+                None => base.query.max_rows,
+                Some(n) if n <= 0 => {
+                    return Err(fail(
+                        "query.max_rows",
+                        format!("must be greater than 0, got {n}"),
+                    ));
+                }
+                Some(n) => n as usize,
+            },
+        };
+        if let Some(port) = self.connection.port
+            && port == 0
+        {
+            return Err(fail(
+                "connection.port",
+                "must be between 1 and 65535".into(),
+            ));
+        }
+        let logging = LoggingConfig {
+            level: match self.logging.level.as_deref() {
+                None => LogLevel::Info,
+                Some("error") => LogLevel::Error,
+                Some("warn") => LogLevel::Warn,
+                Some("info") => LogLevel::Info,
+                Some("debug") => LogLevel::Debug,
+                Some("trace") => LogLevel::Trace,
+                Some(other) => {
+                    return Err(fail(
+                        "logging.level",
+                        format!("unknown level \"{other}\": use error, warn, info, debug or trace"),
+                    ));
+                }
+            },
+            format: match self.logging.format.as_deref() {
+                None | Some("text") => LogFormat::Text,
+                Some("json") => LogFormat::Json,
+                Some(other) => {
+                    return Err(fail(
+                        "logging.format",
+                        format!("unknown format \"{other}\": use text or json"),
+                    ));
+                }
+            },
+            output: match self.logging.output.as_deref() {
+                None | Some("") => default_log_output(),
+                Some("stderr") => LogOutput::Stderr,
+                Some("stdout") => {
+                    return Err(fail("logging.output", "stdout carries the MCP protocol and nothing else: use a file path or \"stderr\"".into()));
+                }
+                Some(path) => LogOutput::File(PathBuf::from(path)),
+            },
+        };
+        Ok(Config {
+            source: file.map(Path::to_owned),
+            connection: self.connection,
+            pool,
+            read_only: self.server.read_only.unwrap_or(true),
+            logging,
+            query,
+        })
+    }
+}
+
+/// `<state dir>/pgmcp/pgmcp.log`: `~/.local/state` on Linux, `~/Library/Application
+/// Support` on macOS, `%LOCALAPPDATA%` on Windows; the temp dir as a last resort.
+pub fn default_log_output() -> LogOutput {
+    let dir = dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .unwrap_or_else(std::env::temp_dir);
+    LogOutput::File(dir.join("pgmcp").join("pgmcp.log"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{"query": {"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10}}"#;
+
+    fn load(text: &str) -> Result<Config, ConfigError> {
+        Config::from_json(text, Some(Path::new("/etc/pgmcp.json")))
+    }
+
+    #[test]
+    fn minimal_file_gets_safe_defaults() {
+        let c = load(MINIMAL).unwrap();
+        assert!(c.read_only, "read-only unless the file says otherwise");
+        assert_eq!(c.pool.max_conns, 4);
+        assert_eq!(c.query.default_timeout, Duration::from_secs(30));
+        assert_eq!(c.query.max_rows, 500);
+        assert_eq!(c.source.as_deref(), Some(Path::new("/etc/pgmcp.json")));
+    }
+
+    #[test]
+    fn full_file_is_read() {
+        let c = load(
+            r#"{
+            "connection": {"host": "db", "port": 6432, "dbname": "shop", "user": "agent", "sslmode": "disable", "application_name": "me", "connect_timeout_seconds": 5},
+            "pool": {"max_conns": 8, "max_conn_lifetime_seconds": 60, "max_conn_idle_seconds": 30},
+            "server": {"read_only": false},
+            "logging": {"level": "debug", "format": "json", "output": "/tmp/x.log"},
+            "query": {"default_timeout_seconds": 5, "list_tables_timeout_seconds": 6, "describe_table_timeout_seconds": 7, "max_rows": 50}
+        }"#,
+        )
+        .unwrap();
+        assert_eq!(c.connection.port, Some(6432));
+        assert_eq!(c.pool.max_conns, 8);
+        assert!(!c.read_only);
+        assert_eq!(c.logging.level, LogLevel::Debug);
+        assert_eq!(c.logging.format, LogFormat::Json);
+        assert_eq!(c.logging.output, LogOutput::File("/tmp/x.log".into()));
+        assert_eq!(c.query.describe_table_timeout, Duration::from_secs(7));
+        assert_eq!(c.query.max_rows, 50);
+    }
+
+    /// Each bad config, and the exact error a person sees.
+    #[test]
+    fn validation_errors_name_file_and_field() {
+        let q = |extra: &str| {
+            format!(
+                r#"{{"query": {{"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10{extra}}}}}"#
+            )
+        };
+        let cases: Vec<(String, &str)> = vec![
+            ("{}".into(), "config /etc/pgmcp.json: query.default_timeout_seconds: required: a whole number of seconds greater than 0"),
+            (r#"{"query": {"default_timeout_seconds": 0}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: must be greater than 0, got 0"),
+            (r#"{"query": {"default_timeout_seconds": -5}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: must be greater than 0, got -5"),
+            (r#"{"query": {"default_timeout_seconds": 30}}"#.into(), "config /etc/pgmcp.json: query.list_tables_timeout_seconds: required: a whole number of seconds greater than 0"),
+            (r#"{"query": {"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 0}}"#.into(), "config /etc/pgmcp.json: query.describe_table_timeout_seconds: must be greater than 0, got 0"),
+            (q(r#", "max_rows": 0"#), "config /etc/pgmcp.json: query.max_rows: must be greater than 0, got 0"),
+            (format!(r#"{{"pool": {{"max_conns": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: pool.max_conns: must be greater than 0, got 0"),
+            (format!(r#"{{"logging": {{"level": "loud"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: logging.level: unknown level \"loud\": use error, warn, info, debug or trace"),
+            (format!(r#"{{"logging": {{"output": "stdout"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: logging.output: stdout carries the MCP protocol and nothing else: use a file path or \"stderr\""),
+            (format!(r#"{{"connection": {{"port": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.port: must be between 1 and 65535"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(load(&text).unwrap_err().to_string(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_mistyped_fields_are_rejected_by_path() {
+        let e = load(r#"{"query": {"default_timeout_seconds": 30, "max_rowz": 5}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("query.max_rowz"));
+        assert!(
+            e.message
+                .starts_with("invalid JSON: unknown field `max_rowz`"),
+            "{e}"
+        );
+
+        let e = load(r#"{"server": {"port": 8080}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("server.port"), "no HTTP here: {e}");
+
+        let e = load(r#"{"pool": {"max_conns": "four"}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("pool.max_conns"));
+
+        let e = load("{not json").unwrap_err();
+        assert_eq!(e.file.as_deref(), Some(Path::new("/etc/pgmcp.json")));
+        assert!(e.message.starts_with("invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let e = Config::load(Path::new("/nonexistent/pgmcp/config.json")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("config /nonexistent/pgmcp/config.json: cannot read the file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn location_order() {
+        assert_eq!(
+            ConfigLocation::resolve(Some(Path::new("/a.json")), Some("/b.json")),
+            ConfigLocation::Explicit("/a.json".into())
+        );
+        assert_eq!(
+            ConfigLocation::resolve(None, Some("/b.json")),
+            ConfigLocation::Explicit("/b.json".into())
+        );
+        let c = ConfigLocation::candidates();
+        assert_eq!(c[0], PathBuf::from(".pgmcp/config.json"));
+    }
+}

@@ -1,0 +1,115 @@
+//! The library's error type: every way a tool call can fail, each with a message
+//! written for the model that will read it and act on it.
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::message::backend::ErrorResponseBody;
+
+use crate::guard::Violation;
+
+/// Why a query, `list_tables` or `describe_table` call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The guard refused the SQL before it reached the database.
+    #[error(transparent)]
+    Guard(#[from] Violation),
+    /// PostgreSQL (or another engine) refused or failed the statement.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// The call ran past its timeout; the work was stopped on the server.
+    #[error("query timed out after {}: it was cancelled on the server. Add a LIMIT, filter with WHERE, or ask for fewer columns", seconds(*.after))]
+    Timeout { after: Duration },
+    /// The client cancelled the call; the work was stopped on the server.
+    #[error("query cancelled by the client")]
+    Cancelled,
+    /// Every connection slot stayed busy until the call's deadline.
+    #[error("failed to acquire query slot: all {slots} connection slots are in use, gave up after waiting {}", seconds(*.waited))]
+    NoSlot { slots: usize, waited: Duration },
+    /// The server asked for a password and none was configured.
+    #[error(
+        "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING"
+    )]
+    PasswordRequired,
+    /// The database could not be reached or the connection broke.
+    #[error("cannot reach the database: {0}")]
+    Connection(String),
+    /// The tool's arguments were unusable (wrong parameter types, empty SQL, ...).
+    #[error("{0}")]
+    Input(String),
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// An error reported by PostgreSQL, with the fields a person (or model) needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbError {
+    pub severity: String,
+    /// The SQLSTATE code, e.g. `42P01` for an undefined table.
+    pub code: String,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// 1-based character position in the query where the error was found.
+    pub position: Option<u32>,
+}
+
+impl DbError {
+    pub(crate) fn parse(body: &ErrorResponseBody) -> io::Result<DbError> {
+        let mut err = DbError {
+            severity: String::new(),
+            code: String::new(),
+            message: String::new(),
+            detail: None,
+            hint: None,
+            position: None,
+        };
+        let mut fields = body.fields();
+        while let Some(field) = fields.next()? {
+            let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
+            match field.type_() {
+                b'V' => err.severity = value,
+                b'S' if err.severity.is_empty() => err.severity = value,
+                b'C' => err.code = value,
+                b'M' => err.message = value,
+                b'D' => err.detail = Some(value),
+                b'H' => err.hint = Some(value),
+                b'P' => err.position = value.parse().ok(),
+                _ => {}
+            }
+        }
+        Ok(err)
+    }
+
+    /// The SQLSTATE code, e.g. `57014` for a cancelled statement.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (SQLSTATE {})", self.message, self.code)?;
+        if let Some(detail) = &self.detail {
+            write!(f, "\nDETAIL: {detail}")?;
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, "\nHINT: {hint}")?;
+        }
+        if let Some(position) = self.position {
+            write!(f, "\nat character {position} of the query")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DbError {}

@@ -1,0 +1,121 @@
+//! PostgreSQL's own parse tree for a SQL string, as JSON.
+//!
+//! libpg_query (PostgreSQL's real parser, compiled into the `pg_query` crate) can
+//! emit its tree as protobuf or JSON. The `pg_query` crate exposes the protobuf
+//! form and a hand-written node walker that, by its own account, does not visit
+//! every node type. The guard must see every node, so we ask libpg_query for the
+//! JSON form instead: every node is an object `{"NodeType": {...fields}}`, and a
+//! generic walk over JSON cannot miss a node type, whatever PostgreSQL adds.
+
+use std::ffi::{CStr, CString, c_char, c_int};
+
+use serde_json::Value;
+
+// Nothing from the crate's Rust API is used, so without this rustc would not
+// link it, and with it the libpg_query archive it bundles.
+extern crate pg_query as _;
+
+// The JSON entry points of libpg_query. The `pg_query` crate links the library
+// statically but keeps its bindings private, so we declare the two we use; the
+// layouts match `pg_query.h` of the libpg_query bundled with pg_query 18.1.
+#[repr(C)]
+struct PgQueryError {
+    message: *mut c_char,
+    funcname: *mut c_char,
+    filename: *mut c_char,
+    lineno: c_int,
+    cursorpos: c_int,
+    context: *mut c_char,
+}
+
+#[repr(C)]
+struct PgQueryParseResult {
+    parse_tree: *mut c_char,
+    stderr_buffer: *mut c_char,
+    error: *mut PgQueryError,
+}
+
+unsafe extern "C" {
+    fn pg_query_parse(input: *const c_char) -> PgQueryParseResult;
+    fn pg_query_free_parse_result(result: PgQueryParseResult);
+}
+
+/// A parse failure, with PostgreSQL's message and 1-based cursor position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub message: String,
+    pub position: Option<usize>,
+}
+
+/// The statements of one SQL string, each the JSON of a `RawStmt.stmt` node.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    pub stmts: Vec<Value>,
+}
+
+/// Parse `sql` with PostgreSQL's grammar.
+pub fn parse(sql: &str) -> Result<Tree, ParseError> {
+    let input = CString::new(sql).map_err(|e| ParseError {
+        message: "the query contains a NUL byte, which PostgreSQL does not accept".to_owned(),
+        position: Some(e.nul_position() + 1),
+    })?;
+    // SAFETY: `input` is a valid NUL-terminated string that outlives the call;
+    // the result is freed exactly once below, after its strings are copied.
+    let json = unsafe {
+        let result = pg_query_parse(input.as_ptr());
+        let out = if !result.error.is_null() {
+            let err = &*result.error;
+            let message = CStr::from_ptr(err.message).to_string_lossy().into_owned();
+            Err(ParseError {
+                message,
+                position: usize::try_from(err.cursorpos).ok().filter(|p| *p > 0),
+            })
+        } else {
+            Ok(CStr::from_ptr(result.parse_tree)
+                .to_string_lossy()
+                .into_owned())
+        };
+        pg_query_free_parse_result(result);
+        out
+    }?;
+    let mut root: Value = serde_json::from_str(&json).map_err(|e| ParseError {
+        message: format!("unreadable parse tree: {e}"),
+        position: None,
+    })?;
+    let stmts = match root.get_mut("stmts").map(Value::take) {
+        Some(Value::Array(stmts)) => stmts
+            .into_iter()
+            .map(|mut raw| raw.get_mut("stmt").map(Value::take).unwrap_or(Value::Null))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(Tree { stmts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_are_split_by_the_real_grammar() {
+        assert_eq!(parse("SELECT 1").unwrap().stmts.len(), 1);
+        assert_eq!(parse("SELECT ';'; SELECT $$;$$").unwrap().stmts.len(), 2);
+        assert_eq!(parse("").unwrap().stmts.len(), 0);
+        assert_eq!(parse("  -- only a comment").unwrap().stmts.len(), 0);
+        let tree = parse("DELETE FROM t WHERE id = 1").unwrap();
+        assert!(
+            tree.stmts[0].get("DeleteStmt").is_some(),
+            "{:?}",
+            tree.stmts[0]
+        );
+    }
+
+    #[test]
+    fn errors_carry_message_and_position() {
+        let e = parse("SELECT FROM WHERE").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"WHERE\"");
+        assert_eq!(e.position, Some(13));
+        let e = parse("SELECT 1\0").unwrap_err();
+        assert_eq!(e.position, Some(9));
+    }
+}

@@ -1,0 +1,53 @@
+//! pgmcp: a guarded MCP server that lets desktop AI agents query PostgreSQL.
+//!
+//! Desktop agents (Claude Desktop, Cursor) start `pgmcp serve` as a child
+//! process and speak MCP to it over stdin/stdout. Every SQL statement goes
+//! through one pipeline ([`pipeline::Engine::query`]): the guard checks the real
+//! PostgreSQL parse tree, the call gets a deadline and a connection slot, and
+//! the statement runs in its own transaction (read-only by default) with a row
+//! cap. The same pipeline is usable from Rust without MCP.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use pgmcp::{Config, Engine, QueryInput};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let engine = Engine::postgres_from_env(Config::builtin())?;
+//! let input = QueryInput { sql: "SELECT now() AS t".into(), params: vec![] };
+//! let out = engine.query(&input, CancellationToken::new()).await?;
+//! println!("{}", serde_json::to_string(&out)?);
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//!
+//! - [`pipeline`]: [`Engine`], the one place that shows every stage of a call.
+//! - [`guard`]: the pure SQL check on PostgreSQL's parse tree.
+//! - [`backend`]: database engines; they connect, execute and return neutral rows.
+//! - [`value`]: PostgreSQL text output → JSON (pure).
+//! - [`shape`]: the `query` result and its truncation metadata (pure).
+//! - [`catalog`]: what `list_tables` and `describe_table` return.
+//! - [`config`]: the config file, validated into [`Config`].
+//! - [`mcp`]: the MCP server: tool schemas and wire translation only.
+//! - [`cli`], [`logging`]: the command line and where logs go.
+
+#![deny(clippy::print_stdout)]
+
+pub mod backend;
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod guard;
+pub mod logging;
+pub mod mcp;
+pub mod pipeline;
+pub mod shape;
+pub mod value;
+
+pub use config::Config;
+pub use error::{DbError, Error};
+pub use pipeline::{Engine, QueryInput};
+pub use shape::QueryOutput;
