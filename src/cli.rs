@@ -105,10 +105,7 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     };
     let engine = Arc::new(Engine::postgres_from_env(config)?);
     tracing::info!(log = %log_hint, "serving MCP on stdio");
-    let service = match mcp::Server::new(engine.clone())
-        .serve(rmcp::transport::stdio())
-        .await
-    {
+    let service = match mcp::Server::new(engine.clone()).serve(rmcp::transport::stdio()).await {
         Ok(service) => service,
         Err(e) => {
             // stdin closed before the handshake: nothing to serve, not a failure.
@@ -119,8 +116,7 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     };
     let cancel = service.cancellation_token();
     let shutdown = async {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
@@ -139,22 +135,14 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn query_once(
-    config: Config,
-    sql: String,
-    params: Vec<String>,
-) -> Result<ExitCode, CliError> {
+async fn query_once(config: Config, sql: String, params: Vec<String>) -> Result<ExitCode, CliError> {
     let params: Vec<Value> = params
         .iter()
         .map(|p| serde_json::from_str(p).unwrap_or_else(|_| Value::String(p.clone())))
         .collect();
     let input = QueryInput { sql, params };
-    let connstring = std::env::var("PGMCP_PG_CONNSTRING")
-        .ok()
-        .filter(|s| !s.is_empty());
-    let mut conn = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| {
-        std::env::var(k).ok()
-    })?;
+    let connstring = std::env::var("PGMCP_PG_CONNSTRING").ok().filter(|s| !s.is_empty());
+    let mut conn = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| std::env::var(k).ok())?;
     let mut engine = Engine::postgres(config.clone(), conn.clone());
     let mut result = engine.query(&input, CancellationToken::new()).await;
     // Like psql: ask for a password only when the server wants one and a person

@@ -262,15 +262,9 @@ impl RawConfig {
             field: Some(field.to_owned()),
             message,
         };
-        let positive = |field: &str,
-                        value: Option<i64>,
-                        default: Option<i64>|
-         -> Result<u64, ConfigError> {
+        let positive = |field: &str, value: Option<i64>, default: Option<i64>| -> Result<u64, ConfigError> {
             match value.or(default) {
-                None => Err(fail(
-                    field,
-                    "required: a whole number of seconds greater than 0".into(),
-                )),
+                None => Err(fail(field, "required: a whole number of seconds greater than 0".into())),
                 Some(v) if v <= 0 => Err(fail(field, format!("must be greater than 0, got {v}"))),
                 Some(v) => Ok(v as u64),
             }
@@ -311,10 +305,7 @@ impl RawConfig {
             max_rows: match self.query.max_rows {
                 None => base.query.max_rows,
                 Some(n) if n <= 0 => {
-                    return Err(fail(
-                        "query.max_rows",
-                        format!("must be greater than 0, got {n}"),
-                    ));
+                    return Err(fail("query.max_rows", format!("must be greater than 0, got {n}")));
                 }
                 Some(n) => n as usize,
             },
@@ -322,10 +313,7 @@ impl RawConfig {
         if let Some(port) = self.connection.port
             && port == 0
         {
-            return Err(fail(
-                "connection.port",
-                "must be between 1 and 65535".into(),
-            ));
+            return Err(fail("connection.port", "must be between 1 and 65535".into()));
         }
         let logging = LoggingConfig {
             level: match self.logging.level.as_deref() {
@@ -356,7 +344,10 @@ impl RawConfig {
                 None | Some("") => default_log_output(),
                 Some("stderr") => LogOutput::Stderr,
                 Some("stdout") => {
-                    return Err(fail("logging.output", "stdout carries the MCP protocol and nothing else: use a file path or \"stderr\"".into()));
+                    return Err(fail(
+                        "logging.output",
+                        "stdout carries the MCP protocol and nothing else: use a file path or \"stderr\"".into(),
+                    ));
                 }
                 Some(path) => LogOutput::File(PathBuf::from(path)),
             },
@@ -452,11 +443,7 @@ mod tests {
     fn unknown_and_mistyped_fields_are_rejected_by_path() {
         let e = load(r#"{"query": {"default_timeout_seconds": 30, "max_rowz": 5}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("query.max_rowz"));
-        assert!(
-            e.message
-                .starts_with("invalid JSON: unknown field `max_rowz`"),
-            "{e}"
-        );
+        assert!(e.message.starts_with("invalid JSON: unknown field `max_rowz`"), "{e}");
 
         let e = load(r#"{"server": {"port": 8080}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("server.port"), "no HTTP here: {e}");

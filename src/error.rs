@@ -18,7 +18,7 @@ pub enum Error {
     Guard(#[from] Violation),
     /// PostgreSQL (or another engine) refused or failed the statement.
     #[error(transparent)]
-    Db(#[from] DbError),
+    Db(Box<DbError>),
     /// The call ran past its timeout; the work was stopped on the server.
     #[error("query timed out after {}: it was cancelled on the server. Add a LIMIT, filter with WHERE, or ask for fewer columns", seconds(*.after))]
     Timeout { after: Duration },
@@ -39,6 +39,12 @@ pub enum Error {
     /// The tool's arguments were unusable (wrong parameter types, empty SQL, ...).
     #[error("{0}")]
     Input(String),
+}
+
+impl From<DbError> for Error {
+    fn from(e: DbError) -> Error {
+        Error::Db(Box::new(e))
+    }
 }
 
 fn seconds(d: Duration) -> String {
@@ -113,3 +119,41 @@ impl fmt::Display for DbError {
 }
 
 impl std::error::Error for DbError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        let cases: Vec<(Error, &str)> = vec![
+            (
+                Error::Timeout {
+                    after: Duration::from_secs(30),
+                },
+                "query timed out after 30s: it was cancelled on the server. Add a LIMIT, filter with WHERE, or ask for fewer columns",
+            ),
+            (
+                Error::NoSlot {
+                    slots: 4,
+                    waited: Duration::from_millis(2500),
+                },
+                "failed to acquire query slot: all 4 connection slots are in use, gave up after waiting 2.5s",
+            ),
+            (
+                Error::Db(Box::new(DbError {
+                    severity: "ERROR".into(),
+                    code: "42P01".into(),
+                    message: "relation \"x\" does not exist".into(),
+                    detail: None,
+                    hint: Some("Check the name.".into()),
+                    position: Some(15),
+                })),
+                "relation \"x\" does not exist (SQLSTATE 42P01)\nHINT: Check the name.\nat character 15 of the query",
+            ),
+        ];
+        for (err, expected) in cases {
+            assert_eq!(err.to_string(), expected);
+        }
+    }
+}

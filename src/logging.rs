@@ -38,21 +38,12 @@ pub fn init(config: &LoggingConfig) -> io::Result<WorkerGuard> {
 
 fn open(path: &Path) -> io::Result<std::fs::File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot create log directory {}: {e}", dir.display()),
-            )
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot create log directory {}: {e}", dir.display())))?;
     }
     OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot open log file {}: {e}", path.display()),
-            )
-        })
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot open log file {}: {e}", path.display())))
 }

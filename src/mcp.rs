@@ -62,11 +62,7 @@ impl Server {
                        Only one statement per call. Pass values through params ($1, $2, ...), never by pasting \
                        them into the SQL. Call list_tables and describe_table first to learn the schema."
     )]
-    async fn query(
-        &self,
-        Parameters(args): Parameters<QueryArgs>,
-        ct: CancellationToken,
-    ) -> CallToolResult {
+    async fn query(&self, Parameters(args): Parameters<QueryArgs>, ct: CancellationToken) -> CallToolResult {
         let input = QueryInput {
             sql: args.sql,
             params: args.params.unwrap_or_default(),

@@ -58,12 +58,8 @@ impl Engine {
     /// Resolve the PostgreSQL connection the usual way (`PGMCP_PG_CONNSTRING`,
     /// else the config's `connection` section, then the `PG*` variables).
     pub fn postgres_from_env(config: Config) -> Result<Engine, postgres::ParamsError> {
-        let connstring = std::env::var("PGMCP_PG_CONNSTRING")
-            .ok()
-            .filter(|s| !s.is_empty());
-        let params = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| {
-            std::env::var(k).ok()
-        })?;
+        let connstring = std::env::var("PGMCP_PG_CONNSTRING").ok().filter(|s| !s.is_empty());
+        let params = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| std::env::var(k).ok())?;
         Ok(Engine::postgres(config, params))
     }
 
@@ -72,11 +68,7 @@ impl Engine {
     }
 
     /// Run one query through every stage.
-    pub async fn query(
-        &self,
-        input: &QueryInput,
-        cancel: CancellationToken,
-    ) -> Result<QueryOutput, Error> {
+    pub async fn query(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryOutput, Error> {
         guard::check(&input.sql)?;
         let deadline = self.deadline(self.config.query.default_timeout, cancel);
         let _slot = self.slot(&deadline).await?;
@@ -123,6 +115,7 @@ impl Engine {
     fn deadline(&self, timeout: Duration, cancel: CancellationToken) -> Deadline {
         Deadline {
             at: Instant::now() + timeout,
+            timeout,
             cancel,
         }
     }

@@ -111,10 +111,6 @@ mod tests {
         let out = query_output(rows, 2);
         assert!(out.truncated);
         assert_eq!(out.returned_rows, 2);
-        assert!(
-            out.hint
-                .unwrap()
-                .starts_with("Only the first 2 rows were returned")
-        );
+        assert!(out.hint.unwrap().starts_with("Only the first 2 rows were returned"));
     }
 }

@@ -42,9 +42,7 @@ pub fn from_pg_text(type_oid: u32, text: &str) -> Value {
             "NaN" | "Infinity" | "-Infinity" => Value::String(text.to_owned()),
             _ => number(text),
         },
-        oid::JSON | oid::JSONB => {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
-        }
+        oid::JSON | oid::JSONB => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned())),
         oid::TIMESTAMP => Value::String(rfc3339(text, false)),
         oid::TIMESTAMPTZ => Value::String(rfc3339(text, true)),
         _ => Value::String(text.to_owned()),
@@ -60,8 +58,7 @@ fn number(text: &str) -> Value {
 /// session). `infinity`, `-infinity` and BC dates stay as PostgreSQL wrote them.
 fn rfc3339(text: &str, with_zone: bool) -> String {
     let bytes = text.as_bytes();
-    let shaped =
-        bytes.len() >= 19 && bytes[4] == b'-' && bytes[10] == b' ' && !text.ends_with(" BC");
+    let shaped = bytes.len() >= 19 && bytes[4] == b'-' && bytes[10] == b' ' && !text.ends_with(" BC");
     if !shaped {
         return text.to_owned();
     }
@@ -112,32 +109,16 @@ mod tests {
             r#"{"big": 9007199254740993, "a": [1, null]}"#,
             r#"{"big":9007199254740993,"a":[1,null]}"#,
         ),
-        (
-            oid::JSON,
-            r#"{"z": 1e400, "a": 2}"#,
-            r#"{"z":1e+400,"a":2}"#,
-        ),
-        (
-            oid::TIMESTAMPTZ,
-            "2024-01-15 05:00:00+00",
-            "\"2024-01-15T05:00:00Z\"",
-        ),
+        (oid::JSON, r#"{"z": 1e400, "a": 2}"#, r#"{"z":1e+400,"a":2}"#),
+        (oid::TIMESTAMPTZ, "2024-01-15 05:00:00+00", "\"2024-01-15T05:00:00Z\""),
         (
             oid::TIMESTAMPTZ,
             "2024-01-15 05:00:00.123456+00",
             "\"2024-01-15T05:00:00.123456Z\"",
         ),
-        (
-            oid::TIMESTAMP,
-            "2024-01-15 10:30:00",
-            "\"2024-01-15T10:30:00\"",
-        ),
+        (oid::TIMESTAMP, "2024-01-15 10:30:00", "\"2024-01-15T10:30:00\""),
         (oid::TIMESTAMP, "infinity", "\"infinity\""),
-        (
-            oid::TIMESTAMP,
-            "0044-03-15 00:00:00 BC",
-            "\"0044-03-15 00:00:00 BC\"",
-        ),
+        (oid::TIMESTAMP, "0044-03-15 00:00:00 BC", "\"0044-03-15 00:00:00 BC\""),
         (oid::DATE, "2024-01-15", "\"2024-01-15\""),
         (25, "héllo 🎉", "\"héllo 🎉\""),
         (17, "\\xdeadbeef", "\"\\\\xdeadbeef\""),

@@ -4,7 +4,7 @@
 
 pub mod postgres;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -45,6 +45,8 @@ pub struct Statement<'a> {
 #[derive(Debug, Clone)]
 pub struct Deadline {
     pub at: Instant,
+    /// The configured timeout the deadline came from, for error messages.
+    pub timeout: Duration,
     pub cancel: CancellationToken,
 }
 

@@ -118,11 +118,7 @@ mod tests {
         for (sql, expected) in CASES {
             match (check(sql), expected) {
                 (Ok(_), None) => {}
-                (Err(v), Some(prefix)) => assert!(
-                    v.message.starts_with(prefix),
-                    "{sql:?}: got {:?}",
-                    v.message
-                ),
+                (Err(v), Some(prefix)) => assert!(v.message.starts_with(prefix), "{sql:?}: got {:?}", v.message),
                 (got, want) => panic!("{sql:?}: got {got:?}, want {want:?}"),
             }
         }

@@ -71,9 +71,7 @@ pub fn parse(sql: &str) -> Result<Tree, ParseError> {
                 position: usize::try_from(err.cursorpos).ok().filter(|p| *p > 0),
             })
         } else {
-            Ok(CStr::from_ptr(result.parse_tree)
-                .to_string_lossy()
-                .into_owned())
+            Ok(CStr::from_ptr(result.parse_tree).to_string_lossy().into_owned())
         };
         pg_query_free_parse_result(result);
         out
@@ -103,11 +101,7 @@ mod tests {
         assert_eq!(parse("").unwrap().stmts.len(), 0);
         assert_eq!(parse("  -- only a comment").unwrap().stmts.len(), 0);
         let tree = parse("DELETE FROM t WHERE id = 1").unwrap();
-        assert!(
-            tree.stmts[0].get("DeleteStmt").is_some(),
-            "{:?}",
-            tree.stmts[0]
-        );
+        assert!(tree.stmts[0].get("DeleteStmt").is_some(), "{:?}", tree.stmts[0]);
     }
 
     #[test]

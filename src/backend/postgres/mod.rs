@@ -74,11 +74,7 @@ impl PgBackend {
     }
 
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
-        let params: Vec<Option<String>> = stmt
-            .params
-            .iter()
-            .map(param_text)
-            .collect::<Result<_, _>>()?;
+        let params: Vec<Option<String>> = stmt.params.iter().map(param_text).collect::<Result<_, _>>()?;
         let mut conn = self.checkout(deadline).await?;
         let begin = if self.options.read_only {
             "BEGIN READ ONLY"
@@ -102,10 +98,7 @@ impl PgBackend {
         )
         .await;
         let rows = match result {
-            Ok(result) => {
-                self.to_rows(&mut conn, result, stmt.fetch_limit, deadline)
-                    .await
-            }
+            Ok(result) => self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await,
             Err(e) => Err(e),
         };
         self.checkin(conn);
@@ -113,9 +106,7 @@ impl PgBackend {
     }
 
     pub async fn list_tables(&self, deadline: &Deadline) -> Result<TableList, Error> {
-        let doc = self
-            .catalog_json(catalog::LIST_TABLES, &[], deadline)
-            .await?;
+        let doc = self.catalog_json(catalog::LIST_TABLES, &[], deadline).await?;
         serde_json::from_value(doc.unwrap_or(Value::Null))
             .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
     }
@@ -137,8 +128,9 @@ impl PgBackend {
             None | Some(Value::Null) => Err(Error::Input(format!(
                 "table \"{schema}\".\"{table}\" does not exist, or the role cannot see it. Call list_tables to see what exists"
             ))),
-            Some(doc) => serde_json::from_value(doc)
-                .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}"))),
+            Some(doc) => {
+                serde_json::from_value(doc).map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
+            }
         }
     }
 
@@ -206,9 +198,7 @@ impl PgBackend {
                     .zip(&result.columns)
                     .map(|(cell, col)| match cell {
                         None => Value::Null,
-                        Some(bytes) => {
-                            value::from_pg_text(col.type_oid, &String::from_utf8_lossy(bytes))
-                        }
+                        Some(bytes) => value::from_pg_text(col.type_oid, &String::from_utf8_lossy(bytes)),
                     })
                     .collect()
             })
@@ -232,11 +222,7 @@ impl PgBackend {
         let key = |c: &wire::WireColumn| (c.type_oid, c.type_modifier);
         let missing: Vec<(u32, i32)> = {
             let cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
-            let mut m: Vec<_> = columns
-                .iter()
-                .map(key)
-                .filter(|k| !cache.contains_key(k))
-                .collect();
+            let mut m: Vec<_> = columns.iter().map(key).filter(|k| !cache.contains_key(k)).collect();
             m.sort_unstable();
             m.dedup();
             m
@@ -244,19 +230,11 @@ impl PgBackend {
         if !missing.is_empty() {
             let oids = format!(
                 "{{{}}}",
-                missing
-                    .iter()
-                    .map(|(o, _)| o.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
+                missing.iter().map(|(o, _)| o.to_string()).collect::<Vec<_>>().join(",")
             );
             let mods = format!(
                 "{{{}}}",
-                missing
-                    .iter()
-                    .map(|(_, m)| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
+                missing.iter().map(|(_, m)| m.to_string()).collect::<Vec<_>>().join(",")
             );
             let lookup = run(
                 conn,
@@ -323,8 +301,7 @@ impl PgBackend {
     }
 
     fn is_fresh(&self, conn: &Connection, idle_since: Instant) -> bool {
-        conn.created().elapsed() < self.options.max_conn_lifetime
-            && idle_since.elapsed() < self.options.max_conn_idle
+        conn.created().elapsed() < self.options.max_conn_lifetime && idle_since.elapsed() < self.options.max_conn_idle
     }
 
     fn checkin(&self, conn: Connection) {
@@ -338,8 +315,7 @@ impl PgBackend {
     }
 
     pub async fn close(&self) {
-        let idle: Vec<_> =
-            std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let idle: Vec<_> = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
         for (conn, _) in idle {
             conn.terminate().await;
         }
@@ -349,11 +325,7 @@ impl PgBackend {
 /// `SET LOCAL statement_timeout` for the time left: the server stops the
 /// statement itself even if our cancel request never arrives.
 fn statement_timeout(deadline: &Deadline) -> String {
-    let ms = deadline
-        .at
-        .saturating_duration_since(Instant::now())
-        .as_millis()
-        .max(1);
+    let ms = deadline.at.saturating_duration_since(Instant::now()).as_millis().max(1);
     format!("SET LOCAL statement_timeout = {ms}")
 }
 
@@ -361,18 +333,13 @@ fn statement_timeout(deadline: &Deadline) -> String {
 /// cancels. On the last two, ask the server to cancel and wait briefly for it
 /// to say so, which leaves the connection reusable; if it does not answer, the
 /// connection stays marked in flight and is discarded.
-async fn run(
-    conn: &mut Connection,
-    ex: &Exchange<'_>,
-    deadline: &Deadline,
-) -> Result<StatementResult, Error> {
-    let budget = deadline.at.saturating_duration_since(Instant::now());
+async fn run(conn: &mut Connection, ex: &Exchange<'_>, deadline: &Deadline) -> Result<StatementResult, Error> {
     let target = conn.cancel_target();
     let work = conn.exchange(ex);
     tokio::pin!(work);
     let stopped_by = tokio::select! {
-        r = &mut work => return r.map_err(|e| query_error(e, budget)),
-        _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: budget },
+        r = &mut work => return r.map_err(|e| query_error(e, deadline.timeout)),
+        _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: deadline.timeout },
         _ = deadline.cancel.cancelled() => Error::Cancelled,
     };
     let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
@@ -380,11 +347,11 @@ async fn run(
     Err(stopped_by)
 }
 
-fn query_error(e: WireError, budget: Duration) -> Error {
+fn query_error(e: WireError, timeout: Duration) -> Error {
     match e {
         // 57014 is query_canceled: by statement_timeout (ours) or a cancel request.
         WireError::Db(db) if db.code == "57014" && db.message.contains("statement timeout") => {
-            Error::Timeout { after: budget }
+            Error::Timeout { after: timeout }
         }
         WireError::Db(db) => Error::Db(db),
         other => Error::Connection(other.to_string()),
@@ -393,7 +360,8 @@ fn query_error(e: WireError, budget: Duration) -> Error {
 
 fn connect_error(params: &ConnectParams, e: WireError) -> Error {
     match e {
-        WireError::Db(DbError { code, message, .. }) => {
+        WireError::Db(db) => {
+            let DbError { code, message, .. } = *db;
             let advice = match code.as_str() {
                 "28P01" | "28000" => " (check the user name and password)",
                 "3D000" => " (check the database name)",
@@ -414,9 +382,10 @@ fn param_text(value: &Value) -> Result<Option<String>, Error> {
         Value::Bool(b) => Ok(Some(b.to_string())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::String(s) => Ok(Some(s.clone())),
-        Value::Array(_) | Value::Object(_) => {
-            Err(Error::Input("parameters must be strings, numbers, booleans or null; pass arrays and objects as JSON text in a string".to_owned()))
-        }
+        Value::Array(_) | Value::Object(_) => Err(Error::Input(
+            "parameters must be strings, numbers, booleans or null; pass arrays and objects as JSON text in a string"
+                .to_owned(),
+        )),
     }
 }
 
@@ -424,9 +393,7 @@ fn param_text(value: &Value) -> Result<Option<String>, Error> {
 fn rows_affected(tag: &str) -> Option<u64> {
     let mut words = tag.split_whitespace();
     match words.next()? {
-        "INSERT" | "UPDATE" | "DELETE" | "SELECT" | "MERGE" | "COPY" | "FETCH" | "MOVE" => {
-            words.last()?.parse().ok()
-        }
+        "INSERT" | "UPDATE" | "DELETE" | "SELECT" | "MERGE" | "COPY" | "FETCH" | "MOVE" => words.last()?.parse().ok(),
         _ => None,
     }
 }
@@ -453,8 +420,7 @@ mod tests {
 
     #[test]
     fn parameters_in_text_form() {
-        let v: Vec<Value> =
-            serde_json::from_str(r#"[null, true, 12345678901234567890, 1.5, "x"]"#).unwrap();
+        let v: Vec<Value> = serde_json::from_str(r#"[null, true, 12345678901234567890, 1.5, "x"]"#).unwrap();
         let got: Vec<_> = v.iter().map(|p| param_text(p).unwrap()).collect();
         assert_eq!(
             got,

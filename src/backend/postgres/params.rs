@@ -126,10 +126,7 @@ impl Partial {
             "connect_timeout" => &mut self.connect_timeout,
             "sslmode" => &mut self.sslmode,
             other => {
-                return Err(err(
-                    source,
-                    format!("unknown connection option \"{other}\""),
-                ));
+                return Err(err(source, format!("unknown connection option \"{other}\"")));
             }
         };
         *slot = Some(value);
@@ -161,9 +158,7 @@ pub fn resolve(
 ) -> Result<ConnectParams, ParamsError> {
     const SOURCE: &str = "PGMCP_PG_CONNSTRING";
     let explicit = match connstring {
-        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => {
-            parse_url(SOURCE, s)?
-        }
+        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => parse_url(SOURCE, s)?,
         Some(s) => parse_keyword_value(SOURCE, s)?,
         None => Partial {
             host: config.host.clone(),
@@ -199,17 +194,12 @@ pub fn resolve(
     let host = match p.host.as_deref() {
         Some(h) if !h.is_empty() => {
             if h.contains(',') {
-                return Err(err(
-                    "host",
-                    "several hosts are not supported; give one host",
-                ));
+                return Err(err("host", "several hosts are not supported; give one host"));
             }
             Host::from_text(h)
         }
         // libpq's default: the Unix socket directory when it exists, else localhost.
-        _ if std::path::Path::new("/var/run/postgresql").is_dir() => {
-            Host::Unix(PathBuf::from("/var/run/postgresql"))
-        }
+        _ if std::path::Path::new("/var/run/postgresql").is_dir() => Host::Unix(PathBuf::from("/var/run/postgresql")),
         _ => Host::Tcp("localhost".to_owned()),
     };
     let user = match p.user {
@@ -289,10 +279,7 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
         None => authority,
     };
     if hostport.contains(',') {
-        return Err(err(
-            source,
-            "several hosts are not supported; give one host",
-        ));
+        return Err(err(source, "several hosts are not supported; give one host"));
     }
     let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
         let (addr, after) = v6
@@ -331,8 +318,7 @@ fn decode(source: &str, text: &str) -> Result<String, ParamsError> {
             let hex = text
                 .get(i + 1..i + 3)
                 .ok_or_else(|| err(source, "invalid percent-encoding in URL"))?;
-            let byte = u8::from_str_radix(hex, 16)
-                .map_err(|_| err(source, "invalid percent-encoding in URL"))?;
+            let byte = u8::from_str_radix(hex, 16).map_err(|_| err(source, "invalid percent-encoding in URL"))?;
             out.push(byte);
             i += 3;
         } else {
@@ -369,19 +355,13 @@ fn parse_keyword_value(source: &str, text: &str) -> Result<Partial, ParamsError>
             loop {
                 match chars.next() {
                     None => {
-                        return Err(err(
-                            source,
-                            "unterminated quoted string in connection string",
-                        ));
+                        return Err(err(source, "unterminated quoted string in connection string"));
                     }
                     Some('\'') => break,
                     Some('\\') => match chars.next() {
                         Some(c) => value.push(c),
                         None => {
-                            return Err(err(
-                                source,
-                                "unterminated quoted string in connection string",
-                            ));
+                            return Err(err(source, "unterminated quoted string in connection string"));
                         }
                     },
                     Some(c) => value.push(c),
@@ -407,12 +387,7 @@ mod tests {
     use super::*;
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(name, _)| *name == k)
-                .map(|(_, v)| (*v).to_owned())
-        }
+        move |k| pairs.iter().find(|(name, _)| *name == k).map(|(_, v)| (*v).to_owned())
     }
 
     fn check(
@@ -425,7 +400,8 @@ mod tests {
 
     #[test]
     fn url_forms() {
-        let cases: &[(&str, &str, u16, &str, Option<&str>, Option<&str>)] = &[
+        type Case<'a> = (&'a str, &'a str, u16, &'a str, Option<&'a str>, Option<&'a str>);
+        let cases: &[Case] = &[
             (
                 "postgres://alice:s3cret@db.example.com:6543/shop",
                 "db.example.com",
@@ -569,11 +545,7 @@ mod tests {
 
     #[test]
     fn debug_redacts_the_password() {
-        let p = check(
-            Some("postgres://u:hunter2@h/db"),
-            ConnectionConfig::default(),
-            &[],
-        );
+        let p = check(Some("postgres://u:hunter2@h/db"), ConnectionConfig::default(), &[]);
         assert!(!format!("{p:?}").contains("hunter2"));
     }
 }

@@ -48,7 +48,13 @@ pub enum WireError {
     Protocol(String),
     /// An error the server reported; the connection may still be usable.
     #[error("{0}")]
-    Db(#[from] DbError),
+    Db(Box<DbError>),
+}
+
+impl From<DbError> for WireError {
+    fn from(e: DbError) -> WireError {
+        WireError::Db(Box::new(e))
+    }
 }
 
 /// Where to send a cancel request for the query running on a connection.
@@ -133,10 +139,7 @@ pub struct Connection {
 
 impl Connection {
     /// Connect and authenticate, sending `startup` as session parameters.
-    pub async fn connect(
-        params: &ConnectParams,
-        startup: &[(&str, &str)],
-    ) -> Result<Connection, WireError> {
+    pub async fn connect(params: &ConnectParams, startup: &[(&str, &str)]) -> Result<Connection, WireError> {
         let io = open_socket(&params.host, params.port)
             .await
             .map_err(|source| WireError::Connect {
@@ -170,12 +173,7 @@ impl Connection {
     }
 
     async fn authenticate(&mut self, params: &ConnectParams) -> Result<(), WireError> {
-        let password = || {
-            params
-                .password
-                .as_deref()
-                .ok_or(WireError::PasswordRequired)
-        };
+        let password = || params.password.as_deref().ok_or(WireError::PasswordRequired);
         loop {
             match self.read_message().await? {
                 Message::AuthenticationOk => return Ok(()),
@@ -184,11 +182,7 @@ impl Connection {
                     self.flush().await?;
                 }
                 Message::AuthenticationMd5Password(body) => {
-                    let hash = authentication::md5_hash(
-                        params.user.as_bytes(),
-                        password()?.as_bytes(),
-                        body.salt(),
-                    );
+                    let hash = authentication::md5_hash(params.user.as_bytes(), password()?.as_bytes(), body.salt());
                     frontend::password_message(hash.as_bytes(), &mut self.write_buf)?;
                     self.flush().await?;
                 }
@@ -201,23 +195,14 @@ impl Connection {
                     if !offered.iter().any(|m| m == sasl::SCRAM_SHA_256) {
                         return Err(WireError::UnsupportedAuth("SASL without SCRAM-SHA-256"));
                     }
-                    let mut scram = ScramSha256::new(
-                        password()?.as_bytes(),
-                        sasl::ChannelBinding::unsupported(),
-                    );
-                    frontend::sasl_initial_response(
-                        sasl::SCRAM_SHA_256,
-                        scram.message(),
-                        &mut self.write_buf,
-                    )?;
+                    let mut scram = ScramSha256::new(password()?.as_bytes(), sasl::ChannelBinding::unsupported());
+                    frontend::sasl_initial_response(sasl::SCRAM_SHA_256, scram.message(), &mut self.write_buf)?;
                     self.flush().await?;
                     match self.read_message().await? {
                         Message::AuthenticationSaslContinue(body) => scram.update(body.data())?,
                         Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
                         _ => {
-                            return Err(WireError::Protocol(
-                                "unexpected message during SCRAM".into(),
-                            ));
+                            return Err(WireError::Protocol("unexpected message during SCRAM".into()));
                         }
                     }
                     frontend::sasl_response(scram.message(), &mut self.write_buf)?;
@@ -226,9 +211,7 @@ impl Connection {
                         Message::AuthenticationSaslFinal(body) => scram.finish(body.data())?,
                         Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
                         _ => {
-                            return Err(WireError::Protocol(
-                                "unexpected message during SCRAM".into(),
-                            ));
+                            return Err(WireError::Protocol("unexpected message during SCRAM".into()));
                         }
                     }
                 }
@@ -245,9 +228,7 @@ impl Connection {
                 Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
                 Message::NoticeResponse(_) => {}
                 _ => {
-                    return Err(WireError::Protocol(
-                        "unexpected message during authentication".into(),
-                    ));
+                    return Err(WireError::Protocol("unexpected message during authentication".into()));
                 }
             }
         }
@@ -266,9 +247,7 @@ impl Connection {
                 Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
                 Message::NoticeResponse(_) => {}
                 _ => {
-                    return Err(WireError::Protocol(
-                        "unexpected message before ReadyForQuery".into(),
-                    ));
+                    return Err(WireError::Protocol("unexpected message before ReadyForQuery".into()));
                 }
             }
         }
@@ -311,9 +290,7 @@ impl Connection {
         while ready_left > 0 {
             match self.read_message().await? {
                 Message::ParseComplete | Message::BindComplete | Message::CloseComplete => {}
-                Message::ParameterStatus(_)
-                | Message::NoticeResponse(_)
-                | Message::NotificationResponse(_) => {}
+                Message::ParameterStatus(_) | Message::NoticeResponse(_) | Message::NotificationResponse(_) => {}
                 Message::NoData => {}
                 Message::RowDescription(body) => {
                     let mut fields = body.fields();
@@ -362,9 +339,7 @@ impl Connection {
                 }
                 Message::ReadyForQuery(_) => ready_left -= 1,
                 _ => {
-                    return Err(WireError::Protocol(
-                        "unexpected message during query".into(),
-                    ));
+                    return Err(WireError::Protocol("unexpected message during query".into()));
                 }
             }
         }
@@ -375,12 +350,7 @@ impl Connection {
         }
     }
 
-    fn push_statement(
-        &mut self,
-        sql: &str,
-        params: &[Option<String>],
-        max_rows: Option<u32>,
-    ) -> Result<(), WireError> {
+    fn push_statement(&mut self, sql: &str, params: &[Option<String>], max_rows: Option<u32>) -> Result<(), WireError> {
         // Type OID 0 everywhere: the server infers each parameter's type from context.
         frontend::parse("", sql, params.iter().map(|_| 0u32), &mut self.write_buf)?;
         let bind = frontend::bind(
@@ -407,11 +377,7 @@ impl Connection {
         }
         if let Some(max_rows) = max_rows {
             frontend::describe(b'P', "", &mut self.write_buf)?;
-            frontend::execute(
-                "",
-                i32::try_from(max_rows).unwrap_or(i32::MAX),
-                &mut self.write_buf,
-            )?;
+            frontend::execute("", i32::try_from(max_rows).unwrap_or(i32::MAX), &mut self.write_buf)?;
         } else {
             frontend::execute("", 0, &mut self.write_buf)?;
         }
@@ -436,11 +402,7 @@ impl Connection {
                 return Ok(message);
             }
             if self.io.read_buf(&mut self.read_buf).await? == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )
-                .into());
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection").into());
             }
         }
     }

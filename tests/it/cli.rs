@@ -1,0 +1,161 @@
+//! The command line: config validation as a person sees it, and `pgmcp query`.
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+use crate::serve::write_config;
+use crate::support::pg;
+
+fn pgmcp(home: &std::path::Path) -> Command {
+    let mut cmd = Command::cargo_bin("pgmcp").unwrap();
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(home);
+    cmd
+}
+
+#[test]
+fn query_prints_the_tool_result_as_json() {
+    let db = pg::server().database();
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path())
+        .args(["query", "SELECT $1::int * 2 AS doubled, 'x' AS s", "--param", "21"])
+        .env("PGMCP_PG_CONNSTRING", &db.url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["rows"], json!([{"doubled": 42, "s": "x"}]));
+    // Built-in defaults log to the state dir, not the terminal.
+    assert!(home.path().join("state/pgmcp/pgmcp.log").is_file());
+}
+
+#[test]
+fn query_failure_exits_1_with_the_error_on_stderr() {
+    let db = pg::server().database();
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path())
+        .args(["query", "SELECT * FROM missing"])
+        .env("PGMCP_PG_CONNSTRING", &db.url)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: relation \"missing\" does not exist (SQLSTATE 42P01)\nat character 15 of the query\n"
+    );
+}
+
+/// Each bad config stops the binary with exit code 2 and a message naming the
+/// file and the field.
+#[test]
+fn invalid_config_exits_2_naming_file_and_field() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("bad.json");
+    let cases = [
+        (
+            r#"{"query": {"default_timeout_seconds": 0, "list_tables_timeout_seconds": 1, "describe_table_timeout_seconds": 1}}"#,
+            "query.default_timeout_seconds: must be greater than 0, got 0",
+        ),
+        (
+            r#"{"pool": {"max_conns": 0}, "query": {"default_timeout_seconds": 1, "list_tables_timeout_seconds": 1, "describe_table_timeout_seconds": 1}}"#,
+            "pool.max_conns: must be greater than 0, got 0",
+        ),
+        (
+            r#"{"server": {"port": 8080}}"#,
+            "server.port: invalid JSON: unknown field `port`",
+        ),
+        (r#"{"query": {}}"#, "query.default_timeout_seconds: required"),
+    ];
+    for (text, expected) in cases {
+        std::fs::write(&path, text).unwrap();
+        for command in ["serve", "query"] {
+            let mut cmd = pgmcp(home.path());
+            cmd.arg("--config").arg(&path).arg(command);
+            if command == "query" {
+                cmd.arg("SELECT 1");
+            }
+            let out = cmd.write_stdin("").output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!("pgmcp: config {}: {expected}", path.display())),
+                "{text}: {stderr}"
+            );
+            assert!(
+                out.stdout.is_empty(),
+                "stdout must stay clean: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+}
+
+#[test]
+fn config_path_resolution() {
+    let home = tempfile::tempdir().unwrap();
+    // A named file that does not exist is an error, whichever way it is named.
+    let out = pgmcp(home.path())
+        .args(["--config", "/nonexistent/pgmcp.json", "query", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("pgmcp: config /nonexistent/pgmcp.json: cannot read the file")
+    );
+    let out = pgmcp(home.path())
+        .env("PGMCP_CONFIG_PATH", "/nonexistent/env.json")
+        .args(["query", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("pgmcp: config /nonexistent/env.json"));
+
+    // ./.pgmcp/config.json is found from the working directory.
+    let db = pg::server().database();
+    std::fs::create_dir(home.path().join(".pgmcp")).unwrap();
+    let local = write_config(&home.path().join(".pgmcp"), r#", "max_rows": 3"#);
+    assert!(local.ends_with(".pgmcp/config.json"));
+    let out = pgmcp(home.path())
+        .env("PGMCP_PG_CONNSTRING", &db.url)
+        .args(["query", "SELECT generate_series(1, 10) AS g"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (json["returned_rows"].as_u64(), json["truncated"].as_bool()),
+        (Some(3), Some(true))
+    );
+}
+
+#[test]
+fn help_is_written_for_people() {
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path()).arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("serve") && text.contains("query") && text.contains("--config"),
+        "{text}"
+    );
+}
+
+/// The examples shipped in the repository are valid and say what the README says.
+#[test]
+fn shipped_examples_are_valid() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = pgmcp::Config::load(&root.join("fixtures/config.example.json")).unwrap();
+    assert!(config.read_only);
+    for desktop in ["claude_desktop_config.example.json", "fixtures/cursor-mcp.example.json"] {
+        let text = std::fs::read_to_string(root.join(desktop)).unwrap();
+        let json: Value = serde_json::from_str(&text).unwrap();
+        let server = &json["mcpServers"]["postgres"];
+        assert!(server["command"].as_str().unwrap().starts_with('/'), "{desktop}: use an absolute path");
+        assert_eq!(server["args"], json!(["serve"]), "{desktop}");
+        assert!(server["env"]["PGMCP_PG_CONNSTRING"].as_str().unwrap().starts_with("postgresql://"), "{desktop}");
+    }
+}

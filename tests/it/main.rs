@@ -1,0 +1,7 @@
+//! The one integration-test crate: a real PostgreSQL, the real `pgmcp` binary over stdio, one module per feature.
+
+mod cli;
+mod engine;
+mod harness;
+mod serve;
+mod support;

@@ -1,0 +1,207 @@
+//! `pgmcp serve`: the real binary, spoken to over stdio as a desktop client would.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::pg::{self, TestDb};
+use crate::support::stdio::{McpProcess, tool_json, tool_text};
+
+/// A config file in `dir` (writes allowed, logs to `dir/pgmcp.log`).
+pub fn write_config(dir: &Path, extra_query: &str) -> String {
+    let path = dir.join("config.json");
+    let log = dir.join("pgmcp.log");
+    let text = format!(
+        r#"{{
+            "server": {{"read_only": false}},
+            "logging": {{"level": "debug", "output": {log:?}}},
+            "query": {{"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10{extra_query}}}
+        }}"#
+    );
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn start(db: &TestDb, dir: &Path) -> McpProcess {
+    let config = write_config(dir, "");
+    McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &db.url)])
+}
+
+#[test]
+fn a_full_session_transcript() {
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE users (id int PRIMARY KEY, name text NOT NULL); INSERT INTO users VALUES (1, 'ada'), (2, 'alan')",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut mcp = start(&db, dir.path());
+
+    let init = mcp.initialize();
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "pgmcp");
+    assert!(init["capabilities"]["tools"].is_object());
+    assert!(init["instructions"].as_str().unwrap().contains("read-write"));
+
+    let tools = mcp.request("tools/list", json!({}));
+    let mut names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["describe_table", "list_tables", "query"]);
+    let query_tool = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "query")
+        .unwrap();
+    assert_eq!(query_tool["inputSchema"]["required"], json!(["sql"]));
+    assert!(query_tool["inputSchema"]["properties"]["params"].is_object());
+    assert!(
+        query_tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("one SQL statement")
+    );
+
+    let result = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT id, name FROM users WHERE id = $1", "params": [2]}),
+    );
+    assert_eq!(result["isError"], false);
+    let out = tool_json(&result);
+    assert_eq!(out["rows"], json!([{"id": 2, "name": "alan"}]));
+    assert_eq!(
+        out["columns"],
+        json!([{"name": "id", "type": "integer"}, {"name": "name", "type": "text"}])
+    );
+    assert_eq!(result["structuredContent"], out);
+
+    let result = mcp.call_tool("list_tables", json!({}));
+    assert_eq!(tool_json(&result)["tables"][0]["name"], "users");
+
+    let result = mcp.call_tool("describe_table", json!({"table": "users"}));
+    let desc = tool_json(&result);
+    assert_eq!(
+        desc["columns"][0],
+        json!({"name": "id", "type": "integer", "nullable": false, "is_primary_key": true})
+    );
+
+    // A failing query is a tool result the model can read, not a protocol error.
+    let result = mcp.call_tool("query", json!({"sql": "SELECT * FROM userz"}));
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        tool_text(&result),
+        "relation \"userz\" does not exist (SQLSTATE 42P01)\nat character 15 of the query"
+    );
+
+    let result = mcp.call_tool("query", json!({"sql": "SELECT 1; SELECT 2"}));
+    assert_eq!(result["isError"], true);
+    assert!(tool_text(&result).starts_with("multi-statement queries are not allowed"));
+
+    // Arguments of the wrong type are a tool error the model can correct
+    // (MCP 2025-11-25 moved input validation errors out of JSON-RPC errors).
+    let result = mcp.call_tool("query", json!({"sql": 42}));
+    assert_eq!(result["isError"], true);
+    assert!(
+        tool_text(&result).contains("invalid type: number, expected a string"),
+        "{result}"
+    );
+    // An unknown tool is a malformed request: a JSON-RPC error.
+    let response = mcp.request("tools/call", json!({"name": "drop_database", "arguments": {}}));
+    assert!(response["error"].is_object(), "{response}");
+
+    // Closing stdin ends the session promptly with status 0.
+    mcp.close_stdin();
+    let status = mcp.wait_exit(Duration::from_secs(5));
+    assert!(status.success(), "exit status {status}");
+
+    // Logs went to the configured file, not stdout.
+    let log = std::fs::read_to_string(dir.path().join("pgmcp.log")).unwrap();
+    assert!(log.contains("serving MCP on stdio"), "{log}");
+    assert!(!log.contains(pg::server().admin_password()), "password in the log");
+}
+
+#[test]
+fn negotiates_the_newest_version_and_accepts_older_clients() {
+    let db = pg::server().database();
+    for (asked, expected) in [
+        ("2025-11-25", "2025-11-25"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut mcp = start(&db, dir.path());
+        let init = mcp.initialize_with_version(asked);
+        assert_eq!(init["protocolVersion"], expected, "asked for {asked}");
+        let result = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
+        assert_eq!(tool_json(&result)["rows"], json!([{"one": 1}]));
+        mcp.close_stdin();
+        assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+    }
+}
+
+/// The server starts and answers MCP even when the database is down; each call
+/// then reports the connection error as a tool error.
+#[test]
+fn starts_without_a_database() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://nobody:secret-pw@127.0.0.1:{port}/nodb");
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "");
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &url)]);
+    mcp.initialize();
+    let result = mcp.call_tool("query", json!({"sql": "SELECT 1"}));
+    assert_eq!(result["isError"], true);
+    let text = tool_text(&result);
+    assert!(
+        text.starts_with(&format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{port}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("secret-pw"));
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}
+
+#[test]
+fn stdin_closed_before_initialize_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "");
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", &config],
+        &[("PGMCP_PG_CONNSTRING", "postgres://u@127.0.0.1:1/x")],
+    );
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}
+
+#[test]
+fn many_calls_in_flight_each_get_their_answer() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut mcp = start(&db, dir.path());
+    mcp.initialize();
+    let ids: Vec<Value> = (0..40).map(|i| json!(1000 + i)).collect();
+    for (i, id) in ids.iter().enumerate() {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "query", "arguments": {"sql": "SELECT $1::int AS n, pg_sleep(0.01)", "params": [i]}}}));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let response = mcp.recv_response(id, Duration::from_secs(30));
+        let out = tool_json(&response["result"]);
+        assert_eq!(
+            out["rows"][0]["n"],
+            json!(i),
+            "response {id} carried another call's rows"
+        );
+    }
+}

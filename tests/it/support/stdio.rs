@@ -1,0 +1,420 @@
+//! A JSON-RPC client that drives the real `pgmcp` binary over stdio, the way a
+//! desktop agent does.
+//!
+//! One message per line each way. A reader thread checks every line the binary
+//! prints on stdout: anything that is not a JSON-RPC 2.0 object (a stray log
+//! line, a blank line) is a protocol violation, and the next call on the
+//! [`McpProcess`] panics with it, since on a real desktop it would kill the
+//! session. Every panic here carries the command line, the binary's stderr so
+//! far and its last stdout lines.
+
+use std::{
+    collections::VecDeque,
+    env, fs,
+    io::{BufRead as _, BufReader, Write as _},
+    path::PathBuf,
+    process::{Child, ChildStdin, Command, ExitStatus, Stdio},
+    sync::{
+        Arc, Mutex,
+        mpsc::{self, Receiver, RecvTimeoutError},
+    },
+    thread,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+/// How long [`McpProcess::request`] waits for its response.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many of the last stdout lines a panic message shows.
+const RECENT_LINES: usize = 20;
+
+/// The protocol version [`McpProcess::initialize`] asks for.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// A running `pgmcp` and the client end of its stdio.
+pub struct McpProcess {
+    child: Child,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
+    events: Receiver<Event>,
+    /// Messages read but not asked for yet: notifications, requests from the
+    /// server, and responses to other ids.
+    pending: Vec<Value>,
+    /// The first line on stdout that was not JSON-RPC.
+    violation: Option<String>,
+    stdout_closed: bool,
+    /// The last lines on stdout, raw, for panic messages.
+    recent: Arc<Mutex<VecDeque<String>>>,
+    next_id: u64,
+    command_line: String,
+    stderr_path: PathBuf,
+    /// HOME, XDG dirs, cwd and the stderr file; removed after the child is killed.
+    _home: tempfile::TempDir,
+}
+
+/// What the reader thread saw on stdout.
+enum Event {
+    Message(Value),
+    Violation(String),
+    /// End of stdout, with the read error if it was one.
+    Closed(Option<String>),
+}
+
+impl McpProcess {
+    /// Starts `pgmcp <args>` with `envs` set.
+    ///
+    /// The environment is hermetic: every inherited `PG*` and `PGMCP_*`
+    /// variable is removed, and `HOME`, the `XDG_*` dirs and the working
+    /// directory are a fresh temp dir, so default config and log locations land
+    /// there. Pass paths in `args` as absolute paths.
+    pub fn spawn(args: &[&str], envs: &[(&str, &str)]) -> McpProcess {
+        let home = tempfile::Builder::new()
+            .prefix("pgmcp-home-")
+            .tempdir()
+            .expect("create a temp HOME for pgmcp");
+        let stderr_path = home.path().join("pgmcp.stderr");
+        let stderr = fs::File::create(&stderr_path).expect("create pgmcp's stderr file");
+
+        let program = env!("CARGO_BIN_EXE_pgmcp");
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        for (key, _) in env::vars_os() {
+            if key.to_string_lossy().starts_with("PG") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("HOME", home.path());
+        for (var, dir) in [
+            ("XDG_CONFIG_HOME", "config"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_STATE_HOME", "state"),
+            ("XDG_CACHE_HOME", "cache"),
+            ("XDG_RUNTIME_DIR", "runtime"),
+        ] {
+            let path = home.path().join(dir);
+            fs::create_dir(&path).expect("create an XDG dir in the temp HOME");
+            cmd.env(var, path);
+        }
+        cmd.envs(envs.iter().copied());
+
+        let command_line = std::iter::once(program.to_string())
+            .chain(args.iter().map(|arg| format!("{arg:?}")))
+            .chain(envs.iter().map(|(key, value)| format!("[env {key}={value:?}]")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {command_line}: {err}"));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+
+        let recent = Arc::new(Mutex::new(VecDeque::new()));
+        let (sender, events) = mpsc::channel();
+        let seen = Arc::clone(&recent);
+        thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            let mut raw = Vec::new();
+            loop {
+                raw.clear();
+                let event = match stdout.read_until(b'\n', &mut raw) {
+                    Ok(0) => Event::Closed(None),
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&raw);
+                        let line = line.strip_suffix('\n').unwrap_or(&line).to_string();
+                        {
+                            let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+                            if seen.len() == RECENT_LINES {
+                                seen.pop_front();
+                            }
+                            seen.push_back(line.clone());
+                        }
+                        match serde_json::from_str::<Value>(&line) {
+                            Ok(msg) if msg.get("jsonrpc") == Some(&json!("2.0")) => Event::Message(msg),
+                            _ => Event::Violation(line),
+                        }
+                    }
+                    Err(err) => Event::Closed(Some(err.to_string())),
+                };
+                let closed = matches!(event, Event::Closed(_));
+                if sender.send(event).is_err() || closed {
+                    return;
+                }
+            }
+        });
+
+        McpProcess {
+            child,
+            stdin,
+            events,
+            pending: Vec::new(),
+            violation: None,
+            stdout_closed: false,
+            recent,
+            next_id: 1,
+            command_line,
+            stderr_path,
+            _home: home,
+        }
+    }
+
+    /// Writes `msg` as one line.
+    pub fn send(&mut self, msg: &Value) {
+        let line = serde_json::to_string(msg).expect("a Value always serializes");
+        self.send_raw(&line);
+    }
+
+    /// Writes `line` and a newline, as is: for malformed input.
+    pub fn send_raw(&mut self, line: &str) {
+        self.check();
+        let written = match self.stdin.as_mut() {
+            None => Err("stdin is already closed".to_string()),
+            Some(stdin) => stdin
+                .write_all(line.as_bytes())
+                .and_then(|()| stdin.write_all(b"\n"))
+                .and_then(|()| stdin.flush())
+                .map_err(|err| err.to_string()),
+        };
+        if let Err(err) = written {
+            panic!("{}", self.debug(&format!("cannot send {line}: {err}")));
+        }
+    }
+
+    /// Sends a request with the next id and returns the whole response
+    /// (`result` or `error`). `params` of `null` are left out.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.send(&msg);
+        self.recv_response(&id, RESPONSE_TIMEOUT)
+    }
+
+    /// Waits for the response to request `id`. What arrives meanwhile is kept
+    /// for later calls and [`McpProcess::take_notifications`].
+    pub fn recv_response(&mut self, id: &Value, timeout: Duration) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.pump();
+            self.check();
+            let is_it = |msg: &Value| msg.get("id") == Some(id) && msg.get("method").is_none();
+            if let Some(at) = self.pending.iter().position(is_it) {
+                return self.pending.remove(at);
+            }
+            if self.stdout_closed {
+                panic!(
+                    "{}",
+                    self.debug(&format!("pgmcp closed stdout before answering id {id}"))
+                );
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(event) => self.handle(event),
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("{}", self.debug(&format!("no response to id {id} within {timeout:?}")))
+                }
+                Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
+            }
+        }
+    }
+
+    /// The messages the server sent on its own (notifications, and requests
+    /// if any) since the last call, oldest first.
+    pub fn take_notifications(&mut self) -> Vec<Value> {
+        self.pump();
+        self.check();
+        let (own, rest) = self.pending.drain(..).partition(|msg| msg.get("method").is_some());
+        self.pending = rest;
+        own
+    }
+
+    /// The MCP handshake with [`PROTOCOL_VERSION`]; returns the `initialize`
+    /// result.
+    pub fn initialize(&mut self) -> Value {
+        self.initialize_with_version(PROTOCOL_VERSION)
+    }
+
+    /// `initialize` asking for `version`, then `notifications/initialized`;
+    /// returns the `initialize` result. Panics on a JSON-RPC error: use
+    /// [`McpProcess::request`] to see one.
+    pub fn initialize_with_version(&mut self, version: &str) -> Value {
+        let response = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
+            }),
+        );
+        let Some(result) = response.get("result").cloned() else {
+            panic!("{}", self.debug(&format!("initialize failed: {response}")));
+        };
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        result
+    }
+
+    /// `tools/call`; returns its `result` (which may have `isError: true`).
+    /// Panics on a JSON-RPC error: use [`McpProcess::request`] to see one.
+    pub fn call_tool(&mut self, name: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        match response.get("result") {
+            Some(result) if response.get("error").is_none() => result.clone(),
+            _ => panic!(
+                "{}",
+                self.debug(&format!("tools/call {name} got no result: {response}"))
+            ),
+        }
+    }
+
+    /// Closes the binary's stdin: end of session.
+    pub fn close_stdin(&mut self) {
+        self.check();
+        self.stdin = None;
+    }
+
+    /// Waits for the binary to exit. Panics, after killing it, if it is still
+    /// running after `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    self.drain_until_closed();
+                    self.check();
+                    return status;
+                }
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                Ok(None) => {
+                    self.kill();
+                    panic!(
+                        "{}",
+                        self.debug(&format!("pgmcp did not exit within {timeout:?}; killed it"))
+                    );
+                }
+                Err(err) => panic!("{}", self.debug(&format!("cannot wait for pgmcp: {err}"))),
+            }
+        }
+    }
+
+    /// What the binary wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        fs::read(&self.stderr_path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_else(|err| format!("(cannot read {}: {err})", self.stderr_path.display()))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the binary (SIGKILL) and reaps it; fine if it already exited.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Takes what the reader thread has seen so far, without waiting.
+    fn pump(&mut self) {
+        while let Ok(event) = self.events.try_recv() {
+            self.handle(event);
+        }
+    }
+
+    /// After exit: stdout ends soon, unless a grandchild still holds it, so
+    /// wait a little, not forever.
+    fn drain_until_closed(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !self.stdout_closed {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(event) => self.handle(event),
+                Err(RecvTimeoutError::Timeout) => return,
+                Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
+            }
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Message(msg) => self.pending.push(msg),
+            Event::Violation(line) => {
+                self.violation.get_or_insert(line);
+            }
+            Event::Closed(_) => self.stdout_closed = true,
+        }
+    }
+
+    /// Panics if stdout ever carried something other than JSON-RPC.
+    fn check(&mut self) {
+        if let Some(line) = self.violation.clone() {
+            panic!(
+                "{}",
+                self.debug(&format!(
+                    "stdout must carry JSON-RPC messages and nothing else, but pgmcp printed:\n{line}"
+                ))
+            );
+        }
+    }
+
+    /// `what`, and everything needed to debug it.
+    fn debug(&mut self, what: &str) -> String {
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => status.to_string(),
+            Ok(None) => "still running".to_string(),
+            Err(err) => format!("unknown ({err})"),
+        };
+        let recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        format!(
+            "\n\n==========\n{what}\n\ncommand: {}\npid: {}\nstatus: {status}\n\n\
+             last {RECENT_LINES} stdout lines:\n{recent}\n\nstderr:\n{}\n==========\n",
+            self.command_line,
+            self.child.id(),
+            self.stderr(),
+        )
+    }
+}
+
+impl Drop for McpProcess {
+    fn drop(&mut self) {
+        self.kill();
+        // A violation nothing asked about yet still fails the test, unless it
+        // is failing already (a second panic would abort).
+        if !thread::panicking() {
+            self.drain_until_closed();
+            self.check();
+        }
+    }
+}
+
+/// The first text content of a `tools/call` result.
+pub fn tool_text(result: &Value) -> &str {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|item| item["type"] == "text")
+        .and_then(|item| item["text"].as_str())
+        .unwrap_or_else(|| panic!("no text content in tools/call result: {result:#}"))
+}
+
+/// [`tool_text`], parsed as JSON.
+pub fn tool_json(result: &Value) -> Value {
+    let text = tool_text(result);
+    serde_json::from_str(text)
+        .unwrap_or_else(|err| panic!("tool text is not JSON ({err}):\n{text}\n\nresult: {result:#}"))
+}
