@@ -154,8 +154,17 @@ fn shipped_examples_are_valid() {
         let text = std::fs::read_to_string(root.join(desktop)).unwrap();
         let json: Value = serde_json::from_str(&text).unwrap();
         let server = &json["mcpServers"]["postgres"];
-        assert!(server["command"].as_str().unwrap().starts_with('/'), "{desktop}: use an absolute path");
+        assert!(
+            server["command"].as_str().unwrap().starts_with('/'),
+            "{desktop}: use an absolute path"
+        );
         assert_eq!(server["args"], json!(["serve"]), "{desktop}");
-        assert!(server["env"]["PGMCP_PG_CONNSTRING"].as_str().unwrap().starts_with("postgresql://"), "{desktop}");
+        assert!(
+            server["env"]["PGMCP_PG_CONNSTRING"]
+                .as_str()
+                .unwrap()
+                .starts_with("postgresql://"),
+            "{desktop}"
+        );
     }
 }
