@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::guard::{FunctionPattern, Policy};
+
 /// A config that cannot be used, naming the file and field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ConfigError {
@@ -49,6 +51,29 @@ pub struct RawConfig {
     pub logging: RawLogging,
     #[serde(default)]
     pub query: RawQuery,
+    #[serde(default)]
+    pub protection: RawProtection,
+}
+
+/// The guard's switches. Everything is blocked unless allowed here.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProtection {
+    pub allow_set: Option<bool>,
+    pub allow_drop: Option<bool>,
+    pub allow_truncate: Option<bool>,
+    pub allow_do: Option<bool>,
+    pub allow_copy_from: Option<bool>,
+    pub allow_copy_to_file: Option<bool>,
+    pub allow_create_function: Option<bool>,
+    pub allow_prepare: Option<bool>,
+    pub allow_delete_without_where: Option<bool>,
+    pub allow_update_without_where: Option<bool>,
+    pub allow_alter_system: Option<bool>,
+    pub allow_load: Option<bool>,
+    pub allow_create_rule: Option<bool>,
+    /// Replaces the default list when given. `*` at the end matches a prefix.
+    pub blocked_functions: Option<Vec<String>>,
 }
 
 /// Where to connect when `PGMCP_PG_CONNSTRING` is not set. Unset fields fall back
@@ -109,6 +134,8 @@ pub struct Config {
     pub read_only: bool,
     pub logging: LoggingConfig,
     pub query: QueryConfig,
+    /// What the guard allows. The engine sets its `read_only` from `read_only`.
+    pub protection: Policy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +252,10 @@ impl Config {
                 list_tables_timeout: Duration::from_secs(10),
                 describe_table_timeout: Duration::from_secs(10),
                 max_rows: 500,
+            },
+            protection: Policy {
+                read_only: true,
+                ..Policy::default()
             },
         }
     }
@@ -352,13 +383,51 @@ impl RawConfig {
                 Some(path) => LogOutput::File(PathBuf::from(path)),
             },
         };
+        let read_only = self.server.read_only.unwrap_or(true);
+        let p = self.protection;
+        let defaults = Policy::default();
+        let blocked_functions = match p.blocked_functions {
+            None => defaults.blocked_functions,
+            Some(list) => {
+                for (i, name) in list.iter().enumerate() {
+                    let bare = name.strip_suffix('*').unwrap_or(name);
+                    if bare.is_empty() || !bare.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                        return Err(fail(
+                            &format!("protection.blocked_functions[{i}]"),
+                            format!(
+                                "\"{name}\" is not a function name (letters, digits and _, optionally ending in *)"
+                            ),
+                        ));
+                    }
+                }
+                list.iter().map(|n| FunctionPattern::new(n)).collect()
+            }
+        };
+        let protection = Policy {
+            read_only,
+            allow_set: p.allow_set.unwrap_or(false),
+            allow_drop: p.allow_drop.unwrap_or(false),
+            allow_truncate: p.allow_truncate.unwrap_or(false),
+            allow_do: p.allow_do.unwrap_or(false),
+            allow_copy_from: p.allow_copy_from.unwrap_or(false),
+            allow_copy_to_file: p.allow_copy_to_file.unwrap_or(false),
+            allow_create_function: p.allow_create_function.unwrap_or(false),
+            allow_prepare: p.allow_prepare.unwrap_or(false),
+            allow_delete_without_where: p.allow_delete_without_where.unwrap_or(false),
+            allow_update_without_where: p.allow_update_without_where.unwrap_or(false),
+            allow_alter_system: p.allow_alter_system.unwrap_or(false),
+            allow_load: p.allow_load.unwrap_or(false),
+            allow_create_rule: p.allow_create_rule.unwrap_or(false),
+            blocked_functions,
+        };
         Ok(Config {
             source: file.map(Path::to_owned),
             connection: self.connection,
             pool,
-            read_only: self.server.read_only.unwrap_or(true),
+            read_only,
             logging,
             query,
+            protection,
         })
     }
 }
@@ -454,6 +523,53 @@ mod tests {
         let e = load("{not json").unwrap_err();
         assert_eq!(e.file.as_deref(), Some(Path::new("/etc/pgmcp.json")));
         assert!(e.message.starts_with("invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn protection_defaults_block_everything() {
+        let c = load(MINIMAL).unwrap();
+        assert_eq!(
+            c.protection,
+            Policy {
+                read_only: true,
+                ..Policy::default()
+            }
+        );
+        assert!(!c.protection.allow_drop && !c.protection.allow_set && !c.protection.allow_copy_to_file);
+        assert!(
+            c.protection
+                .blocked_functions
+                .iter()
+                .any(|f| f.as_str() == "pg_read_file")
+        );
+
+        let c = load(&format!(
+            r#"{{"server": {{"read_only": false}}, "protection": {{"allow_drop": true, "allow_copy_from": true, "allow_create_function": true, "allow_prepare": true, "blocked_functions": ["my_danger", "evil_*"]}}, {}"#,
+            &MINIMAL[1..]
+        ))
+        .unwrap();
+        assert!(
+            c.protection.allow_drop
+                && c.protection.allow_copy_from
+                && c.protection.allow_create_function
+                && c.protection.allow_prepare
+        );
+        assert!(!c.protection.allow_set && !c.protection.allow_truncate && !c.protection.read_only);
+        let names: Vec<&str> = c.protection.blocked_functions.iter().map(|f| f.as_str()).collect();
+        assert_eq!(names, ["my_danger", "evil_*"]);
+
+        let e = load(&format!(
+            r#"{{"protection": {{"blocked_functions": ["ok", "drop table"]}}, {}"#,
+            &MINIMAL[1..]
+        ))
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("protection.blocked_functions[1]"));
+        let e = load(&format!(
+            r#"{{"protection": {{"allow_everything": true}}, {}"#,
+            &MINIMAL[1..]
+        ))
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("protection.allow_everything"));
     }
 
     #[test]

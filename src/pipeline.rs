@@ -35,6 +35,9 @@ pub struct QueryInput {
 /// behind an `Arc`; every method may run concurrently.
 pub struct Engine {
     config: Config,
+    /// `config.protection` with `read_only` taken from `config.read_only`, the
+    /// one place read-only mode is set.
+    policy: guard::Policy,
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
     slots: Semaphore,
@@ -48,9 +51,14 @@ impl Engine {
             max_conn_lifetime: config.pool.max_conn_lifetime,
             max_conn_idle: config.pool.max_conn_idle,
         };
+        let policy = guard::Policy {
+            read_only: config.read_only,
+            ..config.protection.clone()
+        };
         Engine {
             slots: Semaphore::new(config.pool.max_conns),
             backend: Backend::Postgres(PgBackend::new(params, options)),
+            policy,
             config,
         }
     }
@@ -69,7 +77,7 @@ impl Engine {
 
     /// Run one query through every stage.
     pub async fn query(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryOutput, Error> {
-        guard::check(&input.sql)?;
+        guard::check(&self.policy, &input.sql)?;
         let deadline = self.deadline(self.config.query.default_timeout, cancel);
         let _slot = self.slot(&deadline).await?;
         let max_rows = self.config.query.max_rows;

@@ -258,6 +258,8 @@ async fn session_state_does_not_leak_between_calls() {
     let engine = engine_for(&db, |c| {
         c.read_only = false;
         c.pool.max_conns = 1;
+        c.protection.allow_set = true;
+        c.protection.allow_prepare = true;
     });
     let pid = rows(&engine, "SELECT pg_backend_pid() AS pid").await;
 

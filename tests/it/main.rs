@@ -2,6 +2,9 @@
 
 mod cli;
 mod engine;
+mod guard_attacks;
+mod guard_corpus;
+mod guard_fuzz;
 mod harness;
 mod serve;
 mod support;

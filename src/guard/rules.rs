@@ -1,0 +1,273 @@
+//! The rule table: one `match` on the node type. Each arm reads the node's
+//! fields as libpg_query's JSON spells them (fields at their default value,
+//! such as `false` or `0`, are left out of the JSON).
+
+use serde_json::{Map, Value};
+
+use super::{Policy, Rule, Violation};
+
+/// Functions blocked by default, wherever they are called. A trailing `*`
+/// matches any suffix.
+pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
+    // Server file access.
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_ls_*",
+    "pg_stat_file",
+    "pg_file_write",
+    "pg_file_rename",
+    "pg_file_unlink",
+    "pg_file_sync",
+    "pg_logdir_ls",
+    // Large objects: lo_import/lo_export read and write server files.
+    "lo_*",
+    "loread",
+    "lowrite",
+    // Connections to other databases.
+    "dblink*",
+    // Process and server control.
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "pg_reload_conf",
+    "pg_rotate_logfile",
+    "pg_promote",
+    "pg_signal_backend",
+    // Settings: set_config would bypass protection.allow_set.
+    "set_config",
+    // Functions that run SQL given as text, which the guard cannot see.
+    "query_to_xml",
+    "query_to_xmlschema",
+    "query_to_xml_and_xmlschema",
+    "cursor_to_xml",
+    "cursor_to_xmlschema",
+    "ts_stat",
+];
+
+/// One entry of `protection.blocked_functions`: an exact name, or a prefix
+/// when it ends in `*`. Matched case-insensitively against the called
+/// function's own name, whatever schema qualifies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionPattern {
+    pattern: String,
+}
+
+impl FunctionPattern {
+    pub fn new(pattern: &str) -> FunctionPattern {
+        FunctionPattern {
+            pattern: pattern.to_ascii_lowercase(),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        match self.pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == self.pattern,
+        }
+    }
+}
+
+/// Why a default-blocked function is dangerous, for the message.
+fn function_reason(name: &str) -> &'static str {
+    match name {
+        n if n.starts_with("pg_ls_") || n == "pg_logdir_ls" => "lists files on the database server",
+        "pg_read_file" | "pg_read_binary_file" | "pg_stat_file" => "reads files on the database server",
+        n if n.starts_with("pg_file_") => "writes files on the database server",
+        n if n.starts_with("lo_") || n == "loread" || n == "lowrite" => {
+            "reads or writes large objects, which can import and export server files"
+        }
+        n if n.starts_with("dblink") => "opens connections to other databases, outside this guard",
+        "pg_terminate_backend" | "pg_cancel_backend" | "pg_signal_backend" => "stops other sessions' work",
+        "pg_reload_conf" | "pg_rotate_logfile" | "pg_promote" => "controls the database server",
+        "set_config" => "changes session settings, which protection.allow_set governs",
+        "query_to_xml"
+        | "query_to_xmlschema"
+        | "query_to_xml_and_xmlschema"
+        | "cursor_to_xml"
+        | "cursor_to_xmlschema"
+        | "ts_stat" => "runs SQL given as text, which the guard cannot check",
+        _ => "is listed in protection.blocked_functions",
+    }
+}
+
+fn violation(rule: Rule, message: String) -> Result<(), Violation> {
+    Err(Violation { rule, message })
+}
+
+fn flag(rule: Rule, what: &str, why: &str, flag: &str) -> Result<(), Violation> {
+    violation(
+        rule,
+        format!("{what}: {why}. Set protection.{flag} to true to allow it"),
+    )
+}
+
+fn text<'a>(fields: &'a Map<String, Value>, key: &str) -> &'a str {
+    fields.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn truthy(fields: &Map<String, Value>, key: &str) -> bool {
+    fields.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Does a list of `DefElem` options set `transaction_read_only` to false
+/// (`READ WRITE`)? The value is an `A_Const` integer; 0 is omitted in JSON.
+fn sets_read_write(options: Option<&Value>) -> bool {
+    let Some(Value::Array(options)) = options else {
+        return false;
+    };
+    options.iter().any(|opt| {
+        let Some(def) = opt.get("DefElem") else { return false };
+        if def.get("defname").and_then(Value::as_str) != Some("transaction_read_only") {
+            return false;
+        }
+        let constant = def.get("arg").and_then(|a| a.get("A_Const"));
+        let ival = constant
+            .and_then(|c| c.get("ival"))
+            .map(|i| i.get("ival").and_then(Value::as_i64).unwrap_or(0));
+        let bval = constant
+            .and_then(|c| c.get("boolval"))
+            .map(|b| b.get("boolval").and_then(Value::as_bool).unwrap_or(false));
+        ival == Some(0) || bval == Some(false)
+    })
+}
+
+fn is_read_only_setting(name: &str) -> bool {
+    name.eq_ignore_ascii_case("default_transaction_read_only") || name.eq_ignore_ascii_case("transaction_read_only")
+}
+
+/// The called function's own name, lower-cased (the last part of a qualified name).
+fn function_name(fields: &Map<String, Value>) -> Option<String> {
+    let parts = fields.get("funcname")?.as_array()?;
+    let last = parts.last()?.get("String")?.get("sval")?.as_str()?;
+    Some(last.to_ascii_lowercase())
+}
+
+const READ_ONLY_NOTE: &str = "server.read_only is on";
+
+/// Apply every rule that concerns a node of type `kind`.
+pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<(), Violation> {
+    let Some(fields) = node.as_object() else { return Ok(()) };
+    match kind {
+        "VariableSetStmt" => {
+            let name = text(fields, "name");
+            let set_kind = text(fields, "kind");
+            if policy.read_only {
+                if set_kind == "VAR_RESET_ALL" {
+                    return violation(
+                        Rule::ReadOnly,
+                        format!("RESET ALL is blocked in read-only mode: could disable read-only transaction setting ({READ_ONLY_NOTE})"),
+                    );
+                }
+                if is_read_only_setting(name) {
+                    return violation(
+                        Rule::ReadOnly,
+                        if set_kind == "VAR_RESET" {
+                            format!("RESET {name} is blocked in read-only mode ({READ_ONLY_NOTE})")
+                        } else {
+                            format!("SET {name} is blocked in read-only mode: cannot change transaction read-only setting ({READ_ONLY_NOTE})")
+                        },
+                    );
+                }
+                if set_kind == "VAR_SET_MULTI" && sets_read_write(fields.get("args")) {
+                    return violation(
+                        Rule::ReadOnly,
+                        format!("SET {name} READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"),
+                    );
+                }
+            }
+            if !policy.allow_set {
+                let why = "session settings outlive the statement and can weaken the guard or later calls";
+                return match set_kind {
+                    "VAR_RESET_ALL" => flag(Rule::Set, "RESET ALL is not allowed", why, "allow_set"),
+                    "VAR_RESET" => flag(Rule::Set, &format!("RESET statements are not allowed: RESET {name}"), why, "allow_set"),
+                    _ => flag(Rule::Set, &format!("SET statements are not allowed: SET {name}"), why, "allow_set"),
+                };
+            }
+            Ok(())
+        }
+        "TransactionStmt" if policy.read_only && sets_read_write(fields.get("options")) => violation(
+            Rule::ReadOnly,
+            format!("BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"),
+        ),
+        "DropStmt" | "DropRoleStmt" | "DropTableSpaceStmt" | "DropOwnedStmt" | "DropSubscriptionStmt"
+        | "DropUserMappingStmt"
+            if !policy.allow_drop =>
+        {
+            flag(Rule::Drop, "DROP statements are not allowed", "they destroy objects and the data in them", "allow_drop")
+        }
+        "DropdbStmt" if !policy.allow_drop => {
+            flag(Rule::Drop, "DROP DATABASE is not allowed", "it destroys a whole database", "allow_drop")
+        }
+        "TruncateStmt" if !policy.allow_truncate => {
+            flag(Rule::Truncate, "TRUNCATE statements are not allowed", "TRUNCATE removes every row at once", "allow_truncate")
+        }
+        "DoStmt" if !policy.allow_do => violation(
+            Rule::Do,
+            "DO $$ blocks are not allowed: DO blocks can execute arbitrary SQL bypassing protection checks. Set protection.allow_do to true to allow it".to_owned(),
+        ),
+        "DeleteStmt" if !policy.allow_delete_without_where && !fields.contains_key("whereClause") => violation(
+            Rule::DeleteWithoutWhere,
+            "DELETE without WHERE clause is not allowed: it would delete every row. Add a WHERE clause, or set protection.allow_delete_without_where to true".to_owned(),
+        ),
+        "UpdateStmt" if !policy.allow_update_without_where && !fields.contains_key("whereClause") => violation(
+            Rule::UpdateWithoutWhere,
+            "UPDATE without WHERE clause is not allowed: it would change every row. Add a WHERE clause, or set protection.allow_update_without_where to true".to_owned(),
+        ),
+        "CopyStmt" if truthy(fields, "is_from") && !policy.allow_copy_from => flag(
+            Rule::CopyFrom,
+            "COPY FROM is not allowed",
+            "it loads data from files or programs on the database server",
+            "allow_copy_from",
+        ),
+        "CopyStmt"
+            if !truthy(fields, "is_from")
+                && (truthy(fields, "is_program") || fields.contains_key("filename"))
+                && !policy.allow_copy_to_file =>
+        {
+            violation(
+                Rule::CopyToFile,
+                "COPY TO a server file or program is not allowed: it writes files or runs shell commands on the database server. COPY ... TO STDOUT is allowed; set protection.allow_copy_to_file to true to allow the rest".to_owned(),
+            )
+        }
+        "CreateFunctionStmt" if !policy.allow_create_function => {
+            let what = if truthy(fields, "is_procedure") { "CREATE PROCEDURE" } else { "CREATE FUNCTION" };
+            violation(
+                Rule::CreateFunction,
+                format!("{what} is not allowed: can contain arbitrary SQL bypassing protection checks. Set protection.allow_create_function to true to allow it"),
+            )
+        }
+        "PrepareStmt" if !policy.allow_prepare => violation(
+            Rule::Prepare,
+            "PREPARE statements are not allowed: prepared statements can be executed later bypassing protection checks. Set protection.allow_prepare to true to allow it".to_owned(),
+        ),
+        "AlterSystemStmt" if !policy.allow_alter_system => flag(
+            Rule::AlterSystem,
+            "ALTER SYSTEM is not allowed",
+            "it changes the server's configuration for every session",
+            "allow_alter_system",
+        ),
+        "LoadStmt" if !policy.allow_load => {
+            flag(Rule::Load, "LOAD is not allowed", "it loads a shared library into the server process", "allow_load")
+        }
+        "RuleStmt" if !policy.allow_create_rule => flag(
+            Rule::CreateRule,
+            "CREATE RULE is not allowed",
+            "rules rewrite later statements and can hide writes behind reads",
+            "allow_create_rule",
+        ),
+        "FuncCall" => match function_name(fields) {
+            Some(name) if policy.blocked_functions.iter().any(|p| p.matches(&name)) => violation(
+                Rule::BlockedFunction,
+                format!(
+                    "function {name}() is not allowed: it {}. Remove it from protection.blocked_functions to allow it",
+                    function_reason(&name)
+                ),
+            ),
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
