@@ -72,6 +72,8 @@ pub struct RawProtection {
     pub allow_alter_system: Option<bool>,
     pub allow_load: Option<bool>,
     pub allow_create_rule: Option<bool>,
+    pub allow_merge: Option<bool>,
+    pub allow_create_extension: Option<bool>,
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
 }
@@ -418,6 +420,8 @@ impl RawConfig {
             allow_alter_system: p.allow_alter_system.unwrap_or(false),
             allow_load: p.allow_load.unwrap_or(false),
             allow_create_rule: p.allow_create_rule.unwrap_or(false),
+            allow_merge: p.allow_merge.unwrap_or(false),
+            allow_create_extension: p.allow_create_extension.unwrap_or(false),
             blocked_functions,
         };
         Ok(Config {

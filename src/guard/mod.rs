@@ -37,6 +37,8 @@ pub struct Policy {
     pub allow_alter_system: bool,
     pub allow_load: bool,
     pub allow_create_rule: bool,
+    pub allow_merge: bool,
+    pub allow_create_extension: bool,
     /// Functions that may not be called anywhere in a statement.
     pub blocked_functions: Vec<FunctionPattern>,
 }
@@ -58,6 +60,8 @@ impl Default for Policy {
             allow_alter_system: false,
             allow_load: false,
             allow_create_rule: false,
+            allow_merge: false,
+            allow_create_extension: false,
             blocked_functions: DEFAULT_BLOCKED_FUNCTIONS
                 .iter()
                 .map(|p| FunctionPattern::new(p))
@@ -85,6 +89,8 @@ impl Policy {
             allow_alter_system: true,
             allow_load: true,
             allow_create_rule: true,
+            allow_merge: true,
+            allow_create_extension: true,
             blocked_functions: Vec::new(),
         }
     }
@@ -111,11 +117,13 @@ pub enum Rule {
     AlterSystem,
     Load,
     CreateRule,
+    Merge,
+    CreateExtension,
     BlockedFunction,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 19] = [
         Rule::Parse,
         Rule::MultiStatement,
         Rule::ReadOnly,
@@ -132,6 +140,8 @@ impl Rule {
         Rule::AlterSystem,
         Rule::Load,
         Rule::CreateRule,
+        Rule::Merge,
+        Rule::CreateExtension,
         Rule::BlockedFunction,
     ];
 
@@ -153,6 +163,8 @@ impl Rule {
             Rule::AlterSystem => "alter-system",
             Rule::Load => "load",
             Rule::CreateRule => "create-rule",
+            Rule::Merge => "merge",
+            Rule::CreateExtension => "create-extension",
             Rule::BlockedFunction => "blocked-function",
         }
     }

@@ -34,6 +34,24 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "pg_signal_backend",
     // Settings: set_config would bypass protection.allow_set.
     "set_config",
+    // Replication, WAL and statistics: these change the server even inside a
+    // READ ONLY transaction.
+    "pg_create_physical_replication_slot",
+    "pg_create_logical_replication_slot",
+    "pg_copy_physical_replication_slot",
+    "pg_copy_logical_replication_slot",
+    "pg_drop_replication_slot",
+    "pg_replication_slot_advance",
+    "pg_replication_origin_*",
+    "pg_logical_emit_message",
+    "pg_switch_wal",
+    "pg_create_restore_point",
+    "pg_backup_start",
+    "pg_backup_stop",
+    "pg_wal_replay_pause",
+    "pg_wal_replay_resume",
+    "pg_stat_reset*",
+    "pg_import_system_collations",
     // Functions that run SQL given as text, which the guard cannot see.
     "query_to_xml",
     "query_to_xmlschema",
@@ -83,6 +101,14 @@ fn function_reason(name: &str) -> &'static str {
         "pg_terminate_backend" | "pg_cancel_backend" | "pg_signal_backend" => "stops other sessions' work",
         "pg_reload_conf" | "pg_rotate_logfile" | "pg_promote" => "controls the database server",
         "set_config" => "changes session settings, which protection.allow_set governs",
+        n if n.contains("replication") || n.starts_with("pg_logical_") || n.starts_with("pg_wal_") => {
+            "changes replication or WAL state on the server, even in a read-only transaction"
+        }
+        "pg_switch_wal" | "pg_create_restore_point" | "pg_backup_start" | "pg_backup_stop" => {
+            "changes WAL or backup state on the server, even in a read-only transaction"
+        }
+        n if n.starts_with("pg_stat_reset") => "resets the server's statistics, even in a read-only transaction",
+        "pg_import_system_collations" => "writes into the system catalog, even in a read-only transaction",
         "query_to_xml"
         | "query_to_xmlschema"
         | "query_to_xml_and_xmlschema"
@@ -145,6 +171,21 @@ fn function_name(fields: &Map<String, Value>) -> Option<String> {
     Some(last.to_ascii_lowercase())
 }
 
+/// The target table's name of an INSERT/UPDATE/DELETE (its `relation` RangeVar).
+fn relation_name(fields: &Map<String, Value>) -> Option<&str> {
+    fields.get("relation")?.get("relname")?.as_str()
+}
+
+/// Does a rename/move/owner statement target a function, procedure or routine?
+fn is_routine(fields: &Map<String, Value>) -> bool {
+    ["renameType", "objectType"].iter().any(|k| {
+        matches!(
+            text(fields, k),
+            "OBJECT_FUNCTION" | "OBJECT_PROCEDURE" | "OBJECT_ROUTINE" | "OBJECT_AGGREGATE"
+        )
+    })
+}
+
 const READ_ONLY_NOTE: &str = "server.read_only is on";
 
 /// Apply every rule that concerns a node of type `kind`.
@@ -188,6 +229,20 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
             }
             Ok(())
         }
+        "TransactionStmt"
+            if !policy.allow_prepare
+                && matches!(
+                    text(fields, "kind"),
+                    "TRANS_STMT_PREPARE" | "TRANS_STMT_COMMIT_PREPARED" | "TRANS_STMT_ROLLBACK_PREPARED"
+                ) =>
+        {
+            flag(
+                Rule::Prepare,
+                "PREPARE TRANSACTION is not allowed",
+                "a prepared transaction outlives the session and keeps its locks",
+                "allow_prepare",
+            )
+        }
         "TransactionStmt" if policy.read_only && sets_read_write(fields.get("options")) => violation(
             Rule::ReadOnly,
             format!("BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"),
@@ -198,6 +253,12 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
         {
             flag(Rule::Drop, "DROP statements are not allowed", "they destroy objects and the data in them", "allow_drop")
         }
+        "AlterTableCmd" if !policy.allow_drop && text(fields, "subtype") == "AT_DropColumn" => flag(
+            Rule::Drop,
+            "ALTER TABLE ... DROP COLUMN is not allowed",
+            "it destroys the column and the data in it",
+            "allow_drop",
+        ),
         "DropdbStmt" if !policy.allow_drop => {
             flag(Rule::Drop, "DROP DATABASE is not allowed", "it destroys a whole database", "allow_drop")
         }
@@ -211,6 +272,19 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
         "DeleteStmt" if !policy.allow_delete_without_where && !fields.contains_key("whereClause") => violation(
             Rule::DeleteWithoutWhere,
             "DELETE without WHERE clause is not allowed: it would delete every row. Add a WHERE clause, or set protection.allow_delete_without_where to true".to_owned(),
+        ),
+        "MergeStmt" if !policy.allow_merge => flag(
+            Rule::Merge,
+            "MERGE is not allowed",
+            "its UPDATE and DELETE actions can change every row, with no WHERE clause to check",
+            "allow_merge",
+        ),
+        // Writing pg_settings is set_config() by another name.
+        "UpdateStmt" if !policy.allow_set && relation_name(fields) == Some("pg_settings") => flag(
+            Rule::Set,
+            "UPDATE pg_settings is not allowed",
+            "it changes session settings like SET does",
+            "allow_set",
         ),
         "UpdateStmt" if !policy.allow_update_without_where && !fields.contains_key("whereClause") => violation(
             Rule::UpdateWithoutWhere,
@@ -237,6 +311,51 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
             violation(
                 Rule::CreateFunction,
                 format!("{what} is not allowed: can contain arbitrary SQL bypassing protection checks. Set protection.allow_create_function to true to allow it"),
+            )
+        }
+        // Each of these makes an existing function callable in a way the guard
+        // does not see as a call (an operator, an aggregate, a cast), or
+        // changes a function so its name no longer says what it does.
+        "DefineStmt"
+            if !policy.allow_create_function && matches!(text(fields, "kind"), "OBJECT_OPERATOR" | "OBJECT_AGGREGATE") =>
+        {
+            let what = if text(fields, "kind") == "OBJECT_OPERATOR" { "CREATE OPERATOR" } else { "CREATE AGGREGATE" };
+            flag(
+                Rule::CreateFunction,
+                &format!("{what} is not allowed"),
+                "it runs a function through syntax the guard does not see as a call",
+                "allow_create_function",
+            )
+        }
+        "CreateCastStmt" if !policy.allow_create_function && fields.contains_key("func") => flag(
+            Rule::CreateFunction,
+            "CREATE CAST ... WITH FUNCTION is not allowed",
+            "it runs a function through syntax the guard does not see as a call",
+            "allow_create_function",
+        ),
+        "AlterFunctionStmt" if !policy.allow_create_function => {
+            flag(Rule::CreateFunction, "ALTER FUNCTION is not allowed", "it changes what a function does", "allow_create_function")
+        }
+        "RenameStmt" | "AlterObjectSchemaStmt" | "AlterOwnerStmt"
+            if !policy.allow_create_function && is_routine(fields) =>
+        {
+            flag(
+                Rule::CreateFunction,
+                "renaming or moving a function is not allowed",
+                "protection.blocked_functions matches functions by name",
+                "allow_create_function",
+            )
+        }
+        "CreateExtensionStmt" | "AlterExtensionStmt" | "AlterExtensionContentsStmt" | "CreateFdwStmt"
+        | "AlterFdwStmt" | "CreateForeignServerStmt" | "AlterForeignServerStmt" | "CreateForeignTableStmt"
+        | "ImportForeignSchemaStmt" | "CreateUserMappingStmt" | "AlterUserMappingStmt"
+            if !policy.allow_create_extension =>
+        {
+            flag(
+                Rule::CreateExtension,
+                "extensions and foreign data are not allowed",
+                "CREATE EXTENSION loads code into the server, and foreign tables and servers can read files, run programs and reach other servers",
+                "allow_create_extension",
             )
         }
         "PrepareStmt" if !policy.allow_prepare => violation(

@@ -29,6 +29,8 @@ fn policy(spec: &str) -> Policy {
             "allow_alter_system" => &mut p.allow_alter_system,
             "allow_load" => &mut p.allow_load,
             "allow_create_rule" => &mut p.allow_create_rule,
+            "allow_merge" => &mut p.allow_merge,
+            "allow_create_extension" => &mut p.allow_create_extension,
             other => panic!("unknown flag {other}"),
         };
         *slot = true;

@@ -76,8 +76,14 @@ pub fn parse(sql: &str) -> Result<Tree, ParseError> {
         pg_query_free_parse_result(result);
         out
     }?;
+    // serde_json stops at 128 levels of nesting; a deeper tree is refused
+    // rather than passed unchecked.
     let mut root: Value = serde_json::from_str(&json).map_err(|e| ParseError {
-        message: format!("unreadable parse tree: {e}"),
+        message: if e.to_string().contains("recursion limit") {
+            "the query is nested too deeply for the guard to check; simplify it".to_owned()
+        } else {
+            format!("unreadable parse tree: {e}")
+        },
         position: None,
     })?;
     let stmts = match root.get_mut("stmts").map(Value::take) {
@@ -111,5 +117,11 @@ mod tests {
         assert_eq!(e.position, Some(13));
         let e = parse("SELECT 1\0").unwrap_err();
         assert_eq!(e.position, Some(9));
+        let deep = format!("{}1{}", "SELECT (".repeat(40), ")".repeat(40));
+        let e = parse(&deep).unwrap_err();
+        assert_eq!(
+            e.message,
+            "the query is nested too deeply for the guard to check; simplify it"
+        );
     }
 }

@@ -36,6 +36,10 @@ const PINNED: &[(&str, &str)] = &[
     ("TimeZone", "UTC"),
     ("extra_float_digits", "3"),
     ("bytea_output", "hex"),
+    // The guard's parser treats backslashes in '...' literally. A server (or
+    // database, or role) set to `off` would read `'a\'` as an escaped quote and
+    // see code where the guard saw a string, so every session pins `on`.
+    ("standard_conforming_strings", "on"),
 ];
 
 /// How connections are kept.
