@@ -52,6 +52,9 @@ pub enum Command {
         /// (42, true, null, "text"), else taken as a string.
         #[arg(long = "param", short = 'p', value_name = "VALUE")]
         params: Vec<String>,
+        /// Return at most this many rows (never more than query.max_rows).
+        #[arg(long, value_name = "ROWS")]
+        limit: Option<usize>,
     },
 }
 
@@ -91,7 +94,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         .map_err(CliError::Runtime)?;
     let result = match cli.command {
         Command::Serve => runtime.block_on(serve(config)),
-        Command::Query { sql, params } => runtime.block_on(query_once(config, sql, params)),
+        Command::Query { sql, params, limit } => runtime.block_on(query_once(config, sql, params, limit)),
     };
     // Don't wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -135,12 +138,17 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn query_once(config: Config, sql: String, params: Vec<String>) -> Result<ExitCode, CliError> {
+async fn query_once(
+    config: Config,
+    sql: String,
+    params: Vec<String>,
+    limit: Option<usize>,
+) -> Result<ExitCode, CliError> {
     let params: Vec<Value> = params
         .iter()
         .map(|p| serde_json::from_str(p).unwrap_or_else(|_| Value::String(p.clone())))
         .collect();
-    let input = QueryInput { sql, params };
+    let input = QueryInput { sql, params, limit };
     let connstring = std::env::var("PGMCP_PG_CONNSTRING").ok().filter(|s| !s.is_empty());
     let mut conn = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| std::env::var(k).ok())?;
     let mut engine = Engine::postgres(config.clone(), conn.clone());

@@ -13,7 +13,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use regex::Regex;
+
+use crate::error_prompts::ErrorPrompt;
 use crate::guard::{FunctionPattern, Policy};
+use crate::hooks::Hook;
+use crate::sanitize::SanitizeRule;
+use crate::timeouts::TimeoutRule;
 
 /// A config that cannot be used, naming the file and field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,6 +59,55 @@ pub struct RawConfig {
     pub query: RawQuery,
     #[serde(default)]
     pub protection: RawProtection,
+    #[serde(default)]
+    pub error_prompts: Vec<RawErrorPrompt>,
+    #[serde(default)]
+    pub sanitization: Vec<RawSanitization>,
+    #[serde(default)]
+    pub hooks: RawHooks,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawErrorPrompt {
+    pub pattern: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSanitization {
+    pub pattern: String,
+    pub replacement: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    pub default_timeout_seconds: Option<i64>,
+    #[serde(default)]
+    pub before_query: Vec<RawHook>,
+    #[serde(default)]
+    pub after_query: Vec<RawHook>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHook {
+    pub pattern: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub timeout_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTimeoutRule {
+    pub pattern: String,
+    pub timeout_seconds: i64,
 }
 
 /// The guard's switches. Everything is blocked unless allowed here.
@@ -122,6 +177,10 @@ pub struct RawQuery {
     pub list_tables_timeout_seconds: Option<i64>,
     pub describe_table_timeout_seconds: Option<i64>,
     pub max_rows: Option<i64>,
+    pub max_result_length: Option<i64>,
+    pub max_sql_length: Option<i64>,
+    #[serde(default)]
+    pub timeout_rules: Vec<RawTimeoutRule>,
 }
 
 /// The validated configuration the library runs on.
@@ -138,6 +197,18 @@ pub struct Config {
     pub query: QueryConfig,
     /// What the guard allows. The engine sets its `read_only` from `read_only`.
     pub protection: Policy,
+    /// Prompts appended to matching error messages.
+    pub error_prompts: Vec<ErrorPrompt>,
+    /// Replacements applied to every string value of a result.
+    pub sanitization: Vec<SanitizeRule>,
+    pub hooks: HooksConfig,
+}
+
+/// Hooks by stage, each with its effective timeout.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HooksConfig {
+    pub before_query: Vec<Hook>,
+    pub after_query: Vec<Hook>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -185,6 +256,12 @@ pub struct QueryConfig {
     pub describe_table_timeout: Duration,
     /// Most rows a `query` call returns; reading stops there. Default 500.
     pub max_rows: usize,
+    /// Most bytes of row JSON a `query` call returns, cut at whole rows. Default 100,000.
+    pub max_result_length: usize,
+    /// Longest SQL text accepted, in characters. Default 100,000.
+    pub max_sql_length: usize,
+    /// Per-query timeouts by pattern; the first match wins.
+    pub timeout_rules: Vec<TimeoutRule>,
 }
 
 /// Which file to read, and why.
@@ -254,11 +331,17 @@ impl Config {
                 list_tables_timeout: Duration::from_secs(10),
                 describe_table_timeout: Duration::from_secs(10),
                 max_rows: 500,
+                max_result_length: 100_000,
+                max_sql_length: 100_000,
+                timeout_rules: Vec::new(),
             },
             protection: Policy {
                 read_only: true,
                 ..Policy::default()
             },
+            error_prompts: Vec::new(),
+            sanitization: Vec::new(),
+            hooks: HooksConfig::default(),
         }
     }
 
@@ -302,6 +385,9 @@ impl RawConfig {
                 Some(v) => Ok(v as u64),
             }
         };
+        let regex = |field: &str, pattern: &str| -> Result<Regex, ConfigError> {
+            Regex::new(pattern).map_err(|e| fail(field, format!("invalid regex {pattern:?}: {e}")))
+        };
         let base = Config::builtin();
 
         let max_conns = positive("pool.max_conns", self.pool.max_conns, Some(4))? as usize;
@@ -335,13 +421,87 @@ impl RawConfig {
                 self.query.describe_table_timeout_seconds,
                 None,
             )?),
-            max_rows: match self.query.max_rows {
-                None => base.query.max_rows,
-                Some(n) if n <= 0 => {
-                    return Err(fail("query.max_rows", format!("must be greater than 0, got {n}")));
-                }
-                Some(n) => n as usize,
-            },
+            max_rows: positive("query.max_rows", self.query.max_rows, Some(base.query.max_rows as i64))? as usize,
+            max_result_length: positive(
+                "query.max_result_length",
+                self.query.max_result_length,
+                Some(base.query.max_result_length as i64),
+            )? as usize,
+            max_sql_length: positive(
+                "query.max_sql_length",
+                self.query.max_sql_length,
+                Some(base.query.max_sql_length as i64),
+            )? as usize,
+            timeout_rules: self
+                .query
+                .timeout_rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let field = format!("query.timeout_rules[{i}]");
+                    Ok(TimeoutRule {
+                        pattern: regex(&format!("{field}.pattern"), &r.pattern)?,
+                        timeout: Duration::from_secs(positive(
+                            &format!("{field}.timeout_seconds"),
+                            Some(r.timeout_seconds),
+                            None,
+                        )?),
+                    })
+                })
+                .collect::<Result<_, ConfigError>>()?,
+        };
+        let error_prompts = self
+            .error_prompts
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                Ok(ErrorPrompt {
+                    pattern: regex(&format!("error_prompts[{i}].pattern"), &r.pattern)?,
+                    message: r.message.clone(),
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        let sanitization = self
+            .sanitization
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                Ok(SanitizeRule {
+                    pattern: regex(&format!("sanitization[{i}].pattern"), &r.pattern)?,
+                    replacement: r.replacement.clone(),
+                    description: r.description.clone(),
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?;
+        let any_hooks = !self.hooks.before_query.is_empty() || !self.hooks.after_query.is_empty();
+        let hook_default = match self.hooks.default_timeout_seconds {
+            None if !any_hooks => None,
+            value => Some(positive("hooks.default_timeout_seconds", value, None)?),
+        };
+        let hook_list = |stage: &str, raw: &[RawHook]| -> Result<Vec<Hook>, ConfigError> {
+            raw.iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let field = format!("hooks.{stage}[{i}]");
+                    if h.command.trim().is_empty() {
+                        return Err(fail(&format!("{field}.command"), "must name an executable".into()));
+                    }
+                    let timeout = match h.timeout_seconds {
+                        None | Some(0) => hook_default.unwrap_or(0),
+                        value => positive(&format!("{field}.timeout_seconds"), value, None)?,
+                    };
+                    Ok(Hook {
+                        pattern: regex(&format!("{field}.pattern"), &h.pattern)?,
+                        command: hook_command(&h.command, file),
+                        args: h.args.clone(),
+                        timeout: Duration::from_secs(timeout),
+                    })
+                })
+                .collect()
+        };
+        let hooks = HooksConfig {
+            before_query: hook_list("before_query", &self.hooks.before_query)?,
+            after_query: hook_list("after_query", &self.hooks.after_query)?,
         };
         if let Some(port) = self.connection.port
             && port == 0
@@ -432,7 +592,20 @@ impl RawConfig {
             logging,
             query,
             protection,
+            error_prompts,
+            sanitization,
+            hooks,
         })
+    }
+}
+
+/// A hook command with a `/` in it is a path; a relative one is taken from the
+/// config file's directory, since desktop clients start pgmcp from anywhere.
+fn hook_command(command: &str, file: Option<&Path>) -> PathBuf {
+    let path = PathBuf::from(command);
+    match file.and_then(Path::parent) {
+        Some(dir) if command.contains('/') && path.is_relative() => dir.join(path),
+        _ => path,
     }
 }
 
@@ -574,6 +747,79 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("protection.allow_everything"));
+    }
+
+    #[test]
+    fn pipeline_sections_are_validated() {
+        let with = |extra: &str| load(&format!("{{{extra}, {}", &MINIMAL[1..]));
+        let c = with(
+            r#""error_prompts": [{"pattern": "(?i)denied", "message": "Ask the DBA."}],
+               "sanitization": [{"pattern": "\\d{4}", "replacement": "****", "description": "digits"}],
+               "hooks": {"default_timeout_seconds": 5,
+                         "before_query": [{"pattern": ".*", "command": "hooks/check.sh", "args": ["-v"]}],
+                         "after_query": [{"pattern": "x", "command": "/abs/after.sh", "timeout_seconds": 9}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.error_prompts[0].message, "Ask the DBA.");
+        assert_eq!(c.sanitization[0].replacement, "****");
+        let before = &c.hooks.before_query[0];
+        assert_eq!(
+            before.command,
+            PathBuf::from("/etc/hooks/check.sh"),
+            "relative to the config file"
+        );
+        assert_eq!(
+            (before.timeout, before.args.clone()),
+            (Duration::from_secs(5), vec!["-v".to_owned()])
+        );
+        let after = &c.hooks.after_query[0];
+        assert_eq!(
+            (after.command.clone(), after.timeout),
+            (PathBuf::from("/abs/after.sh"), Duration::from_secs(9))
+        );
+        assert_eq!((c.query.max_result_length, c.query.max_sql_length), (100_000, 100_000));
+
+        let cases = [
+            (
+                r#""hooks": {"before_query": [{"pattern": ".*", "command": "a.sh"}]}"#,
+                "hooks.default_timeout_seconds: required",
+            ),
+            (
+                r#""hooks": {"default_timeout_seconds": 0, "after_query": [{"pattern": ".*", "command": "a.sh"}]}"#,
+                "hooks.default_timeout_seconds: must be greater than 0, got 0",
+            ),
+            (
+                r#""hooks": {"default_timeout_seconds": 5, "before_query": [{"pattern": "(", "command": "a.sh"}]}"#,
+                "hooks.before_query[0].pattern: invalid regex \"(\"",
+            ),
+            (
+                r#""hooks": {"default_timeout_seconds": 5, "before_query": [{"pattern": ".*", "command": " "}]}"#,
+                "hooks.before_query[0].command: must name an executable",
+            ),
+            (
+                r#""hooks": {"default_timeout_seconds": 5, "before_query": [{"pattern": ".*", "command": "a", "timeout_seconds": -1}]}"#,
+                "hooks.before_query[0].timeout_seconds: must be greater than 0, got -1",
+            ),
+            (
+                r#""error_prompts": [{"pattern": "[", "message": "m"}]"#,
+                "error_prompts[0].pattern: invalid regex \"[\"",
+            ),
+            (
+                r#""sanitization": [{"pattern": "ok", "replacement": ""}, {"pattern": "(?P<", "replacement": ""}]"#,
+                "sanitization[1].pattern: invalid regex",
+            ),
+        ];
+        for (extra, expected) in cases {
+            let e = with(extra).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("config /etc/pgmcp.json: {expected}")),
+                "{extra}: {e}"
+            );
+        }
+        // hooks.default_timeout_seconds is not needed without hooks.
+        assert!(with(r#""hooks": {}"#).is_ok());
+        let e = load(r#"{"query": {"default_timeout_seconds": 1, "list_tables_timeout_seconds": 1, "describe_table_timeout_seconds": 1, "timeout_rules": [{"pattern": "x", "timeout_seconds": 0}]}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("query.timeout_rules[0].timeout_seconds"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::ErrorResponseBody;
 
 use crate::guard::Violation;
+use crate::hooks::HookError;
 
 /// Why a query, `list_tables` or `describe_table` call failed.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,22 @@ pub enum Error {
     /// The tool's arguments were unusable (wrong parameter types, empty SQL, ...).
     #[error("{0}")]
     Input(String),
+    /// A hook refused, failed or timed out.
+    #[error(transparent)]
+    Hook(#[from] HookError),
+    /// Any of the above, with the configured error prompts that matched it.
+    #[error("{source}\n\n{prompts}")]
+    Prompted { source: Box<Error>, prompts: String },
+}
+
+impl Error {
+    /// The error itself, without any prompts appended.
+    pub fn kind(&self) -> &Error {
+        match self {
+            Error::Prompted { source, .. } => source,
+            other => other,
+        }
+    }
 }
 
 impl From<DbError> for Error {

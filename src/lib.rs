@@ -15,7 +15,7 @@
 //! use tokio_util::sync::CancellationToken;
 //!
 //! let engine = Engine::postgres_from_env(Config::builtin())?;
-//! let input = QueryInput { sql: "SELECT now() AS t".into(), params: vec![] };
+//! let input = QueryInput { sql: "SELECT now() AS t".into(), params: vec![], limit: None };
 //! let out = engine.query(&input, CancellationToken::new()).await?;
 //! println!("{}", serde_json::to_string(&out)?);
 //! # Ok(()) }
@@ -25,6 +25,8 @@
 //!
 //! - [`pipeline`]: [`Engine`], the one place that shows every stage of a call.
 //! - [`guard`]: the pure SQL check on PostgreSQL's parse tree.
+//! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
+//! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
 //! - [`backend`]: database engines; they connect, execute and return neutral rows.
 //! - [`value`]: PostgreSQL text output → JSON (pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
@@ -40,11 +42,15 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod error_prompts;
 pub mod guard;
+pub mod hooks;
 pub mod logging;
 pub mod mcp;
 pub mod pipeline;
+pub mod sanitize;
 pub mod shape;
+pub mod timeouts;
 pub mod value;
 
 pub use config::Config;

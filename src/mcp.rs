@@ -26,6 +26,10 @@ pub struct QueryArgs {
     /// as `$1::date` when it cannot.
     #[serde(default)]
     pub params: Option<Vec<Value>>,
+    /// Return at most this many rows (at most the server's row cap). Use it with
+    /// ORDER BY and OFFSET to page through a large result.
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 /// Arguments of the `describe_table` tool.
@@ -66,6 +70,7 @@ impl Server {
         let input = QueryInput {
             sql: args.sql,
             params: args.params.unwrap_or_default(),
+            limit: args.limit,
         };
         tool_result(self.engine.query(&input, ct).await)
     }

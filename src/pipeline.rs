@@ -1,9 +1,12 @@
 //! The query pipeline: every stage of a call, in order, in one place.
 //!
 //! ```text
-//! query:          guard → timeout → slot → backend (own transaction) → shape
-//! list_tables:              timeout → slot → backend catalog query
-//! describe_table:           timeout → slot → backend catalog query
+//! query:          size check → slot → before_query hooks → guard → parameters → timeout
+//!                 → backend (own transaction, reading stops at the row cap) → shape
+//!                 → after_query hooks → sanitize → byte cap
+//!                 (any error: error prompts appended)
+//! list_tables:    slot → backend catalog query (its own timeout)
+//! describe_table: slot → backend catalog query (its own timeout)
 //! ```
 //!
 //! [`Engine`] is the library's entry point: build one from a [`Config`] and call
@@ -20,8 +23,9 @@ use crate::backend::{Backend, Deadline, Statement};
 use crate::catalog::{TableDescription, TableList};
 use crate::config::Config;
 use crate::error::Error;
-use crate::guard;
+use crate::hooks::{self, Stage};
 use crate::shape::{self, QueryOutput};
+use crate::{error_prompts, guard, sanitize, timeouts};
 
 /// Arguments of a `query` call.
 #[derive(Debug, Clone, Default)]
@@ -29,6 +33,8 @@ pub struct QueryInput {
     pub sql: String,
     /// Bound to `$1..$n` in order; never interpolated into the SQL.
     pub params: Vec<Value>,
+    /// Return at most this many rows; can lower `query.max_rows`, never raise it.
+    pub limit: Option<usize>,
 }
 
 /// Runs calls against one database under one configuration. Cheap to share
@@ -75,31 +81,77 @@ impl Engine {
         &self.config
     }
 
-    /// Run one query through every stage.
+    /// Run one query through every stage. Any error comes back with the
+    /// matching `error_prompts` appended.
     pub async fn query(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryOutput, Error> {
-        guard::check(&self.policy, &input.sql)?;
-        let deadline = self.deadline(self.config.query.default_timeout, cancel);
-        let _slot = self.slot(&deadline).await?;
-        let max_rows = self.config.query.max_rows;
+        self.run_query(input, &cancel).await.map_err(|e| self.prompted(e))
+    }
+
+    async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryOutput, Error> {
+        let config = &self.config;
+        let max_rows = check_input(input, config.query.max_sql_length, config.query.max_rows)?;
+        let _slot = self
+            .slot(&self.deadline(config.query.default_timeout, cancel.clone()))
+            .await?;
+
+        let sql = hooks::run_chain(
+            Stage::BeforeQuery,
+            &config.hooks.before_query,
+            input.sql.clone(),
+            cancel,
+        )
+        .await?;
+        let checked = guard::check(&self.policy, &sql)?;
+        check_params(checked.param_count(), &input.params)?;
+        let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
+
+        let deadline = self.deadline(timeout, cancel.clone());
         let rows = self
             .backend
             .execute(
                 Statement {
-                    sql: &input.sql,
+                    sql: &sql,
                     params: &input.params,
                     fetch_limit: max_rows,
                 },
                 &deadline,
             )
             .await?;
-        Ok(shape::query_output(rows, max_rows))
+        let mut output = shape::query_output(rows, max_rows);
+
+        if !config.hooks.after_query.is_empty() {
+            let json =
+                serde_json::to_string(&output).map_err(|e| Error::Input(format!("cannot encode the result: {e}")))?;
+            let json = hooks::run_chain(Stage::AfterQuery, &config.hooks.after_query, json, cancel).await?;
+            output = shape::from_hook_json(&json).map_err(|e| {
+                Error::Input(format!(
+                    "after_query hook returned a result that is not a query result: {e}"
+                ))
+            })?;
+        }
+        sanitize::rows(&config.sanitization, &mut output.rows);
+        shape::cap_bytes(&mut output, config.query.max_result_length);
+        Ok(output)
+    }
+
+    /// Append every matching error prompt.
+    fn prompted(&self, error: Error) -> Error {
+        let prompts = error_prompts::matching(&self.config.error_prompts, &error.to_string());
+        if prompts.is_empty() {
+            error
+        } else {
+            Error::Prompted {
+                source: Box::new(error),
+                prompts,
+            }
+        }
     }
 
     /// Every table, view and materialized view the role can read.
     pub async fn list_tables(&self, cancel: CancellationToken) -> Result<TableList, Error> {
         let deadline = self.deadline(self.config.query.list_tables_timeout, cancel);
         let _slot = self.slot(&deadline).await?;
-        self.backend.list_tables(&deadline).await
+        self.backend.list_tables(&deadline).await.map_err(|e| self.prompted(e))
     }
 
     /// Columns, keys, indexes and constraints of one table; `schema` defaults to `public`.
@@ -112,7 +164,10 @@ impl Engine {
         let schema = schema.filter(|s| !s.is_empty()).unwrap_or("public");
         let deadline = self.deadline(self.config.query.describe_table_timeout, cancel);
         let _slot = self.slot(&deadline).await?;
-        self.backend.describe_table(schema, table, &deadline).await
+        self.backend
+            .describe_table(schema, table, &deadline)
+            .await
+            .map_err(|e| self.prompted(e))
     }
 
     /// Close idle connections. Calls still running finish on their own.
@@ -138,6 +193,108 @@ impl Engine {
                 Ok(Err(_)) | Err(_) => Err(Error::NoSlot { slots: self.config.pool.max_conns, waited: started.elapsed() }),
             },
             _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
+        }
+    }
+}
+
+/// The size and limit checks that need nothing but the input. Returns the row
+/// cap for this call.
+fn check_input(input: &QueryInput, max_sql_length: usize, max_rows: usize) -> Result<usize, Error> {
+    let length = input.sql.chars().count();
+    if length > max_sql_length {
+        return Err(Error::Input(format!(
+            "the query is {length} characters long, more than the {max_sql_length} allowed (query.max_sql_length)"
+        )));
+    }
+    match input.limit {
+        Some(0) => Err(Error::Input("limit must be at least 1".to_owned())),
+        Some(limit) => Ok(limit.min(max_rows)),
+        None => Ok(max_rows),
+    }
+}
+
+/// Parameters must match the placeholders one to one, and be JSON scalars.
+fn check_params(placeholders: usize, params: &[Value]) -> Result<(), Error> {
+    if let Some((i, kind)) = params.iter().enumerate().find_map(|(i, p)| match p {
+        Value::Array(_) => Some((i, "an array")),
+        Value::Object(_) => Some((i, "an object")),
+        _ => None,
+    }) {
+        return Err(Error::Input(format!(
+            "params[{i}] is {kind}: parameters must be strings, numbers, booleans or null (pass JSON as a string, with a cast such as $1::jsonb)"
+        )));
+    }
+    if params.len() != placeholders {
+        let uses = match placeholders {
+            0 => "no placeholders".to_owned(),
+            1 => "$1".to_owned(),
+            n => format!("$1..${n}"),
+        };
+        let given = match params.len() {
+            1 => "1 parameter was".to_owned(),
+            n => format!("{n} parameters were"),
+        };
+        return Err(Error::Input(format!("the query uses {uses}, but {given} given")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_checks() {
+        let input = |sql: &str, limit| QueryInput {
+            sql: sql.into(),
+            params: vec![],
+            limit,
+        };
+        assert_eq!(check_input(&input("SELECT 1", None), 100, 500).unwrap(), 500);
+        assert_eq!(check_input(&input("SELECT 1", Some(20)), 100, 500).unwrap(), 20);
+        assert_eq!(check_input(&input("SELECT 1", Some(5000)), 100, 500).unwrap(), 500);
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(0)), 100, 500)
+                .unwrap_err()
+                .to_string(),
+            "limit must be at least 1"
+        );
+        assert_eq!(
+            check_input(&input("SELECT 'ééé'", None), 10, 500)
+                .unwrap_err()
+                .to_string(),
+            "the query is 12 characters long, more than the 10 allowed (query.max_sql_length)"
+        );
+    }
+
+    #[test]
+    fn param_checks() {
+        let cases: Vec<(usize, Value, Option<&str>)> = vec![
+            (0, json!([]), None),
+            (2, json!(["a", 1]), None),
+            (3, json!([null, true, 1.5]), None),
+            (1, json!([]), Some("the query uses $1, but 0 parameters were given")),
+            (2, json!([1]), Some("the query uses $1..$2, but 1 parameter was given")),
+            (
+                0,
+                json!([1]),
+                Some("the query uses no placeholders, but 1 parameter was given"),
+            ),
+            (
+                1,
+                json!([[1, 2]]),
+                Some("params[0] is an array: parameters must be strings, numbers, booleans or null"),
+            ),
+            (2, json!([1, {"a": 1}]), Some("params[1] is an object")),
+        ];
+        for (n, params, expected) in cases {
+            let params: Vec<Value> = serde_json::from_value(params).unwrap();
+            match (check_params(n, &params), expected) {
+                (Ok(()), None) => {}
+                (Err(e), Some(prefix)) => assert!(e.to_string().starts_with(prefix), "{e}"),
+                (got, want) => panic!("{n} {params:?}: got {got:?}, want {want:?}"),
+            }
         }
     }
 }

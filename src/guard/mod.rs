@@ -196,6 +196,27 @@ pub struct Checked {
     pub tree: Tree,
 }
 
+impl Checked {
+    /// The highest `$n` placeholder the statement uses (0 when none).
+    pub fn param_count(&self) -> usize {
+        fn highest(value: &Value) -> usize {
+            match value {
+                Value::Object(map) => {
+                    let own = map
+                        .get("ParamRef")
+                        .and_then(|p| p.get("number"))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0);
+                    map.values().map(highest).fold(own as usize, usize::max)
+                }
+                Value::Array(items) => items.iter().map(highest).max().unwrap_or(0),
+                _ => 0,
+            }
+        }
+        self.tree.stmts.iter().map(highest).max().unwrap_or(0)
+    }
+}
+
 /// Parse `sql` once and apply every rule of `policy` to every node.
 pub fn check(policy: &Policy, sql: &str) -> Result<Checked, Violation> {
     let tree = parse(sql).map_err(|e| Violation {
@@ -257,3 +278,22 @@ fn walk(policy: &Policy, value: &Value) -> Result<(), Violation> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod param_tests {
+    use super::*;
+
+    #[test]
+    fn param_count_is_the_highest_placeholder() {
+        let cases = [
+            ("SELECT 1", 0),
+            ("SELECT $1", 1),
+            ("SELECT $2, $1 WHERE x = $3", 3),
+            ("SELECT $5", 5),
+            ("SELECT '$1'", 0),
+        ];
+        for (sql, n) in cases {
+            assert_eq!(check(&Policy::default(), sql).unwrap().param_count(), n, "{sql}");
+        }
+    }
+}

@@ -28,6 +28,7 @@ async fn run(engine: &Engine, sql: &str) -> Result<pgmcp::QueryOutput, Error> {
             &QueryInput {
                 sql: sql.into(),
                 params: vec![],
+                limit: None,
             },
             CancellationToken::new(),
         )
@@ -67,6 +68,7 @@ async fn parameters_are_bound_not_interpolated() {
     let input = QueryInput {
         sql: "SELECT $1::text AS s, $2::int + 1 AS n, $3::boolean AS b, $4::text IS NULL AS is_null".into(),
         params: vec![json!("x'); DROP TABLE users; --"), json!(41), json!(true), Value::Null],
+        limit: None,
     };
     let out = engine.query(&input, CancellationToken::new()).await.unwrap();
     assert_eq!(
@@ -241,6 +243,7 @@ async fn cancelling_a_call_stops_the_query_on_the_server() {
     let input = QueryInput {
         sql: "SELECT pg_sleep(30) /* cancel-marker */".into(),
         params: vec![],
+        limit: None,
     };
     match engine.query(&input, cancel).await {
         Err(Error::Cancelled) => {}
@@ -310,6 +313,7 @@ async fn waiting_for_a_slot_respects_cancellation() {
             &QueryInput {
                 sql: "SELECT 1".into(),
                 params: vec![],
+                limit: None,
             },
             cancel,
         )

@@ -41,6 +41,7 @@ async fn call(engine: &Engine, sql: &str) -> Result<QueryOutput, Error> {
     let input = QueryInput {
         sql: sql.into(),
         params: vec![],
+        limit: None,
     };
     engine.query(&input, CancellationToken::new()).await
 }

@@ -6,5 +6,7 @@ mod guard_attacks;
 mod guard_corpus;
 mod guard_fuzz;
 mod harness;
+mod hooks;
+mod pipeline;
 mod serve;
 mod support;

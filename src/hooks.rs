@@ -1,0 +1,247 @@
+//! Hooks: external programs that may accept, rewrite or reject a query before it
+//! runs (`before_query`) and its result afterwards (`after_query`).
+//!
+//! A hook is executed directly, never through a shell; it gets the query text
+//! (or the result JSON) on stdin and answers one JSON object on stdout:
+//! `{"accept": true, "modified_query": "..."}` / `{"accept": true,
+//! "modified_result": "..."}` / `{"accept": false, "error_message": "..."}`.
+//! Hooks whose pattern matches run in order, each seeing the previous one's
+//! output. Hooks are guardrails: a crash, a non-zero exit, a timeout, an
+//! oversized or unparseable answer stops the call. A hook that times out is
+//! killed together with everything it started (its process group).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use regex::Regex;
+use serde::Deserialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio_util::sync::CancellationToken;
+
+/// Most bytes read from a hook's stdout; more is an error.
+pub const MAX_OUTPUT: usize = 1 << 20;
+
+/// One configured hook.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    pub pattern: Regex,
+    pub command: PathBuf,
+    pub args: Vec<String>,
+    pub timeout: Duration,
+}
+
+impl PartialEq for Hook {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern.as_str() == other.pattern.as_str()
+            && self.command == other.command
+            && self.args == other.args
+            && self.timeout == other.timeout
+    }
+}
+
+/// Which chain a hook belongs to; it names the hook in error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    BeforeQuery,
+    AfterQuery,
+}
+
+impl Stage {
+    fn name(self) -> &'static str {
+        match self {
+            Stage::BeforeQuery => "before_query",
+            Stage::AfterQuery => "after_query",
+        }
+    }
+}
+
+/// Why a hook stopped the call. The texts follow the seed design.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    #[error("{} hook error: hook timed out: {command}", .stage.name())]
+    Timeout { stage: Stage, command: String },
+    #[error("{} hook error: hook failed (command: {command}): {reason}", .stage.name())]
+    Failed {
+        stage: Stage,
+        command: String,
+        reason: String,
+    },
+    #[error("{} hook returned unparseable response (command: {command}): {reason}", .stage.name())]
+    Unparseable {
+        stage: Stage,
+        command: String,
+        reason: String,
+    },
+    /// The hook answered `accept: false`; its `error_message` is the text.
+    #[error("{message}")]
+    Rejected { message: String },
+    #[error("{} hook cancelled: the call was cancelled", .stage.name())]
+    Cancelled { stage: Stage },
+}
+
+#[derive(Debug, Deserialize)]
+struct Answer {
+    accept: bool,
+    #[serde(default)]
+    modified_query: Option<String>,
+    #[serde(default)]
+    modified_result: Option<String>,
+    #[serde(default)]
+    error_message: Option<String>,
+}
+
+/// Run every matching hook of `stage` over `input` in order; returns the
+/// (possibly rewritten) text.
+pub async fn run_chain(
+    stage: Stage,
+    hooks: &[Hook],
+    input: String,
+    cancel: &CancellationToken,
+) -> Result<String, HookError> {
+    let mut current = input;
+    for hook in hooks {
+        if !hook.pattern.is_match(&current) {
+            continue;
+        }
+        let command = hook.command.display().to_string();
+        let output = run_one(stage, hook, &current, cancel).await?;
+        let answer: Answer = serde_json::from_slice(&output).map_err(|e| HookError::Unparseable {
+            stage,
+            command: command.clone(),
+            reason: e.to_string(),
+        })?;
+        if !answer.accept {
+            let fallback = match stage {
+                Stage::BeforeQuery => "query rejected by hook",
+                Stage::AfterQuery => "result rejected by hook",
+            };
+            return Err(HookError::Rejected {
+                message: answer
+                    .error_message
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or_else(|| fallback.to_owned()),
+            });
+        }
+        let replacement = match stage {
+            Stage::BeforeQuery => answer.modified_query,
+            Stage::AfterQuery => answer.modified_result,
+        };
+        if let Some(text) = replacement.filter(|t| !t.is_empty()) {
+            current = text;
+        }
+    }
+    Ok(current)
+}
+
+/// Start the hook, feed it `input`, and collect its stdout within its timeout.
+async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationToken) -> Result<Vec<u8>, HookError> {
+    let command = hook.command.display().to_string();
+    let failed = |reason: String| HookError::Failed {
+        stage,
+        command: command.clone(),
+        reason,
+    };
+    let mut child = Command::new(&hook.command)
+        .args(&hook.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        // Its own process group, so a timeout can kill whatever it started.
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| failed(e.to_string()))?;
+    let mut stdin = child.stdin.take();
+    let mut stdout = child.stdout.take();
+    let input = input.as_bytes().to_vec();
+    let work = async {
+        // A hook may exit without reading its input; a broken pipe is not an error.
+        let feed = async {
+            if let Some(mut pipe) = stdin.take() {
+                let _ = pipe.write_all(&input).await;
+            }
+        };
+        let read = async {
+            let mut out = Vec::new();
+            if let Some(pipe) = stdout.take() {
+                pipe.take(MAX_OUTPUT as u64 + 1)
+                    .read_to_end(&mut out)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok::<_, String>(out)
+        };
+        let ((), out) = tokio::join!(feed, read);
+        let out = out.map_err(&failed)?;
+        if out.len() > MAX_OUTPUT {
+            return Err(failed(format!("wrote more than {MAX_OUTPUT} bytes to stdout")));
+        }
+        let status = child.wait().await.map_err(|e| failed(e.to_string()))?;
+        if !status.success() {
+            return Err(failed(match status.code() {
+                Some(code) => format!("exit status {code}"),
+                None => "killed by a signal".to_owned(),
+            }));
+        }
+        Ok(out)
+    };
+    let outcome = tokio::select! {
+        r = tokio::time::timeout(hook.timeout, work) => match r {
+            Ok(r) => return r,
+            Err(_) => HookError::Timeout { stage, command: command.clone() },
+        },
+        _ = cancel.cancelled() => HookError::Cancelled { stage },
+    };
+    kill_group(&mut child).await;
+    Err(outcome)
+}
+
+/// Kill the hook's whole process group and reap the hook.
+async fn kill_group(child: &mut Child) {
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals that process group; the
+        // group was created for this hook alone (`process_group(0)`).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_follow_the_seed() {
+        let s = Stage::BeforeQuery;
+        assert_eq!(
+            HookError::Timeout {
+                stage: s,
+                command: "/h/slow.sh".into()
+            }
+            .to_string(),
+            "before_query hook error: hook timed out: /h/slow.sh"
+        );
+        assert_eq!(
+            HookError::Failed {
+                stage: Stage::AfterQuery,
+                command: "/h/crash.sh".into(),
+                reason: "exit status 1".into()
+            }
+            .to_string(),
+            "after_query hook error: hook failed (command: /h/crash.sh): exit status 1"
+        );
+        assert_eq!(
+            HookError::Unparseable {
+                stage: s,
+                command: "/h/bad.sh".into(),
+                reason: "expected value".into()
+            }
+            .to_string(),
+            "before_query hook returned unparseable response (command: /h/bad.sh): expected value"
+        );
+    }
+}
