@@ -129,6 +129,7 @@ pub struct RawProtection {
     pub allow_create_rule: Option<bool>,
     pub allow_merge: Option<bool>,
     pub allow_create_extension: Option<bool>,
+    pub allow_role_changes: Option<bool>,
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
 }
@@ -582,6 +583,7 @@ impl RawConfig {
             allow_create_rule: p.allow_create_rule.unwrap_or(false),
             allow_merge: p.allow_merge.unwrap_or(false),
             allow_create_extension: p.allow_create_extension.unwrap_or(false),
+            allow_role_changes: p.allow_role_changes.unwrap_or(false),
             blocked_functions,
         };
         Ok(Config {

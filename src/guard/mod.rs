@@ -39,6 +39,7 @@ pub struct Policy {
     pub allow_create_rule: bool,
     pub allow_merge: bool,
     pub allow_create_extension: bool,
+    pub allow_role_changes: bool,
     /// Functions that may not be called anywhere in a statement.
     pub blocked_functions: Vec<FunctionPattern>,
 }
@@ -62,6 +63,7 @@ impl Default for Policy {
             allow_create_rule: false,
             allow_merge: false,
             allow_create_extension: false,
+            allow_role_changes: false,
             blocked_functions: DEFAULT_BLOCKED_FUNCTIONS
                 .iter()
                 .map(|p| FunctionPattern::new(p))
@@ -91,6 +93,7 @@ impl Policy {
             allow_create_rule: true,
             allow_merge: true,
             allow_create_extension: true,
+            allow_role_changes: true,
             blocked_functions: Vec::new(),
         }
     }
@@ -119,11 +122,12 @@ pub enum Rule {
     CreateRule,
     Merge,
     CreateExtension,
+    RoleChanges,
     BlockedFunction,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 20] = [
         Rule::Parse,
         Rule::MultiStatement,
         Rule::ReadOnly,
@@ -142,6 +146,7 @@ impl Rule {
         Rule::CreateRule,
         Rule::Merge,
         Rule::CreateExtension,
+        Rule::RoleChanges,
         Rule::BlockedFunction,
     ];
 
@@ -165,6 +170,7 @@ impl Rule {
             Rule::CreateRule => "create-rule",
             Rule::Merge => "merge",
             Rule::CreateExtension => "create-extension",
+            Rule::RoleChanges => "role-changes",
             Rule::BlockedFunction => "blocked-function",
         }
     }
@@ -250,9 +256,8 @@ pub fn check(policy: &Policy, sql: &str) -> Result<Checked, Violation> {
 }
 
 /// Visit every node: in libpg_query's JSON every node is `{"NodeType": {..}}`.
-/// Fields typed as one specific struct are not wrapped; of those only
-/// `setstmt` (a `VariableSetStmt` in `ALTER SYSTEM/ROLE/DATABASE ... SET`) is
-/// one a rule cares about.
+/// A field typed as one specific struct is printed without that wrapper; the
+/// ones a rule cares about are named in [`UNWRAPPED`] and checked as their type.
 fn walk(policy: &Policy, value: &Value) -> Result<(), Violation> {
     match value {
         Value::Object(map) => {
@@ -262,18 +267,41 @@ fn walk(policy: &Policy, value: &Value) -> Result<(), Violation> {
                 && fields.is_object()
             {
                 rules::check_node(policy, kind, fields)?;
+                return walk_fields(policy, kind, fields);
             }
-            for (key, child) in map {
-                if key == "setstmt" && child.is_object() {
-                    rules::check_node(policy, "VariableSetStmt", child)?;
-                }
-                walk(policy, child)?;
-            }
-            Ok(())
+            walk_fields(policy, "", value)
         }
         Value::Array(items) => items.iter().try_for_each(|item| walk(policy, item)),
         _ => Ok(()),
     }
+}
+
+/// Unwrapped typed fields that hold a node a rule applies to: (field, type).
+const UNWRAPPED: &[(&str, &str)] = &[
+    // ALTER SYSTEM / ALTER ROLE ... SET / ALTER DATABASE ... SET
+    ("setstmt", "VariableSetStmt"),
+    // CALL: the procedure called.
+    ("funccall", "FuncCall"),
+];
+
+/// Walk the fields of a node of type `kind` ("" for a plain object).
+fn walk_fields(policy: &Policy, kind: &str, fields: &Value) -> Result<(), Violation> {
+    let Value::Object(map) = fields else { return Ok(()) };
+    for (key, child) in map {
+        if let Some((_, typed)) = UNWRAPPED.iter().find(|(field, _)| field == key)
+            && child.is_object()
+        {
+            if kind == "AlterSystemStmt" {
+                // ALTER SYSTEM's SET is governed by allow_alter_system, not
+                // allow_set; read-only mode still applies to it.
+                rules::check_read_only_set(policy, child)?;
+            } else {
+                rules::check_node(policy, typed, child)?;
+            }
+        }
+        walk(policy, child)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -59,6 +59,12 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "cursor_to_xml",
     "cursor_to_xmlschema",
     "ts_stat",
+    "ts_rewrite",
+    // contrib's tablefunc and xml2, and pg_background: they run SQL from text too.
+    "crosstab*",
+    "connectby",
+    "xpath_table",
+    "pg_background_launch",
 ];
 
 /// One entry of `protection.blocked_functions`: an exact name, or a prefix
@@ -114,7 +120,12 @@ fn function_reason(name: &str) -> &'static str {
         | "query_to_xml_and_xmlschema"
         | "cursor_to_xml"
         | "cursor_to_xmlschema"
-        | "ts_stat" => "runs SQL given as text, which the guard cannot check",
+        | "ts_stat"
+        | "ts_rewrite"
+        | "connectby"
+        | "xpath_table"
+        | "pg_background_launch" => "runs SQL given as text, which the guard cannot check",
+        n if n.starts_with("crosstab") => "runs SQL given as text, which the guard cannot check",
         _ => "is listed in protection.blocked_functions",
     }
 }
@@ -188,40 +199,56 @@ fn is_routine(fields: &Map<String, Value>) -> bool {
 
 const READ_ONLY_NOTE: &str = "server.read_only is on";
 
+/// In read-only mode, refuse a `VariableSetStmt` that could change the
+/// transaction's read-only state. Runs before `allow_set` is considered.
+pub(super) fn check_read_only_set(policy: &Policy, node: &Value) -> Result<(), Violation> {
+    let Some(fields) = node.as_object() else { return Ok(()) };
+    if !policy.read_only {
+        return Ok(());
+    }
+    let name = text(fields, "name");
+    let set_kind = text(fields, "kind");
+    if set_kind == "VAR_RESET_ALL" {
+        return violation(
+            Rule::ReadOnly,
+            format!(
+                "RESET ALL is blocked in read-only mode: could disable read-only transaction setting ({READ_ONLY_NOTE})"
+            ),
+        );
+    }
+    if is_read_only_setting(name) {
+        return violation(
+            Rule::ReadOnly,
+            if set_kind == "VAR_RESET" {
+                format!("RESET {name} is blocked in read-only mode ({READ_ONLY_NOTE})")
+            } else {
+                format!(
+                    "SET {name} is blocked in read-only mode: cannot change transaction read-only setting ({READ_ONLY_NOTE})"
+                )
+            },
+        );
+    }
+    if set_kind == "VAR_SET_MULTI" && sets_read_write(fields.get("args")) {
+        return violation(
+            Rule::ReadOnly,
+            format!(
+                "SET {name} READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Apply every rule that concerns a node of type `kind`.
 pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<(), Violation> {
     let Some(fields) = node.as_object() else { return Ok(()) };
     match kind {
         "VariableSetStmt" => {
+            check_read_only_set(policy, node)?;
             let name = text(fields, "name");
-            let set_kind = text(fields, "kind");
-            if policy.read_only {
-                if set_kind == "VAR_RESET_ALL" {
-                    return violation(
-                        Rule::ReadOnly,
-                        format!("RESET ALL is blocked in read-only mode: could disable read-only transaction setting ({READ_ONLY_NOTE})"),
-                    );
-                }
-                if is_read_only_setting(name) {
-                    return violation(
-                        Rule::ReadOnly,
-                        if set_kind == "VAR_RESET" {
-                            format!("RESET {name} is blocked in read-only mode ({READ_ONLY_NOTE})")
-                        } else {
-                            format!("SET {name} is blocked in read-only mode: cannot change transaction read-only setting ({READ_ONLY_NOTE})")
-                        },
-                    );
-                }
-                if set_kind == "VAR_SET_MULTI" && sets_read_write(fields.get("args")) {
-                    return violation(
-                        Rule::ReadOnly,
-                        format!("SET {name} READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"),
-                    );
-                }
-            }
             if !policy.allow_set {
                 let why = "session settings outlive the statement and can weaken the guard or later calls";
-                return match set_kind {
+                return match text(fields, "kind") {
                     "VAR_RESET_ALL" => flag(Rule::Set, "RESET ALL is not allowed", why, "allow_set"),
                     "VAR_RESET" => flag(Rule::Set, &format!("RESET statements are not allowed: RESET {name}"), why, "allow_set"),
                     _ => flag(Rule::Set, &format!("SET statements are not allowed: SET {name}"), why, "allow_set"),
@@ -348,14 +375,26 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
         }
         "CreateExtensionStmt" | "AlterExtensionStmt" | "AlterExtensionContentsStmt" | "CreateFdwStmt"
         | "AlterFdwStmt" | "CreateForeignServerStmt" | "AlterForeignServerStmt" | "CreateForeignTableStmt"
-        | "ImportForeignSchemaStmt" | "CreateUserMappingStmt" | "AlterUserMappingStmt"
+        | "ImportForeignSchemaStmt" | "CreateUserMappingStmt" | "AlterUserMappingStmt" | "CreateSubscriptionStmt"
+        | "AlterSubscriptionStmt"
             if !policy.allow_create_extension =>
         {
             flag(
                 Rule::CreateExtension,
-                "extensions and foreign data are not allowed",
-                "CREATE EXTENSION loads code into the server, and foreign tables and servers can read files, run programs and reach other servers",
+                "extensions, foreign data and subscriptions are not allowed",
+                "CREATE EXTENSION loads code into the server, foreign tables and servers can read files, run programs and reach other servers, and a subscription writes what another server sends",
                 "allow_create_extension",
+            )
+        }
+        "CreateRoleStmt" | "AlterRoleStmt" | "GrantRoleStmt" | "CreatePolicyStmt" | "AlterPolicyStmt"
+        | "ReassignOwnedStmt"
+            if !policy.allow_role_changes =>
+        {
+            flag(
+                Rule::RoleChanges,
+                "changing roles, role membership or row security policies is not allowed",
+                "it changes who may do what, including this session's own privileges",
+                "allow_role_changes",
             )
         }
         "PrepareStmt" if !policy.allow_prepare => violation(

@@ -31,6 +31,7 @@ fn policy(spec: &str) -> Policy {
             "allow_create_rule" => &mut p.allow_create_rule,
             "allow_merge" => &mut p.allow_merge,
             "allow_create_extension" => &mut p.allow_create_extension,
+            "allow_role_changes" => &mut p.allow_role_changes,
             other => panic!("unknown flag {other}"),
         };
         *slot = true;
@@ -719,7 +720,7 @@ const BEYOND: &[Case] = &[
     (
         "AlterRoleSetReadOnly",
         "ALTER ROLE app SET default_transaction_read_only = off",
-        "read_only",
+        "read_only+allow_role_changes",
         Some("SET default_transaction_read_only is blocked in read-only mode"),
     ),
     (
@@ -825,6 +826,165 @@ const BEYOND: &[Case] = &[
         "DROP OWNED BY app",
         "default",
         Some("DROP statements are not allowed"),
+    ),
+    (
+        "DropColumn",
+        "ALTER TABLE t DROP COLUMN c",
+        "default",
+        Some("ALTER TABLE ... DROP COLUMN is not allowed"),
+    ),
+    ("AddColumnAllowed", "ALTER TABLE t ADD COLUMN c int", "default", None),
+    (
+        "Merge",
+        "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE",
+        "default",
+        Some(
+            "MERGE is not allowed: its UPDATE and DELETE actions can change every row, with no WHERE clause to check. Set protection.allow_merge to true to allow it",
+        ),
+    ),
+    (
+        "MergeAllowed",
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET x = s.x",
+        "allow_merge",
+        None,
+    ),
+    (
+        "UpdatePgSettings",
+        "UPDATE pg_settings SET setting = 'off' WHERE name = 'default_transaction_read_only'",
+        "default",
+        Some("UPDATE pg_settings is not allowed"),
+    ),
+    (
+        "CreateOperator",
+        "CREATE OPERATOR public.<<< (RIGHTARG = text, FUNCTION = pg_read_file)",
+        "default",
+        Some("CREATE OPERATOR is not allowed: it runs a function through syntax the guard does not see as a call"),
+    ),
+    (
+        "CreateAggregate",
+        "CREATE AGGREGATE a(int) (sfunc = int4pl, stype = int)",
+        "default",
+        Some("CREATE AGGREGATE is not allowed"),
+    ),
+    (
+        "CreateCast",
+        "CREATE CAST (text AS int) WITH FUNCTION f(text)",
+        "default",
+        Some("CREATE CAST ... WITH FUNCTION is not allowed"),
+    ),
+    (
+        "AlterFunction",
+        "ALTER FUNCTION f() SECURITY DEFINER",
+        "default",
+        Some("ALTER FUNCTION is not allowed"),
+    ),
+    (
+        "RenameFunction",
+        "ALTER FUNCTION pg_catalog.pg_read_file(text) RENAME TO innocent_read",
+        "default",
+        Some("renaming or moving a function is not allowed"),
+    ),
+    ("RenameTableAllowed", "ALTER TABLE a RENAME TO b", "default", None),
+    (
+        "CreateExtension",
+        "CREATE EXTENSION file_fdw",
+        "default",
+        Some("extensions, foreign data and subscriptions are not allowed"),
+    ),
+    (
+        "CreateForeignTable",
+        "CREATE FOREIGN TABLE f (l text) SERVER files OPTIONS (program 'id')",
+        "default",
+        Some("extensions, foreign data and subscriptions are not allowed"),
+    ),
+    (
+        "CreateExtensionAllowed",
+        "CREATE EXTENSION hstore",
+        "allow_create_extension",
+        None,
+    ),
+    (
+        "PrepareTransaction",
+        "PREPARE TRANSACTION 'x'",
+        "default",
+        Some("PREPARE TRANSACTION is not allowed"),
+    ),
+    (
+        "Function_ReplicationSlot",
+        "SELECT pg_create_physical_replication_slot('s', true)",
+        "default",
+        Some(
+            "function pg_create_physical_replication_slot() is not allowed: it changes replication or WAL state on the server",
+        ),
+    ),
+    (
+        "Function_Collations",
+        "SELECT pg_import_system_collations('public')",
+        "default",
+        Some("function pg_import_system_collations() is not allowed: it writes into the system catalog"),
+    ),
+    (
+        "Function_StatReset",
+        "SELECT pg_stat_reset()",
+        "default",
+        Some("function pg_stat_reset() is not allowed: it resets the server's statistics"),
+    ),
+    (
+        "CallBlocked",
+        "CALL pg_read_file('/etc/passwd')",
+        "default",
+        Some("function pg_read_file() is not allowed"),
+    ),
+    ("CallAllowed", "CALL my_proc(1)", "default", None),
+    (
+        "TsRewrite",
+        "SELECT ts_rewrite('a'::tsquery, 'SELECT 1')",
+        "default",
+        Some("function ts_rewrite() is not allowed: it runs SQL given as text"),
+    ),
+    (
+        "Crosstab",
+        "SELECT * FROM crosstab('SELECT 1') AS t(a text)",
+        "default",
+        Some("function crosstab() is not allowed: it runs SQL given as text"),
+    ),
+    (
+        "Subscription",
+        "CREATE SUBSCRIPTION s CONNECTION 'host=x' PUBLICATION p WITH (connect = false)",
+        "default",
+        Some("extensions, foreign data and subscriptions are not allowed"),
+    ),
+    (
+        "AlterSystemWithItsFlagOnly",
+        "ALTER SYSTEM SET work_mem = '1GB'",
+        "allow_alter_system",
+        None,
+    ),
+    (
+        "AlterSystemReadOnlySetting",
+        "ALTER SYSTEM SET default_transaction_read_only = off",
+        "read_only+allow_alter_system",
+        Some("SET default_transaction_read_only is blocked in read-only mode"),
+    ),
+    (
+        "CreateRoleSuperuser",
+        "CREATE ROLE r SUPERUSER",
+        "default",
+        Some("changing roles, role membership or row security policies is not allowed"),
+    ),
+    (
+        "GrantRole",
+        "GRANT pg_execute_server_program TO r",
+        "default",
+        Some("changing roles, role membership or row security policies is not allowed"),
+    ),
+    ("AlterRole", "ALTER ROLE r SUPERUSER", "default", Some("changing roles")),
+    ("AlterRoleAllowed", "ALTER ROLE r SUPERUSER", "allow_role_changes", None),
+    (
+        "GrantTableAllowed",
+        "GRANT SELECT ON users TO readonly_user",
+        "default",
+        None,
     ),
 ];
 

@@ -53,6 +53,35 @@ pub struct Tree {
     pub stmts: Vec<Value>,
 }
 
+/// Deepest parse-tree JSON the guard reads (objects and arrays, nested).
+pub const MAX_DEPTH: usize = 600;
+
+/// How deeply objects and arrays nest in `json`, without recursing.
+fn nesting_depth(json: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in json.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// Parse `sql` with PostgreSQL's grammar.
 pub fn parse(sql: &str) -> Result<Tree, ParseError> {
     let input = CString::new(sql).map_err(|e| ParseError {
@@ -76,14 +105,22 @@ pub fn parse(sql: &str) -> Result<Tree, ParseError> {
         pg_query_free_parse_result(result);
         out
     }?;
-    // serde_json stops at 128 levels of nesting; a deeper tree is refused
-    // rather than passed unchecked.
-    let mut root: Value = serde_json::from_str(&json).map_err(|e| ParseError {
-        message: if e.to_string().contains("recursion limit") {
-            "the query is nested too deeply for the guard to check; simplify it".to_owned()
-        } else {
-            format!("unreadable parse tree: {e}")
-        },
+    // serde_json's reader recurses once per level and stops at 128 by default,
+    // which refuses ordinary wide expressions (each `a + b` nests deeper). We
+    // measure the depth without recursion first and allow up to MAX_DEPTH, a
+    // depth the reader, the walk and the drop handle within a 1 MiB stack
+    // (tested below); deeper trees are refused, never passed unchecked.
+    let depth = nesting_depth(&json);
+    if depth > MAX_DEPTH {
+        return Err(ParseError {
+            message: "the query is nested too deeply for the guard to check; simplify it".to_owned(),
+            position: None,
+        });
+    }
+    let mut reader = serde_json::Deserializer::from_str(&json);
+    reader.disable_recursion_limit();
+    let mut root = <Value as serde::Deserialize>::deserialize(&mut reader).map_err(|e| ParseError {
+        message: format!("unreadable parse tree: {e}"),
         position: None,
     })?;
     let stmts = match root.get_mut("stmts").map(Value::take) {
@@ -117,11 +154,38 @@ mod tests {
         assert_eq!(e.position, Some(13));
         let e = parse("SELECT 1\0").unwrap_err();
         assert_eq!(e.position, Some(9));
-        let deep = format!("{}1{}", "SELECT (".repeat(40), ")".repeat(40));
+        let deep = format!("{}1{}", "SELECT (".repeat(200), ")".repeat(200));
         let e = parse(&deep).unwrap_err();
         assert_eq!(
             e.message,
             "the query is nested too deeply for the guard to check; simplify it"
         );
+    }
+
+    #[test]
+    fn depth_is_measured_outside_strings() {
+        assert_eq!(nesting_depth(r#"{"a": [1, {"b": "[[[{{{"}]}"#), 3);
+        assert_eq!(nesting_depth(r#"{"a": "\\\"[["}"#), 1);
+    }
+
+    /// The deepest tree the guard accepts is read, walked and dropped on a
+    /// thread with half the stack a tokio worker has.
+    #[test]
+    fn the_deepest_accepted_tree_fits_in_a_small_stack() {
+        // A chain of `+` nests one level deeper per operand.
+        let sum = |n: usize| format!("SELECT {}", vec!["x"; n].join(" + "));
+        let mut operands = 2;
+        while parse(&sum(operands + 1)).is_ok() {
+            operands += 1;
+        }
+        assert!(operands >= 200, "only {operands} operands of + are accepted");
+        let sql = sum(operands);
+        let checked = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || crate::guard::check(&crate::guard::Policy::default(), &sql).is_ok())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(checked);
     }
 }
