@@ -102,5 +102,37 @@ SELECT json_build_object(
 FROM rel
 "#;
 
-/// `format_type` for pairs of ($1 = type OIDs, $2 = typmods), in order.
-pub const FORMAT_TYPES: &str = "SELECT pg_catalog.format_type(u.o, u.m) FROM unnest($1::oid[], $2::int4[]) WITH ORDINALITY AS u(o, m, n) ORDER BY u.n";
+/// Each result column's type as PostgreSQL spells it, in order: for a table
+/// column its declared type (a domain keeps its name), else `format_type` of
+/// the reported type and modifier. $1 type OIDs, $2 typmods, $3 table OIDs
+/// (0 for computed columns), $4 column numbers.
+pub const COLUMN_TYPE_NAMES: &str = "
+SELECT coalesce(
+           (SELECT pg_catalog.format_type(a.atttypid, a.atttypmod)
+            FROM pg_catalog.pg_attribute a
+            WHERE u.rel <> 0 AND a.attrelid = u.rel AND a.attnum = u.col AND NOT a.attisdropped),
+           pg_catalog.format_type(u.o, u.m))
+FROM unnest($1::oid[], $2::int4[], $3::oid[], $4::int2[]) WITH ORDINALITY AS u(o, m, rel, col, n)
+ORDER BY u.n";
+
+/// How to read values of types that are not built in ($1 = type OIDs): whether
+/// it is an array, the built-in type beneath its (element's) domains, and the
+/// element delimiter. One row per type.
+pub const TYPE_SHAPES: &str = "
+WITH RECURSIVE input AS (
+    SELECT t.oid AS o,
+           (t.typcategory = 'A' AND t.typelem <> 0) AS is_array,
+           CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END AS start
+    FROM pg_catalog.pg_type t
+    WHERE t.oid = ANY ($1::oid[])
+), chain AS (
+    SELECT o, is_array, start AS cur, 0 AS depth FROM input
+    UNION ALL
+    SELECT c.o, c.is_array, t.typbasetype, c.depth + 1
+    FROM chain c JOIN pg_catalog.pg_type t ON t.oid = c.cur
+    WHERE t.typtype = 'd' AND c.depth < 16
+)
+SELECT DISTINCT ON (c.o) c.o, c.is_array, c.cur,
+       (SELECT e.typdelim FROM input i JOIN pg_catalog.pg_type e ON e.oid = i.start WHERE i.o = c.o)
+FROM chain c
+ORDER BY c.o, c.depth DESC";

@@ -3,15 +3,16 @@
 
 mod catalog;
 pub mod params;
+mod types;
 mod wire;
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 pub use params::{ConnectParams, Host, ParamsError, SslMode};
+use types::TypeCatalog;
 use wire::{Connection, Exchange, StatementResult, WireError};
 
 use super::{Column, Deadline, Rows, Statement};
@@ -40,6 +41,8 @@ const PINNED: &[(&str, &str)] = &[
     // database, or role) set to `off` would read `'a\'` as an escaped quote and
     // see code where the guard saw a string, so every session pins `on`.
     ("standard_conforming_strings", "on"),
+    // money's text form follows lc_monetary.
+    ("lc_monetary", "C"),
 ];
 
 /// How connections are kept.
@@ -57,8 +60,8 @@ pub struct PgBackend {
     /// semaphore bounds how many calls run at once, so there are never more
     /// connections than slots: the pool only has to remember idle ones.
     idle: Mutex<Vec<(Connection, Instant)>>,
-    /// `format_type(oid, typmod)` results: a column's type as PostgreSQL spells it.
-    type_names: Mutex<HashMap<(u32, i32), String>>,
+    /// Column type names and shapes, learned from the catalog as they appear.
+    types: TypeCatalog,
 }
 
 impl PgBackend {
@@ -69,7 +72,7 @@ impl PgBackend {
             params,
             options,
             idle: Mutex::new(Vec::new()),
-            type_names: Mutex::new(HashMap::new()),
+            types: TypeCatalog::default(),
         }
     }
 
@@ -174,7 +177,7 @@ impl PgBackend {
         }
     }
 
-    /// Column names and types, and every value converted by [`value::from_pg_text`].
+    /// Column names and types, and every value converted by [`value::from_text`].
     async fn to_rows(
         &self,
         conn: &mut Connection,
@@ -182,14 +185,14 @@ impl PgBackend {
         limit: usize,
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
-        let type_names = self.type_names(conn, &result.columns, deadline).await;
+        let described = self.types.describe(conn, &result.columns, deadline).await;
         let columns: Vec<Column> = result
             .columns
             .iter()
-            .zip(type_names)
-            .map(|(c, type_name)| Column {
+            .zip(&described)
+            .map(|(c, (type_name, _))| Column {
                 name: c.name.clone(),
-                type_name,
+                type_name: type_name.clone(),
             })
             .collect();
         let more = result.rows.len() > limit || result.suspended && result.rows.len() >= limit;
@@ -199,10 +202,10 @@ impl PgBackend {
             .take(limit)
             .map(|row| {
                 row.iter()
-                    .zip(&result.columns)
-                    .map(|(cell, col)| match cell {
+                    .zip(&described)
+                    .map(|(cell, (_, shape))| match cell {
                         None => Value::Null,
-                        Some(bytes) => value::from_pg_text(col.type_oid, &String::from_utf8_lossy(bytes)),
+                        Some(bytes) => value::from_text(shape, &String::from_utf8_lossy(bytes)),
                     })
                     .collect()
             })
@@ -213,64 +216,6 @@ impl PgBackend {
             rows_affected: result.command_tag.as_deref().and_then(rows_affected),
             more,
         })
-    }
-
-    /// Each column's type as `format_type` spells it (`numeric(20,5)`,
-    /// `integer[]`, a domain's own name), cached; unseen types cost one query.
-    async fn type_names(
-        &self,
-        conn: &mut Connection,
-        columns: &[wire::WireColumn],
-        deadline: &Deadline,
-    ) -> Vec<String> {
-        let key = |c: &wire::WireColumn| (c.type_oid, c.type_modifier);
-        let missing: Vec<(u32, i32)> = {
-            let cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
-            let mut m: Vec<_> = columns.iter().map(key).filter(|k| !cache.contains_key(k)).collect();
-            m.sort_unstable();
-            m.dedup();
-            m
-        };
-        if !missing.is_empty() {
-            let oids = format!(
-                "{{{}}}",
-                missing.iter().map(|(o, _)| o.to_string()).collect::<Vec<_>>().join(",")
-            );
-            let mods = format!(
-                "{{{}}}",
-                missing.iter().map(|(_, m)| m.to_string()).collect::<Vec<_>>().join(",")
-            );
-            let lookup = run(
-                conn,
-                &Exchange {
-                    setup: &[],
-                    sql: catalog::FORMAT_TYPES,
-                    params: &[Some(oids), Some(mods)],
-                    max_rows: 0,
-                    finish: &[],
-                },
-                deadline,
-            )
-            .await;
-            if let Ok(result) = lookup {
-                let mut cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
-                for (k, row) in missing.iter().zip(&result.rows) {
-                    if let Some(Some(name)) = row.first() {
-                        cache.insert(*k, String::from_utf8_lossy(name).into_owned());
-                    }
-                }
-            }
-        }
-        let cache = self.type_names.lock().unwrap_or_else(|p| p.into_inner());
-        columns
-            .iter()
-            .map(|c| {
-                cache.get(&key(c)).cloned().unwrap_or_else(|| {
-                    postgres_types::Type::from_oid(c.type_oid)
-                        .map_or_else(|| format!("oid {}", c.type_oid), |t| t.name().to_owned())
-                })
-            })
-            .collect()
     }
 
     /// An idle connection that is still fresh, or a new one.
@@ -337,7 +282,11 @@ fn statement_timeout(deadline: &Deadline) -> String {
 /// cancels. On the last two, ask the server to cancel and wait briefly for it
 /// to say so, which leaves the connection reusable; if it does not answer, the
 /// connection stays marked in flight and is discarded.
-async fn run(conn: &mut Connection, ex: &Exchange<'_>, deadline: &Deadline) -> Result<StatementResult, Error> {
+pub(super) async fn run(
+    conn: &mut Connection,
+    ex: &Exchange<'_>,
+    deadline: &Deadline,
+) -> Result<StatementResult, Error> {
     let target = conn.cancel_target();
     let work = conn.exchange(ex);
     tokio::pin!(work);

@@ -88,6 +88,9 @@ pub struct WireColumn {
     pub name: String,
     pub type_oid: u32,
     pub type_modifier: i32,
+    /// The table and column it comes from, or 0 for a computed column.
+    pub table_oid: u32,
+    pub column_id: i16,
 }
 
 /// The text form of one row: `None` is SQL NULL.
@@ -299,6 +302,8 @@ impl Connection {
                             name: f.name().to_owned(),
                             type_oid: f.type_oid(),
                             type_modifier: f.type_modifier(),
+                            table_oid: f.table_oid(),
+                            column_id: f.column_id(),
                         });
                     }
                 }
