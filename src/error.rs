@@ -84,6 +84,8 @@ pub struct DbError {
     pub hint: Option<String>,
     /// 1-based character position in the query where the error was found.
     pub position: Option<u32>,
+    /// Close names from the catalog, for an undefined table or column.
+    pub suggestions: Vec<String>,
 }
 
 impl DbError {
@@ -95,6 +97,7 @@ impl DbError {
             detail: None,
             hint: None,
             position: None,
+            suggestions: Vec::new(),
         };
         let mut fields = body.fields();
         while let Some(field) = fields.next()? {
@@ -122,6 +125,9 @@ impl DbError {
 impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (SQLSTATE {})", self.message, self.code)?;
+        if !self.suggestions.is_empty() {
+            write!(f, "\nDid you mean: {}?", self.suggestions.join(", "))?;
+        }
         if let Some(detail) = &self.detail {
             write!(f, "\nDETAIL: {detail}")?;
         }
@@ -165,8 +171,9 @@ mod tests {
                     detail: None,
                     hint: Some("Check the name.".into()),
                     position: Some(15),
+                    suggestions: vec!["public.users".into(), "auth.user_accounts".into()],
                 })),
-                "relation \"x\" does not exist (SQLSTATE 42P01)\nHINT: Check the name.\nat character 15 of the query",
+                "relation \"x\" does not exist (SQLSTATE 42P01)\nDid you mean: public.users, auth.user_accounts?\nHINT: Check the name.\nat character 15 of the query",
             ),
         ];
         for (err, expected) in cases {

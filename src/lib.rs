@@ -50,6 +50,7 @@ pub mod mcp;
 pub mod pipeline;
 pub mod sanitize;
 pub mod shape;
+pub mod suggest;
 pub mod timeouts;
 pub mod value;
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::catalog::TableFilter;
 use crate::error::Error;
 use crate::pipeline::{Engine, QueryInput};
 
@@ -32,12 +33,26 @@ pub struct QueryArgs {
     pub limit: Option<usize>,
 }
 
+/// Arguments of the `list_tables` tool.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ListTablesArgs {
+    /// Only tables in this schema.
+    #[serde(default)]
+    pub schema: Option<String>,
+    /// Only tables whose name matches, case-insensitively: a LIKE pattern
+    /// (`order%`, `%_log`) or plain text the name must contain (`order`).
+    #[serde(default)]
+    pub pattern: Option<String>,
+}
+
 /// Arguments of the `describe_table` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DescribeTableArgs {
-    /// The table, view or materialized view name, exactly as stored (usually lower case).
+    /// The table, view or materialized view: `orders`, `sales.orders`, or a
+    /// quoted name for mixed case or spaces (`"Order Items"`).
     pub table: String,
-    /// The schema that holds it. Defaults to `public`.
+    /// The schema that holds it, when not given in `table`. Without one,
+    /// `public` is used if the table is there, else the only schema that has it.
     #[serde(default)]
     pub schema: Option<String>,
 }
@@ -78,17 +93,25 @@ impl Server {
     #[tool(
         name = "list_tables",
         description = "List the tables, views, materialized views, foreign tables and partitioned tables the \
-                       connected role can read, with schema, type and owner. Start here to learn what exists."
+                       connected role can read: schema, name, type, owner, comment, estimated row count and size \
+                       on disk (use them to decide which tables need a LIMIT). Narrow it with schema and a name \
+                       pattern; when truncated is true, narrow it further. Start here to learn what exists."
     )]
-    async fn list_tables(&self, ct: CancellationToken) -> CallToolResult {
-        tool_result(self.engine.list_tables(ct).await)
+    async fn list_tables(&self, Parameters(args): Parameters<ListTablesArgs>, ct: CancellationToken) -> CallToolResult {
+        let filter = TableFilter {
+            schema: args.schema,
+            pattern: args.pattern,
+            limit: 0,
+        };
+        tool_result(self.engine.list_tables(&filter, ct).await)
     }
 
     #[tool(
         name = "describe_table",
-        description = "Describe one table or view: its columns (type, nullability, default, primary key), \
-                       indexes, constraints, foreign keys, and the SQL of a view. Use it before writing a query \
-                       against a table you have not seen."
+        description = "Describe one table or view: its columns (type, nullability, default, primary key, comment, \
+                       identity or generated expression, enum values), indexes, constraints with their expressions, \
+                       foreign keys, partitioning, the table's comment, and the SQL of a view. Use it before \
+                       writing a query against a table you have not seen."
     )]
     async fn describe_table(
         &self,

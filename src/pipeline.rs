@@ -5,8 +5,9 @@
 //!                 → backend (own transaction, reading stops at the row cap) → shape
 //!                 → after_query hooks → sanitize → byte cap
 //!                 (any error: error prompts appended)
-//! list_tables:    slot → backend catalog query (its own timeout)
-//! describe_table: slot → backend catalog query (its own timeout)
+//!                 (undefined table/column: close catalog names suggested)
+//! list_tables:    slot → backend catalog query (its own timeout, capped)
+//! describe_table: name parsing → slot → backend catalog query (its own timeout)
 //! ```
 //!
 //! [`Engine`] is the library's entry point: build one from a [`Config`] and call
@@ -20,12 +21,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
 use crate::backend::{Backend, Deadline, Statement};
-use crate::catalog::{TableDescription, TableList};
+use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
 use crate::error::Error;
 use crate::hooks::{self, Stage};
 use crate::shape::{self, QueryOutput};
 use crate::{error_prompts, guard, sanitize, timeouts};
+
+/// How long looking up "did you mean" names may take after a failed query.
+const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
 
 /// Arguments of a `query` call.
 #[derive(Debug, Clone, Default)]
@@ -106,17 +110,21 @@ impl Engine {
         let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
 
         let deadline = self.deadline(timeout, cancel.clone());
-        let rows = self
-            .backend
-            .execute(
-                Statement {
-                    sql: &sql,
-                    params: &input.params,
-                    fetch_limit: max_rows,
-                },
-                &deadline,
-            )
-            .await?;
+        let statement = Statement {
+            sql: &sql,
+            params: &input.params,
+            fetch_limit: max_rows,
+        };
+        let rows = match self.backend.execute(statement, &deadline).await {
+            // An undefined table or column: point to the closest names in the
+            // catalog, within a short budget of its own.
+            Err(Error::Db(mut db)) if matches!(db.code(), "42P01" | "42703") => {
+                let budget = self.deadline(SUGGESTION_BUDGET, cancel.clone());
+                db.suggestions = self.backend.suggest(&db, &checked.relations(), &budget).await;
+                return Err(Error::Db(db));
+            }
+            rows => rows?,
+        };
         let mut output = shape::query_output(rows, max_rows);
 
         if !config.hooks.after_query.is_empty() {
@@ -147,25 +155,36 @@ impl Engine {
         }
     }
 
-    /// Every table, view and materialized view the role can read.
-    pub async fn list_tables(&self, cancel: CancellationToken) -> Result<TableList, Error> {
+    /// The tables, views and materialized views the role can read, filtered and
+    /// capped at `query.max_rows`.
+    pub async fn list_tables(&self, filter: &TableFilter, cancel: CancellationToken) -> Result<TableList, Error> {
         let deadline = self.deadline(self.config.query.list_tables_timeout, cancel);
         let _slot = self.slot(&deadline).await?;
-        self.backend.list_tables(&deadline).await.map_err(|e| self.prompted(e))
+        let cap = self.config.query.max_rows;
+        let filter = TableFilter {
+            limit: if filter.limit == 0 { cap } else { filter.limit.min(cap) },
+            ..filter.clone()
+        };
+        self.backend
+            .list_tables(&filter, &deadline)
+            .await
+            .map_err(|e| self.prompted(e))
     }
 
-    /// Columns, keys, indexes and constraints of one table; `schema` defaults to `public`.
+    /// Columns, keys, indexes and constraints of one table. `table` may be
+    /// qualified (`sales.orders`) and quoted; with no schema, `public` if the
+    /// table is there, else the one schema that has it.
     pub async fn describe_table(
         &self,
         table: &str,
         schema: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
-        let schema = schema.filter(|s| !s.is_empty()).unwrap_or("public");
+        let (schema, name) = parse_table_name(table, schema).map_err(Error::Input)?;
         let deadline = self.deadline(self.config.query.describe_table_timeout, cancel);
         let _slot = self.slot(&deadline).await?;
         self.backend
-            .describe_table(schema, table, &deadline)
+            .describe_table(schema.as_deref(), &name, &deadline)
             .await
             .map_err(|e| self.prompted(e))
     }

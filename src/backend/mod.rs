@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::{TableDescription, TableList};
-use crate::error::Error;
+use crate::catalog::{TableDescription, TableFilter, TableList};
+use crate::error::{DbError, Error};
 
 /// A result column: its name and its type as the engine spells it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -62,20 +62,27 @@ impl Backend {
         }
     }
 
-    pub async fn list_tables(&self, deadline: &Deadline) -> Result<TableList, Error> {
+    pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         match self {
-            Backend::Postgres(pg) => pg.list_tables(deadline).await,
+            Backend::Postgres(pg) => pg.list_tables(filter, deadline).await,
         }
     }
 
     pub async fn describe_table(
         &self,
-        schema: &str,
+        schema: Option<&str>,
         table: &str,
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
         match self {
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
+        }
+    }
+
+    /// Close catalog names for an undefined table or column error.
+    pub async fn suggest(&self, error: &DbError, relations: &[String], deadline: &Deadline) -> Vec<String> {
+        match self {
+            Backend::Postgres(pg) => pg.suggest(error, relations, deadline).await,
         }
     }
 

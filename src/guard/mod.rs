@@ -203,6 +203,27 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// The names of the relations the statement mentions (any `RangeVar`).
+    pub fn relations(&self) -> Vec<String> {
+        fn collect(value: &Value, out: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(Value::String(name)) = map.get("relname") {
+                        out.push(name.clone());
+                    }
+                    map.values().for_each(|v| collect(v, out));
+                }
+                Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        self.tree.stmts.iter().for_each(|s| collect(s, &mut out));
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The highest `$n` placeholder the statement uses (0 when none).
     pub fn param_count(&self) -> usize {
         fn highest(value: &Value) -> usize {
@@ -310,6 +331,16 @@ mod tests;
 #[cfg(test)]
 mod param_tests {
     use super::*;
+
+    #[test]
+    fn relations_mentioned() {
+        let checked = check(
+            &Policy::default(),
+            "SELECT * FROM users u JOIN sales.orders o ON true WHERE EXISTS (SELECT 1 FROM users)",
+        )
+        .unwrap();
+        assert_eq!(checked.relations(), ["orders", "users"]);
+    }
 
     #[test]
     fn param_count_is_the_highest_placeholder() {

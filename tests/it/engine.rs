@@ -333,7 +333,10 @@ async fn list_and_describe_tables() {
          CREATE SCHEMA sales; CREATE TABLE sales.deals (id int);",
     );
     let engine = engine_for(&db, |_| {});
-    let list = engine.list_tables(CancellationToken::new()).await.unwrap();
+    let list = engine
+        .list_tables(&Default::default(), CancellationToken::new())
+        .await
+        .unwrap();
     let names: Vec<(String, String, String)> = list
         .tables
         .iter()

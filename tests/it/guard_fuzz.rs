@@ -13,10 +13,14 @@ use proptest::test_runner::TestRunner;
 
 /// Enough cases to reach every shape below, few enough that the file runs in
 /// seconds in a debug build. `failure_persistence: None`: nothing on disk.
+/// A fixed seed makes every run (and CI) test the same inputs, so a failure
+/// is reproducible rather than an occasional red build; change the seed to
+/// explore new inputs locally.
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 512,
         failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5047_4d43_5000),
         ..ProptestConfig::default()
     }
 }
@@ -325,14 +329,14 @@ const STATEMENTS: &[&str] = &[
     "SELECT * FROM t ORDER BY EXPR LIMIT 1",
     "SELECT * FROM t, LATERAL (SELECT EXPR) l",
     "SELECT * FROM t JOIN u ON (EXPR) IS NULL",
-    "SELECT * FROM ROWS FROM (generate_series(1, 2)) g WHERE g = EXPR",
+    "SELECT * FROM ROWS FROM (generate_series(1, 2)) g WHERE g = (EXPR)",
     "WITH c AS (SELECT EXPR) SELECT * FROM c",
     "SELECT 1 UNION ALL SELECT EXPR",
     "VALUES (1, EXPR)",
     "INSERT INTO t (x) VALUES (EXPR) RETURNING *",
     "INSERT INTO t SELECT EXPR ON CONFLICT (id) DO UPDATE SET x = EXPR",
     "UPDATE t SET x = EXPR WHERE id = 1",
-    "UPDATE t SET x = 1 WHERE id = EXPR",
+    "UPDATE t SET x = 1 WHERE id = (EXPR)",
     "DELETE FROM t WHERE id = 1 RETURNING EXPR",
     "CREATE TABLE n (x text DEFAULT (EXPR))",
     "CREATE TABLE n (x text CHECK ((EXPR) IS NOT NULL))",

@@ -7,6 +7,7 @@ mod guard_corpus;
 mod guard_fuzz;
 mod harness;
 mod hooks;
+mod introspection;
 mod pipeline;
 mod serve;
 mod support;

@@ -533,7 +533,12 @@ async fn stress_mixed_operations() {
         tasks.push(tokio::spawn(async move {
             match i % 3 {
                 0 => assert_eq!(
-                    engine.list_tables(CancellationToken::new()).await.unwrap().tables.len(),
+                    engine
+                        .list_tables(&Default::default(), CancellationToken::new())
+                        .await
+                        .unwrap()
+                        .tables
+                        .len(),
                     1
                 ),
                 1 => assert_eq!(

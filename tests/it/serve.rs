@@ -95,7 +95,7 @@ fn a_full_session_transcript() {
     assert_eq!(result["isError"], true);
     assert_eq!(
         tool_text(&result),
-        "relation \"userz\" does not exist (SQLSTATE 42P01)\nat character 15 of the query"
+        "relation \"userz\" does not exist (SQLSTATE 42P01)\nDid you mean: public.users?\nat character 15 of the query"
     );
 
     let result = mcp.call_tool("query", json!({"sql": "SELECT 1; SELECT 2"}));

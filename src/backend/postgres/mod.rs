@@ -16,7 +16,7 @@ use types::TypeCatalog;
 use wire::{Connection, Exchange, StatementResult, WireError};
 
 use super::{Column, Deadline, Rows, Statement};
-use crate::catalog::{TableDescription, TableList};
+use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::value;
 
@@ -112,33 +112,148 @@ impl PgBackend {
         rows
     }
 
-    pub async fn list_tables(&self, deadline: &Deadline) -> Result<TableList, Error> {
-        let doc = self.catalog_json(catalog::LIST_TABLES, &[], deadline).await?;
-        serde_json::from_value(doc.unwrap_or(Value::Null))
-            .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
+    pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
+        let params = [
+            filter.schema.clone(),
+            filter.like_pattern(),
+            Some(filter.limit.to_string()),
+        ];
+        let mut list: TableList = self.catalog(catalog::LIST_TABLES, &params, deadline).await?;
+        if list.tables.len() > filter.limit {
+            list.tables.truncate(filter.limit);
+            list.truncated = true;
+            list.hint = Some(format!(
+                "Only the first {} tables were listed. Pass schema, or a pattern such as \"order\" or \"fact_%\", to narrow the list.",
+                filter.limit
+            ));
+        }
+        Ok(list)
     }
 
+    /// Describe `name` in `schema`; with no schema, in `public` if it is there,
+    /// else in the one schema that has it. Errors say where it is instead.
     pub async fn describe_table(
         &self,
-        schema: &str,
-        table: &str,
+        schema: Option<&str>,
+        name: &str,
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
-        let doc = self
-            .catalog_json(
+        let holders: Vec<String> = self
+            .catalog(catalog::SCHEMAS_WITH_TABLE, &[Some(name.to_owned())], deadline)
+            .await?;
+        let schema = match (schema, holders.as_slice()) {
+            (Some(schema), _) if holders.iter().any(|h| h == schema) => schema.to_owned(),
+            (_, []) => {
+                let target = schema.map_or_else(|| format!("\"{name}\""), |s| format!("\"{s}\".\"{name}\""));
+                let close = self.similar_tables(name, deadline).await;
+                let advice = if close.is_empty() {
+                    "Call list_tables to see what exists.".to_owned()
+                } else {
+                    format!("Did you mean: {}?", close.join(", "))
+                };
+                return Err(Error::Input(format!(
+                    "table {target} does not exist, or the role cannot see it. {advice}"
+                )));
+            }
+            (Some(schema), others) => {
+                return Err(Error::Input(format!(
+                    "table \"{schema}\".\"{name}\" does not exist; a table named \"{name}\" exists in schema {}. Pass that schema.",
+                    others.join(", ")
+                )));
+            }
+            (None, holders) if holders.iter().any(|h| h == "public") => "public".to_owned(),
+            (None, [only]) => only.clone(),
+            (None, several) => {
+                return Err(Error::Input(format!(
+                    "table \"{name}\" exists in several schemas: {}. Pass schema to say which.",
+                    several.join(", ")
+                )));
+            }
+        };
+        let doc: Option<TableDescription> = self
+            .catalog(
                 catalog::DESCRIBE_TABLE,
-                &[Some(schema.to_owned()), Some(table.to_owned())],
+                &[Some(schema.clone()), Some(name.to_owned())],
                 deadline,
             )
             .await?;
-        match doc {
-            None | Some(Value::Null) => Err(Error::Input(format!(
-                "table \"{schema}\".\"{table}\" does not exist, or the role cannot see it. Call list_tables to see what exists"
-            ))),
-            Some(doc) => {
-                serde_json::from_value(doc).map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
+        doc.ok_or_else(|| {
+            Error::Input(format!(
+                "table \"{schema}\".\"{name}\" does not exist, or the role cannot see it"
+            ))
+        })
+    }
+
+    /// Close names from the catalog for an undefined table (42P01) or column
+    /// (42703); `relations` are the tables the failed statement mentions. Best
+    /// effort: any failure means no suggestions.
+    pub async fn suggest(&self, error: &DbError, relations: &[String], deadline: &Deadline) -> Vec<String> {
+        match error.code.as_str() {
+            "42P01" => match quoted_name(&error.message, "relation ") {
+                Some(name) => {
+                    self.similar_tables(name.rsplit('.').next().unwrap_or(&name), deadline)
+                        .await
+                }
+                None => Vec::new(),
+            },
+            "42703" if !relations.is_empty() => {
+                let Some(column) = quoted_name(&error.message, "column ") else {
+                    return Vec::new();
+                };
+                let column = column.rsplit('.').next().unwrap_or(&column).to_owned();
+                let list = Some(format!(
+                    "{{{}}}",
+                    relations
+                        .iter()
+                        .map(|r| format!("\"{}\"", r.replace('"', "\\\"")))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+                let pairs: Vec<(String, String)> = self
+                    .catalog(catalog::COLUMN_NAMES, &[list], deadline)
+                    .await
+                    .unwrap_or_default();
+                let qualified: Vec<String> = pairs.iter().map(|(t, c)| format!("{t}.{c}")).collect();
+                let names: Vec<&str> = pairs.iter().map(|(_, c)| c.as_str()).collect();
+                let close = crate::suggest::closest(&column, names.iter().copied(), 3);
+                close
+                    .iter()
+                    .filter_map(|c| names.iter().position(|n| n == c).map(|i| qualified[i].clone()))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    async fn similar_tables(&self, name: &str, deadline: &Deadline) -> Vec<String> {
+        let pairs: Vec<(String, String)> = self
+            .catalog(catalog::RELATION_NAMES, &[], deadline)
+            .await
+            .unwrap_or_default();
+        let qualified: Vec<String> = pairs.iter().map(|(s, t)| format!("{s}.{t}")).collect();
+        let names: Vec<&str> = pairs.iter().map(|(_, t)| t.as_str()).collect();
+        let mut out = Vec::new();
+        for close in crate::suggest::closest(name, names.iter().copied(), 3) {
+            for (i, n) in names.iter().enumerate() {
+                if *n == close && !out.contains(&qualified[i]) && out.len() < 3 {
+                    out.push(qualified[i].clone());
+                }
             }
         }
+        out
+    }
+
+    /// Run a catalog query returning one `json` value and read it as `T`
+    /// (`T::default()`-like `null` when there is no row).
+    async fn catalog<T: serde::de::DeserializeOwned>(
+        &self,
+        sql: &str,
+        params: &[Option<String>],
+        deadline: &Deadline,
+    ) -> Result<T, Error> {
+        let doc = self.catalog_json(sql, params, deadline).await?;
+        serde_json::from_value(doc.unwrap_or(Value::Null))
+            .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
     }
 
     /// Run a catalog query that returns one `json` value (or no row).
@@ -328,6 +443,17 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
     }
 }
 
+/// The name in `relation "x" does not exist` or `column t.x does not exist`:
+/// what follows `prefix`, unquoted, up to the next space.
+fn quoted_name(message: &str, prefix: &str) -> Option<String> {
+    let rest = &message[message.find(prefix)? + prefix.len()..];
+    let name = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split(' ').next()?,
+    };
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
 /// A JSON parameter in PostgreSQL's text input form; the server infers its type.
 fn param_text(value: &Value) -> Result<Option<String>, Error> {
     match value {
@@ -354,6 +480,31 @@ fn rows_affected(tag: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_in_error_messages() {
+        assert_eq!(
+            quoted_name("relation \"user\" does not exist", "relation "),
+            Some("user".into())
+        );
+        assert_eq!(
+            quoted_name("relation \"sales.ordrs\" does not exist", "relation "),
+            Some("sales.ordrs".into())
+        );
+        assert_eq!(
+            quoted_name("column \"emial\" does not exist", "column "),
+            Some("emial".into())
+        );
+        assert_eq!(
+            quoted_name("column u.emial does not exist", "column "),
+            Some("u.emial".into())
+        );
+        assert_eq!(
+            quoted_name("column \"x\" of relation \"t\" does not exist", "column "),
+            Some("x".into())
+        );
+        assert_eq!(quoted_name("syntax error", "column "), None);
+    }
 
     #[test]
     fn command_tags() {
