@@ -108,7 +108,12 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     };
     let engine = Arc::new(Engine::postgres_from_env(config)?);
     tracing::info!(log = %log_hint, "serving MCP on stdio");
-    let service = match mcp::Server::new(engine.clone()).serve(rmcp::transport::stdio()).await {
+    // stdio_pipes reads and writes the pipes on the runtime itself; stdio() would
+    // hand every read and write to a blocking thread (measured: 2x the CPU per call).
+    let service = match mcp::Server::new(engine.clone())
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+    {
         Ok(service) => service,
         Err(e) => {
             // stdin closed before the handshake: nothing to serve, not a failure.

@@ -5,16 +5,20 @@ use std::io;
 use std::path::Path;
 
 use tracing::level_filters::LevelFilter;
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 
 use crate::config::{LogFormat, LogLevel, LogOutput, LoggingConfig};
 
 /// Install the global subscriber. Keep the guard alive until exit: dropping it
 /// flushes the log.
 pub fn init(config: &LoggingConfig) -> io::Result<WorkerGuard> {
+    // The default channel holds 128,000 lines (about 4 MB touched at start);
+    // 1,024 is plenty for a stdio server, and lines beyond it are dropped
+    // rather than blocking a query.
+    let builder = || NonBlockingBuilder::default().buffered_lines_limit(1024).lossy(true);
     let (writer, guard) = match &config.output {
-        LogOutput::Stderr => tracing_appender::non_blocking(io::stderr()),
-        LogOutput::File(path) => tracing_appender::non_blocking(open(path)?),
+        LogOutput::Stderr => builder().finish(io::stderr()),
+        LogOutput::File(path) => builder().finish(open(path)?),
     };
     let level = match config.level {
         LogLevel::Error => LevelFilter::ERROR,
