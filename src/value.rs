@@ -80,7 +80,7 @@ pub fn from_text(shape: &Shape, text: &str) -> Value {
             "NaN" | "Infinity" | "-Infinity" => Value::String(text.to_owned()),
             _ => number(text),
         },
-        Shape::Json => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned())),
+        Shape::Json => json(text).unwrap_or_else(|| Value::String(text.to_owned())),
         Shape::Timestamp => Value::String(rfc3339(text, false)),
         Shape::TimestampTz => Value::String(rfc3339(text, true)),
         Shape::Text => Value::String(text.to_owned()),
@@ -93,6 +93,48 @@ pub fn from_text(shape: &Shape, text: &str) -> Value {
 /// [`from_text`] for a built-in scalar type by OID.
 pub fn from_pg_text(type_oid: u32, text: &str) -> Value {
     from_text(&Shape::of_scalar(type_oid), text)
+}
+
+/// Deepest JSON value embedded as JSON; deeper ones come back as their text,
+/// because reading, sanitizing, encoding and dropping a value all recurse.
+pub const MAX_JSON_DEPTH: usize = 600;
+
+/// Parse JSON text of bounded depth (measured first, without recursing).
+fn json(text: &str) -> Option<Value> {
+    if nesting_depth(text) > MAX_JSON_DEPTH {
+        return None;
+    }
+    let mut reader = serde_json::Deserializer::from_str(text);
+    reader.disable_recursion_limit();
+    let value = <Value as serde::Deserialize>::deserialize(&mut reader).ok()?;
+    reader.end().ok()?;
+    Some(value)
+}
+
+/// How deeply objects and arrays nest in JSON `text`, without recursing.
+pub fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 fn number(text: &str) -> Value {
@@ -113,12 +155,26 @@ fn rfc3339(text: &str, with_zone: bool) -> String {
     out.push_str(&text[..10]);
     out.push('T');
     let rest = &text[11..];
-    match rest.strip_suffix("+00") {
-        Some(time) if with_zone => {
+    if !with_zone {
+        out.push_str(rest);
+        return out;
+    }
+    // PostgreSQL prints the offset as +HH, +HH:MM or +HH:MM:SS; sessions pin UTC
+    // (+00 → Z), but a statement may set its own TimeZone.
+    match rest.rfind(['+', '-']) {
+        Some(at) => {
+            let (time, offset) = rest.split_at(at);
             out.push_str(time);
-            out.push('Z');
+            match offset {
+                "+00" | "-00" => out.push('Z'),
+                _ if offset.len() == 3 => {
+                    out.push_str(offset);
+                    out.push_str(":00");
+                }
+                _ => out.push_str(offset),
+            }
         }
-        _ => out.push_str(rest),
+        None => out.push_str(rest),
     }
     out
 }
@@ -261,10 +317,19 @@ mod tests {
         }
     }
 
+    fn deep_json(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
     /// (shape, PostgreSQL text, expected JSON text)
     #[test]
     fn conversions() {
+        let deep300 = deep_json(300);
+        let deep700 = deep_json(700);
+        let deep700_text = format!("{deep700:?}");
         let cases: Vec<(Shape, &str, &str)> = vec![
+            (Shape::Json, &deep300, &deep300),
+            (Shape::Json, &deep700, &deep700_text),
             (Shape::Bool, "t", "true"),
             (Shape::Bool, "f", "false"),
             (Shape::Integer, "-32768", "-32768"),
@@ -293,6 +358,16 @@ mod tests {
                 "\"2024-01-15T05:00:00.123456Z\"",
             ),
             (Shape::TimestampTz, "infinity", "\"infinity\""),
+            (
+                Shape::TimestampTz,
+                "2024-01-15 00:00:00-05",
+                "\"2024-01-15T00:00:00-05:00\"",
+            ),
+            (
+                Shape::TimestampTz,
+                "2024-01-15 00:00:00+05:30",
+                "\"2024-01-15T00:00:00+05:30\"",
+            ),
             (Shape::Timestamp, "2024-01-15 10:30:00", "\"2024-01-15T10:30:00\""),
             (Shape::Timestamp, "0044-03-15 00:00:00 BC", "\"0044-03-15 00:00:00 BC\""),
             (Shape::Timestamp, "10000-01-01 00:00:00", "\"10000-01-01 00:00:00\""),

@@ -56,32 +56,6 @@ pub struct Tree {
 /// Deepest parse-tree JSON the guard reads (objects and arrays, nested).
 pub const MAX_DEPTH: usize = 600;
 
-/// How deeply objects and arrays nest in `json`, without recursing.
-fn nesting_depth(json: &str) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for byte in json.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
-
 /// Parse `sql` with PostgreSQL's grammar.
 pub fn parse(sql: &str) -> Result<Tree, ParseError> {
     let input = CString::new(sql).map_err(|e| ParseError {
@@ -110,7 +84,7 @@ pub fn parse(sql: &str) -> Result<Tree, ParseError> {
     // measure the depth without recursion first and allow up to MAX_DEPTH, a
     // depth the reader, the walk and the drop handle within a 1 MiB stack
     // (tested below); deeper trees are refused, never passed unchecked.
-    let depth = nesting_depth(&json);
+    let depth = crate::value::nesting_depth(&json);
     if depth > MAX_DEPTH {
         return Err(ParseError {
             message: "the query is nested too deeply for the guard to check; simplify it".to_owned(),
@@ -164,6 +138,7 @@ mod tests {
 
     #[test]
     fn depth_is_measured_outside_strings() {
+        use crate::value::nesting_depth;
         assert_eq!(nesting_depth(r#"{"a": [1, {"b": "[[[{{{"}]}"#), 3);
         assert_eq!(nesting_depth(r#"{"a": "\\\"[["}"#), 1);
     }

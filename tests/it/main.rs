@@ -11,3 +11,4 @@ mod introspection;
 mod pipeline;
 mod serve;
 mod support;
+mod values;

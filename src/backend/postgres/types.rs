@@ -79,6 +79,7 @@ impl TypeCatalog {
             params: &params,
             max_rows: 0,
             finish: &[],
+            deferred: &[],
         };
         if let Ok(result) = run(conn, &ex, deadline).await {
             let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
@@ -112,6 +113,7 @@ impl TypeCatalog {
             params: &params,
             max_rows: 0,
             finish: &[],
+            deferred: &[],
         };
         let Ok(result) = run(conn, &ex, deadline).await else {
             return;
@@ -152,6 +154,14 @@ fn name_key(c: &WireColumn) -> NameKey {
 /// The shape of a built-in type, scalar or array; `None` for types the
 /// catalog must be asked about.
 fn builtin_shape(type_oid: u32) -> Option<Shape> {
+    // `record[]` and `anyarray` are pseudo-types, but their values print as
+    // arrays; their elements' types are unknown, so elements stay text.
+    if type_oid == Type::RECORD_ARRAY.oid() || type_oid == Type::ANYARRAY.oid() {
+        return Some(Shape::Array {
+            element: Box::new(Shape::Text),
+            delimiter: b',',
+        });
+    }
     let ty = Type::from_oid(type_oid)?;
     Some(match ty.kind() {
         Kind::Array(element) => Shape::Array {
