@@ -97,9 +97,11 @@ impl PgBackend {
                 params: &params,
                 // One row past the limit tells us whether more exist.
                 max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
+                finish: &["COMMIT"],
                 // DISCARD ALL returns the session to its startup state: settings,
-                // temp tables, prepared statements, cursors, listens, advisory locks.
-                finish: &["COMMIT", "DISCARD ALL"],
+                // temp tables, prepared statements, cursors, listens, advisory
+                // locks. Its reply is read before the connection's next use.
+                deferred: &["DISCARD ALL"],
             },
             deadline,
         )
@@ -273,6 +275,7 @@ impl PgBackend {
                 params,
                 max_rows: 2,
                 finish: &["COMMIT"],
+                deferred: &[],
             },
             deadline,
         )

@@ -122,9 +122,13 @@ pub struct Exchange<'a> {
     pub params: &'a [Option<String>],
     /// Most rows to read; 0 means no limit.
     pub max_rows: u32,
-    /// Simple-protocol statements after the transaction, e.g. `COMMIT` then
-    /// `DISCARD ALL`. Each is sent as its own message.
+    /// Simple-protocol statements after the transaction, e.g. `COMMIT`. Each is
+    /// sent as its own message, and the call waits for their replies.
     pub finish: &'a [&'a str],
+    /// Simple-protocol statements sent in the same write whose replies are not
+    /// waited for: they are read before the connection's next exchange. Used
+    /// for `DISCARD ALL`, so resetting the session adds no latency to the call.
+    pub deferred: &'a [&'a str],
 }
 
 /// A live connection. Not `Clone`; exclusively owned by whoever runs on it.
@@ -138,6 +142,8 @@ pub struct Connection {
     /// dropped half-way (a timeout), this stays set and the connection must not
     /// be reused: its protocol state is unknown.
     in_flight: bool,
+    /// Replies of deferred statements not read yet (one ReadyForQuery each).
+    deferred_replies: usize,
 }
 
 impl Connection {
@@ -161,6 +167,7 @@ impl Connection {
             },
             created: Instant::now(),
             in_flight: false,
+            deferred_replies: 0,
         };
         let mut all: Vec<(&str, &str)> = vec![("user", params.user.as_str())];
         if let Some(db) = &params.dbname {
@@ -274,12 +281,13 @@ impl Connection {
     /// been read, so the connection is left ready for the next one.
     pub async fn exchange(&mut self, ex: &Exchange<'_>) -> Result<StatementResult, WireError> {
         self.in_flight = true;
+        self.read_deferred().await?;
         for sql in ex.setup {
             self.push_statement(sql, &[], None)?;
         }
         self.push_statement(ex.sql, ex.params, Some(ex.max_rows))?;
         frontend::sync(&mut self.write_buf);
-        for sql in ex.finish {
+        for sql in ex.finish.iter().chain(ex.deferred) {
             frontend::query(sql, &mut self.write_buf)?;
         }
         self.flush().await?;
@@ -348,11 +356,29 @@ impl Connection {
                 }
             }
         }
+        self.deferred_replies = ex.deferred.len();
         self.in_flight = false;
         match first_error {
             Some(err) => Err(err.into()),
             None => Ok(result),
         }
+    }
+
+    /// Read the replies of the previous exchange's deferred statements. They
+    /// reset the session, so any error there means the connection is not fit
+    /// for reuse.
+    async fn read_deferred(&mut self) -> Result<(), WireError> {
+        while self.deferred_replies > 0 {
+            match self.read_message().await? {
+                Message::ReadyForQuery(_) => self.deferred_replies -= 1,
+                Message::ErrorResponse(body) => {
+                    let err = DbError::parse(&body)?;
+                    return Err(WireError::Protocol(format!("resetting the session failed: {err}")));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     fn push_statement(&mut self, sql: &str, params: &[Option<String>], max_rows: Option<u32>) -> Result<(), WireError> {
