@@ -45,6 +45,9 @@ const PINNED: &[(&str, &str)] = &[
     ("lc_monetary", "C"),
 ];
 
+/// How long a pooled connection may take to answer its deferred session reset.
+const SETTLE: Duration = Duration::from_secs(2);
+
 /// How connections are kept.
 #[derive(Debug, Clone)]
 pub struct PgOptions {
@@ -341,7 +344,13 @@ impl PgBackend {
         loop {
             let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
             match candidate {
-                Some((conn, since)) if self.is_fresh(&conn, since) => return Ok(conn),
+                Some((mut conn, since)) if self.is_fresh(&conn, since) => {
+                    // The previous call's session reset must have succeeded.
+                    match tokio::time::timeout(SETTLE, conn.read_deferred()).await {
+                        Ok(Ok(())) => return Ok(conn),
+                        _ => tracing::debug!("dropping a connection whose session reset failed"),
+                    }
+                }
                 Some((conn, _)) => {
                     tokio::spawn(conn.terminate());
                 }

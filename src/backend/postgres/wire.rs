@@ -367,7 +367,7 @@ impl Connection {
     /// Read the replies of the previous exchange's deferred statements. They
     /// reset the session, so any error there means the connection is not fit
     /// for reuse.
-    async fn read_deferred(&mut self) -> Result<(), WireError> {
+    pub async fn read_deferred(&mut self) -> Result<(), WireError> {
         while self.deferred_replies > 0 {
             match self.read_message().await? {
                 Message::ReadyForQuery(_) => self.deferred_replies -= 1,
