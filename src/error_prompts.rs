@@ -88,4 +88,25 @@ mod tests {
         );
         assert_eq!(annotate(&rules(), "boom".into()), "boom");
     }
+
+    /// Rules are shared by concurrent calls.
+    #[test]
+    fn concurrent_use() {
+        let rules = rules();
+        std::thread::scope(|s| {
+            for i in 0..10 {
+                let rules = &rules;
+                s.spawn(move || {
+                    for _ in 0..100 {
+                        let (error, prompt) = if i % 2 == 0 {
+                            ("permission denied", "Ask the DBA for access.")
+                        } else {
+                            ("boom", "")
+                        };
+                        assert_eq!(matching(rules, error), prompt);
+                    }
+                });
+            }
+        });
+    }
 }

@@ -54,4 +54,28 @@ mod tests {
             assert_eq!(for_sql(rules, default, sql), Duration::from_secs(secs), "{sql}");
         }
     }
+
+    /// Rules are shared by concurrent calls.
+    #[test]
+    fn concurrent_use() {
+        let rules = [TimeoutRule {
+            pattern: Regex::new("slow").unwrap(),
+            timeout: Duration::from_secs(5),
+        }];
+        std::thread::scope(|s| {
+            for i in 0..10 {
+                let rules = &rules;
+                s.spawn(move || {
+                    for _ in 0..100 {
+                        let (sql, secs) = if i % 2 == 0 {
+                            ("SELECT slow()", 5)
+                        } else {
+                            ("SELECT 1", 30)
+                        };
+                        assert_eq!(for_sql(rules, Duration::from_secs(30), sql), Duration::from_secs(secs));
+                    }
+                });
+            }
+        });
+    }
 }

@@ -1029,3 +1029,24 @@ fn every_rule_has_a_stable_name() {
         assert_eq!(Rule::from_name(rule.name()), Some(rule));
     }
 }
+
+/// The checker is shared by concurrent calls: every thread gets its own verdict.
+#[test]
+fn concurrent_checks() {
+    let policy = Policy::default();
+    std::thread::scope(|s| {
+        for i in 0..10 {
+            let policy = &policy;
+            s.spawn(move || {
+                for j in 0..50 {
+                    let (sql, allowed) = if (i + j) % 2 == 0 {
+                        (format!("SELECT {j}"), true)
+                    } else {
+                        ("DROP TABLE t".to_owned(), false)
+                    };
+                    assert_eq!(check(policy, &sql).is_ok(), allowed, "{sql}");
+                }
+            });
+        }
+    });
+}

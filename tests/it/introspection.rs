@@ -256,9 +256,21 @@ async fn describe_views_matviews_and_partitions() {
          CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
          CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
          CREATE TABLE by_region (id int, region text) PARTITION BY LIST (region);
-         CREATE TABLE by_hash (id int) PARTITION BY HASH (id);",
+         CREATE TABLE by_hash (id int) PARTITION BY HASH (id);
+         CREATE EXTENSION IF NOT EXISTS file_fdw; CREATE SERVER files FOREIGN DATA WRAPPER file_fdw;
+         CREATE FOREIGN TABLE ext_log (line text) SERVER files OPTIONS (filename '/dev/null');",
     );
     let engine = engine_for(&db, |_| {});
+    let foreign = describe(&engine, "ext_log", None).await.unwrap();
+    assert_eq!(
+        (
+            foreign.kind.as_str(),
+            foreign.columns.len(),
+            foreign.columns[0].name.as_str()
+        ),
+        ("foreign_table", 1, "line")
+    );
+
     let view = describe(&engine, "active", None).await.unwrap();
     assert_eq!(view.kind, "view");
     assert!(view.definition.as_deref().unwrap().contains("WHERE users.active"));
