@@ -41,6 +41,17 @@ pub struct QueryInput {
     pub limit: Option<usize>,
 }
 
+impl QueryInput {
+    /// A query with no parameters and the configured row cap.
+    pub fn new(sql: impl Into<String>) -> QueryInput {
+        QueryInput {
+            sql: sql.into(),
+            params: Vec::new(),
+            limit: None,
+        }
+    }
+}
+
 /// Runs calls against one database under one configuration. Cheap to share
 /// behind an `Arc`; every method may run concurrently.
 pub struct Engine {

@@ -73,6 +73,32 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// Set a switch by its config name (`read_only`, `allow_drop`, ...).
+    pub fn set_flag(&mut self, name: &str, value: bool) -> Result<(), String> {
+        let slot = match name {
+            "read_only" => &mut self.read_only,
+            "allow_set" => &mut self.allow_set,
+            "allow_drop" => &mut self.allow_drop,
+            "allow_truncate" => &mut self.allow_truncate,
+            "allow_do" => &mut self.allow_do,
+            "allow_copy_from" => &mut self.allow_copy_from,
+            "allow_copy_to_file" => &mut self.allow_copy_to_file,
+            "allow_create_function" => &mut self.allow_create_function,
+            "allow_prepare" => &mut self.allow_prepare,
+            "allow_delete_without_where" => &mut self.allow_delete_without_where,
+            "allow_update_without_where" => &mut self.allow_update_without_where,
+            "allow_alter_system" => &mut self.allow_alter_system,
+            "allow_load" => &mut self.allow_load,
+            "allow_create_rule" => &mut self.allow_create_rule,
+            "allow_merge" => &mut self.allow_merge,
+            "allow_create_extension" => &mut self.allow_create_extension,
+            "allow_role_changes" => &mut self.allow_role_changes,
+            other => return Err(format!("unknown protection flag \"{other}\"")),
+        };
+        *slot = value;
+        Ok(())
+    }
+
     /// Every `allow_*` true and no blocked functions; read-only off. For tests
     /// and for people who want only the always-on rules.
     pub fn permissive() -> Policy {

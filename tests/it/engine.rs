@@ -22,22 +22,23 @@ pub fn writable(c: &mut Config) {
     c.read_only = false;
 }
 
-async fn run(engine: &Engine, sql: &str) -> Result<pgmcp::QueryOutput, Error> {
-    engine
-        .query(
-            &QueryInput {
-                sql: sql.into(),
-                params: vec![],
-                limit: None,
-            },
-            CancellationToken::new(),
-        )
-        .await
+/// Run `sql` through the whole pipeline.
+pub async fn run(engine: &Engine, sql: &str) -> Result<pgmcp::QueryOutput, Error> {
+    engine.query(&QueryInput::new(sql), CancellationToken::new()).await
 }
 
-async fn rows(engine: &Engine, sql: &str) -> Value {
+/// The rows of `sql` as JSON; panics with the error if it fails.
+pub async fn rows(engine: &Engine, sql: &str) -> Value {
     let out = run(engine, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     serde_json::to_value(&out.rows).unwrap()
+}
+
+/// The error text of a call that must fail.
+pub fn err_text<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
+    match result {
+        Err(e) => e.to_string(),
+        Ok(v) => panic!("expected an error, got {v:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

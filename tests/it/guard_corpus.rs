@@ -81,32 +81,11 @@ fn policy(spec: &str) -> Result<Policy, String> {
             p.blocked_functions.push(FunctionPattern::new(pattern));
             continue;
         }
-        let flag = match term {
-            "default" => continue,
-            "all" => {
-                p = Policy::permissive();
-                continue;
-            }
-            "read_only" => &mut p.read_only,
-            "allow_set" => &mut p.allow_set,
-            "allow_drop" => &mut p.allow_drop,
-            "allow_truncate" => &mut p.allow_truncate,
-            "allow_do" => &mut p.allow_do,
-            "allow_copy_from" => &mut p.allow_copy_from,
-            "allow_copy_to_file" => &mut p.allow_copy_to_file,
-            "allow_create_function" => &mut p.allow_create_function,
-            "allow_prepare" => &mut p.allow_prepare,
-            "allow_delete_without_where" => &mut p.allow_delete_without_where,
-            "allow_update_without_where" => &mut p.allow_update_without_where,
-            "allow_alter_system" => &mut p.allow_alter_system,
-            "allow_load" => &mut p.allow_load,
-            "allow_create_rule" => &mut p.allow_create_rule,
-            "allow_merge" => &mut p.allow_merge,
-            "allow_create_extension" => &mut p.allow_create_extension,
-            "allow_role_changes" => &mut p.allow_role_changes,
-            other => return Err(format!("unknown policy term `{other}` in `{spec}`")),
-        };
-        *flag = true;
+        match term {
+            "default" => {}
+            "all" => p = Policy::permissive(),
+            flag => p.set_flag(flag, true).map_err(|e| format!("{e} in `{spec}`"))?,
+        }
     }
     Ok(p)
 }

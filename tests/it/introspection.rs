@@ -10,7 +10,7 @@ use pgmcp::{Engine, Error, QueryInput};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::engine_for;
+use crate::engine::{engine_for, err_text};
 use crate::support::pg;
 
 async fn describe(engine: &Engine, table: &str, schema: Option<&str>) -> Result<TableDescription, Error> {
@@ -25,13 +25,6 @@ async fn list(engine: &Engine, schema: Option<&str>, pattern: Option<&str>) -> V
     };
     let list = engine.list_tables(&filter, CancellationToken::new()).await.unwrap();
     list.tables.iter().map(|t| format!("{}.{}", t.schema, t.name)).collect()
-}
-
-fn err_text<T: std::fmt::Debug>(r: Result<T, Error>) -> String {
-    match r {
-        Err(e) => e.to_string(),
-        Ok(v) => panic!("expected an error, got {v:?}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -9,12 +9,12 @@ use pgmcp::error_prompts::ErrorPrompt;
 use pgmcp::hooks::Hook;
 use pgmcp::sanitize::SanitizeRule;
 use pgmcp::timeouts::TimeoutRule;
-use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
+use pgmcp::{Config, Engine, Error, QueryInput};
 use regex::Regex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{engine_for, writable};
+use crate::engine::{engine_for, err_text as err, rows, run, writable};
 use crate::hooks::script;
 use crate::support::pg;
 
@@ -24,30 +24,6 @@ fn hook(name: &str, pattern: &str) -> Hook {
         command: script(name),
         args: vec![],
         timeout: Duration::from_secs(5),
-    }
-}
-
-async fn run(engine: &Engine, sql: &str) -> Result<QueryOutput, Error> {
-    engine
-        .query(
-            &QueryInput {
-                sql: sql.into(),
-                params: vec![],
-                limit: None,
-            },
-            CancellationToken::new(),
-        )
-        .await
-}
-
-async fn rows(engine: &Engine, sql: &str) -> Value {
-    serde_json::to_value(run(engine, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).rows).unwrap()
-}
-
-fn err(result: Result<QueryOutput, Error>) -> String {
-    match result {
-        Err(e) => e.to_string(),
-        Ok(out) => panic!("expected an error, got {out:?}"),
     }
 }
 
