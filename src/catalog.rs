@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One table-like object the connected role can read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TableEntry {
     pub schema: String,
     pub name: String,
@@ -31,7 +31,7 @@ pub struct TableEntry {
     pub is_partition: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TableList {
     pub tables: Vec<TableEntry>,
     /// True when more tables matched than were returned.
@@ -130,7 +130,7 @@ fn split_identifier(text: &str) -> Result<Vec<String>, String> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ColumnInfo {
     pub name: String,
     #[serde(rename = "type")]
@@ -156,7 +156,7 @@ pub struct ColumnInfo {
 }
 
 /// How a partitioned table is split, or where a partition belongs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PartitionInfo {
     /// `range`, `list` or `hash`, for a partitioned table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,7 +173,7 @@ pub struct PartitionInfo {
     pub bound: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IndexInfo {
     pub name: String,
     pub definition: String,
@@ -181,7 +181,7 @@ pub struct IndexInfo {
     pub is_primary: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConstraintInfo {
     pub name: String,
     /// `PRIMARY KEY`, `FOREIGN KEY`, `UNIQUE`, `CHECK` or `EXCLUDE`.
@@ -190,7 +190,7 @@ pub struct ConstraintInfo {
     pub definition: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ForeignKeyInfo {
     pub name: String,
     pub columns: Vec<String>,
@@ -201,7 +201,7 @@ pub struct ForeignKeyInfo {
 }
 
 /// The shape of one table, view or materialized view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TableDescription {
     pub schema: String,
     pub name: String,

@@ -4,13 +4,16 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 use serde_json::Value;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::postgres::{self, ParamsError};
@@ -110,20 +113,33 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     tracing::info!(log = %log_hint, "serving MCP on stdio");
     // stdio_pipes reads and writes the pipes on the runtime itself; stdio() would
     // hand every read and write to a blocking thread (measured: 2x the CPU per call).
-    let service = match mcp::Server::new(engine.clone())
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-    {
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    // The moment stdin closes, stop the work in flight: the client is gone, and
+    // a query left running would hold a backend for nothing.
+    let stdin_closed = CancellationToken::new();
+    let stdin = EofSignal {
+        inner: stdin,
+        on_eof: stdin_closed.clone(),
+    };
+    let watcher = {
+        let engine = engine.clone();
+        let stdin_closed = stdin_closed.clone();
+        tokio::spawn(async move {
+            stdin_closed.cancelled().await;
+            engine.shutdown(SHUTDOWN_GRACE).await;
+        })
+    };
+    let service = match mcp::Server::new(engine.clone()).serve((stdin, stdout)).await {
         Ok(service) => service,
         Err(e) => {
             // stdin closed before the handshake: nothing to serve, not a failure.
             tracing::info!(error = %e, "session ended before initialization");
-            engine.close().await;
+            engine.shutdown(SHUTDOWN_GRACE).await;
             return Ok(ExitCode::SUCCESS);
         }
     };
     let cancel = service.cancellation_token();
-    let shutdown = async {
+    let signalled = async {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
@@ -134,13 +150,40 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
         quit = service.waiting() => {
             tracing::info!(reason = ?quit.ok(), "session ended");
         }
-        _ = shutdown => {
+        _ = signalled => {
             tracing::info!("signal received, shutting down");
+            // Stop the queries and hooks first, so their calls end with an
+            // answer, then the session.
+            engine.shutdown(SHUTDOWN_GRACE).await;
             cancel.cancel();
         }
     }
-    engine.close().await;
+    watcher.abort();
+    engine.shutdown(SHUTDOWN_GRACE).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long shutdown waits for calls in flight to stop on the server.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
+/// stdin that cancels a token when it reaches end of file.
+struct EofSignal<R> {
+    inner: R,
+    on_eof: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &poll
+            && buf.filled().len() == before
+            && buf.remaining() > 0
+        {
+            self.on_eof.cancel();
+        }
+        poll
+    }
 }
 
 async fn query_once(

@@ -2,19 +2,25 @@
 //! and [`Engine`] calls. No policy lives here.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject, ServerCapabilities,
+    ServerConfig, ToolAnnotations,
+};
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use serde::{Deserialize, Serialize};
+use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::TableFilter;
+use crate::catalog::{TableDescription, TableFilter, TableList};
+use crate::config::Config;
 use crate::error::Error;
 use crate::pipeline::{Engine, QueryInput};
+use crate::shape::QueryOutput;
 
 /// Arguments of the `query` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -64,13 +70,30 @@ pub struct Server {
     tool_router: ToolRouter<Server>,
 }
 
+/// How often a long call reports progress, when the client asked for it.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
 #[tool_router]
 impl Server {
     pub fn new(engine: Arc<Engine>) -> Server {
-        Server {
-            engine,
-            tool_router: Self::tool_router(),
+        let mut tool_router = Self::tool_router();
+        // `query` only promises not to write when the session is read-only.
+        let read_only = engine.config().read_only;
+        for (name, title, reads_only) in [
+            ("query", "Run SQL", read_only),
+            ("list_tables", "List tables", true),
+            ("describe_table", "Describe a table", true),
+        ] {
+            if let Some(route) = tool_router.map.get_mut(name) {
+                let mut hints = ToolAnnotations::new();
+                hints.title = Some(title.to_owned());
+                hints.read_only_hint = Some(reads_only);
+                hints.destructive_hint = Some(!reads_only);
+                hints.open_world_hint = Some(false);
+                route.attr = route.attr.clone().with_title(title).with_annotations(hints);
+            }
         }
+        Server { engine, tool_router }
     }
 
     #[tool(
@@ -81,13 +104,19 @@ impl Server {
                        Only one statement per call. Pass values through params ($1, $2, ...), never by pasting \
                        them into the SQL. Call list_tables and describe_table first to learn the schema."
     )]
-    async fn query(&self, Parameters(args): Parameters<QueryArgs>, ct: CancellationToken) -> CallToolResult {
+    async fn query(
+        &self,
+        Parameters(args): Parameters<QueryArgs>,
+        ct: CancellationToken,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<QueryOutput>, CallToolResult> {
         let input = QueryInput {
             sql: args.sql,
             params: args.params.unwrap_or_default(),
             limit: args.limit,
         };
-        tool_result(self.engine.query(&input, ct).await)
+        tool_result(with_progress(&meta, &peer, self.engine.query(&input, ct)).await)
     }
 
     #[tool(
@@ -97,13 +126,19 @@ impl Server {
                        on disk (use them to decide which tables need a LIMIT). Narrow it with schema and a name \
                        pattern; when truncated is true, narrow it further. Start here to learn what exists."
     )]
-    async fn list_tables(&self, Parameters(args): Parameters<ListTablesArgs>, ct: CancellationToken) -> CallToolResult {
+    async fn list_tables(
+        &self,
+        Parameters(args): Parameters<ListTablesArgs>,
+        ct: CancellationToken,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<TableList>, CallToolResult> {
         let filter = TableFilter {
             schema: args.schema,
             pattern: args.pattern,
             limit: 0,
         };
-        tool_result(self.engine.list_tables(&filter, ct).await)
+        tool_result(with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await)
     }
 
     #[tool(
@@ -117,48 +152,75 @@ impl Server {
         &self,
         Parameters(args): Parameters<DescribeTableArgs>,
         ct: CancellationToken,
-    ) -> CallToolResult {
-        tool_result(
-            self.engine
-                .describe_table(&args.table, args.schema.as_deref(), ct)
-                .await,
-        )
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<TableDescription>, CallToolResult> {
+        let work = self.engine.describe_table(&args.table, args.schema.as_deref(), ct);
+        tool_result(with_progress(&meta, &peer, work).await)
     }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        let config = self.engine.config();
-        let mode = if config.read_only {
-            "read-only: every query runs in a READ ONLY transaction"
-        } else {
-            "read-write"
-        };
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title("PostgreSQL (pgmcp)"))
-            .with_instructions(format!(
-                "pgmcp runs SQL against a PostgreSQL database through a guard. This session is {mode}. \
-                 Each query call runs one statement in its own transaction, returns at most {} rows \
-                 (truncated: true says more exist: page with LIMIT/OFFSET), and is stopped on the server after {}s. \
-                 Use list_tables and describe_table to learn the schema before querying.",
-                config.query.max_rows,
-                config.query.default_timeout.as_secs()
-            ))
+            .with_instructions(instructions(self.engine.config()))
     }
 }
 
-/// Success becomes JSON (structured and as text); failure becomes a tool
-/// result with `isError: true` whose text the model can act on.
-fn tool_result<T: Serialize>(result: Result<T, Error>) -> CallToolResult {
-    match result.map(|value| serde_json::to_value(value)) {
-        Ok(Ok(value)) => CallToolResult::structured(value),
-        Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(format!(
-            "internal error: cannot encode the result: {e}"
-        ))]),
-        Err(e) => {
-            tracing::info!(error = %e, "tool call failed");
-            CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+/// What the model is told at `initialize`: what is guarded, the caps, the
+/// session's mode, and how to page.
+fn instructions(config: &Config) -> String {
+    let mode = if config.read_only {
+        "This session is read-only: every statement runs in a READ ONLY transaction, so writes fail."
+    } else {
+        "This session may write: each statement commits on its own."
+    };
+    format!(
+        "pgmcp runs SQL on a PostgreSQL database through a guard that checks PostgreSQL's own parse tree: one \
+         statement per call, and statements or functions that could cause damage (DROP, TRUNCATE, DELETE or \
+         UPDATE without WHERE, server file access, ...) are refused with a message saying why. {mode} \
+         A query returns at most {} rows and {} bytes of rows, and is stopped on the server after {}s. \
+         When a result says truncated: true, page with ORDER BY plus LIMIT/OFFSET, filter with WHERE, select \
+         fewer columns, or aggregate. Start with list_tables and describe_table; pass values as params ($1, $2).",
+        config.query.max_rows,
+        config.query.max_result_length,
+        config.query.default_timeout.as_secs()
+    )
+}
+
+/// Run `work`; when the client sent a progress token, report the time spent
+/// every few seconds until it finishes.
+async fn with_progress<T>(meta: &RequestMetaObject, peer: &Peer<RoleServer>, work: impl Future<Output = T>) -> T {
+    let Some(token) = meta.get_progress_token() else {
+        return work.await;
+    };
+    tokio::pin!(work);
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = ticks.tick() => {
+                let seconds = started.elapsed().as_secs();
+                let note = ProgressNotificationParam::new(token.clone(), seconds as f64)
+                    .with_message(format!("still running after {seconds}s"));
+                let _ = peer.notify_progress(note).await;
+            }
         }
     }
+}
+
+/// Success becomes structured JSON (plus the same JSON as text for older
+/// clients); failure becomes a tool result with `isError: true` whose text the
+/// model can act on.
+// rmcp turns the `Err` of a tool into an `isError` result; a CallToolResult is
+// what it expects there, large or not.
+#[allow(clippy::result_large_err)]
+fn tool_result<T>(result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
+    result.map(Json).map_err(|e| {
+        tracing::info!(error = %e, "tool call failed");
+        CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+    })
 }

@@ -16,7 +16,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
@@ -62,6 +64,11 @@ pub struct Engine {
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
     slots: Semaphore,
+    /// Cancelled by [`Engine::shutdown`]: every call in flight stops its work.
+    shutdown: CancellationToken,
+    /// Calls in flight, so shutdown can wait for them to finish stopping.
+    in_flight: AtomicUsize,
+    idle: Notify,
 }
 
 impl Engine {
@@ -81,6 +88,9 @@ impl Engine {
             backend: Backend::Postgres(PgBackend::new(params, options)),
             policy,
             config,
+            shutdown: CancellationToken::new(),
+            in_flight: AtomicUsize::new(0),
+            idle: Notify::new(),
         }
     }
 
@@ -99,7 +109,8 @@ impl Engine {
     /// Run one query through every stage. Any error comes back with the
     /// matching `error_prompts` appended.
     pub async fn query(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryOutput, Error> {
-        self.run_query(input, &cancel).await.map_err(|e| self.prompted(e))
+        let call = self.begin(cancel);
+        self.run_query(input, &call.token).await.map_err(|e| self.prompted(e))
     }
 
     async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryOutput, Error> {
@@ -169,7 +180,8 @@ impl Engine {
     /// The tables, views and materialized views the role can read, filtered and
     /// capped at `query.max_rows`.
     pub async fn list_tables(&self, filter: &TableFilter, cancel: CancellationToken) -> Result<TableList, Error> {
-        let deadline = self.deadline(self.config.query.list_tables_timeout, cancel);
+        let call = self.begin(cancel);
+        let deadline = self.deadline(self.config.query.list_tables_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         let cap = self.config.query.max_rows;
         let filter = TableFilter {
@@ -192,7 +204,8 @@ impl Engine {
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
         let (schema, name) = parse_table_name(table, schema).map_err(Error::Input)?;
-        let deadline = self.deadline(self.config.query.describe_table_timeout, cancel);
+        let call = self.begin(cancel);
+        let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         self.backend
             .describe_table(schema.as_deref(), &name, &deadline)
@@ -200,9 +213,44 @@ impl Engine {
             .map_err(|e| self.prompted(e))
     }
 
+    /// Stop every call in flight (queries get a cancel request, hooks are
+    /// killed), wait up to `grace` for them to finish stopping, and close idle
+    /// connections. New calls after this fail as cancelled.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.shutdown.cancel();
+        let _ = tokio::time::timeout(grace, async {
+            loop {
+                let idle = self.idle.notified();
+                if self.in_flight.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        })
+        .await;
+        self.backend.close().await;
+    }
+
     /// Close idle connections. Calls still running finish on their own.
     pub async fn close(&self) {
         self.backend.close().await;
+    }
+
+    /// Start a call: its token is cancelled by the caller's token or by
+    /// shutdown, whichever comes first, and the call is counted until dropped.
+    fn begin(&self, cancel: CancellationToken) -> Call<'_> {
+        let token = self.shutdown.child_token();
+        let linked = token.clone();
+        let link = tokio::spawn(async move {
+            cancel.cancelled().await;
+            linked.cancel();
+        });
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        Call {
+            engine: self,
+            token,
+            link,
+        }
     }
 
     fn deadline(&self, timeout: Duration, cancel: CancellationToken) -> Deadline {
@@ -223,6 +271,22 @@ impl Engine {
                 Ok(Err(_)) | Err(_) => Err(Error::NoSlot { slots: self.config.pool.max_conns, waited: started.elapsed() }),
             },
             _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
+        }
+    }
+}
+
+/// A call in flight; see [`Engine::begin`].
+struct Call<'a> {
+    engine: &'a Engine,
+    token: CancellationToken,
+    link: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        self.link.abort();
+        if self.engine.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.engine.idle.notify_waiters();
         }
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::backend::{Column, Rows};
 
 /// A successful `query` result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct QueryOutput {
     /// Result columns in order, with their PostgreSQL type names. Column names
     /// are made unique (`a`, `a_2`) so every row can be a JSON object.

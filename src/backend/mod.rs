@@ -13,7 +13,7 @@ use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 
 /// A result column: its name and its type as the engine spells it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Column {
     pub name: String,
     #[serde(rename = "type")]

@@ -41,7 +41,12 @@ fn a_full_session_transcript() {
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(init["serverInfo"]["name"], "pgmcp");
     assert!(init["capabilities"]["tools"].is_object());
-    assert!(init["instructions"].as_str().unwrap().contains("read-write"));
+    let instructions = init["instructions"].as_str().unwrap();
+    assert!(instructions.contains("This session may write"), "{instructions}");
+    assert!(
+        instructions.contains("at most 500 rows") && instructions.contains("truncated: true"),
+        "{instructions}"
+    );
 
     let tools = mcp.request("tools/list", json!({}));
     let mut names: Vec<&str> = tools["result"]["tools"]
@@ -66,12 +71,26 @@ fn a_full_session_transcript() {
             .unwrap()
             .contains("one SQL statement")
     );
+    // Writes are allowed in this session, so `query` does not claim to be read-only.
+    assert_eq!(query_tool["annotations"]["readOnlyHint"], false);
+    assert_eq!(query_tool["annotations"]["destructiveHint"], true);
+    assert_eq!(query_tool["title"], "Run SQL");
+    let schemas: std::collections::HashMap<String, Value> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_owned(), t["outputSchema"].clone()))
+        .collect();
+    for (name, schema) in &schemas {
+        assert_eq!(schema["type"], "object", "{name} declares an object output schema");
+    }
 
     let result = mcp.call_tool(
         "query",
         json!({"sql": "SELECT id, name FROM users WHERE id = $1", "params": [2]}),
     );
     assert_eq!(result["isError"], false);
+    check_schema(&schemas["query"], &result["structuredContent"]);
     let out = tool_json(&result);
     assert_eq!(out["rows"], json!([{"id": 2, "name": "alan"}]));
     assert_eq!(
@@ -82,8 +101,10 @@ fn a_full_session_transcript() {
 
     let result = mcp.call_tool("list_tables", json!({}));
     assert_eq!(tool_json(&result)["tables"][0]["name"], "users");
+    check_schema(&schemas["list_tables"], &result["structuredContent"]);
 
     let result = mcp.call_tool("describe_table", json!({"table": "users"}));
+    check_schema(&schemas["describe_table"], &result["structuredContent"]);
     let desc = tool_json(&result);
     assert_eq!(
         desc["columns"][0],
@@ -204,4 +225,137 @@ fn many_calls_in_flight_each_get_their_answer() {
             "response {id} carried another call's rows"
         );
     }
+}
+
+/// Check `value` against a JSON Schema as schemars writes them: `type` (one or
+/// a list), `properties`, `required`, `items`, `$ref` into `$defs`, `anyOf`,
+/// `oneOf`, `enum`, and integer formats. Panics with the path of the first
+/// mismatch.
+fn check_schema(schema: &Value, value: &Value) {
+    fn check(root: &Value, schema: &Value, value: &Value, path: &str) -> Result<(), String> {
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+            let name = reference.rsplit('/').next().unwrap();
+            return check(root, &root["$defs"][name], value, path);
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(options) = schema.get(key).and_then(Value::as_array) {
+                if options.iter().any(|o| check(root, o, value, path).is_ok()) {
+                    return Ok(());
+                }
+                return Err(format!("{path}: {value} matches none of {key}"));
+            }
+        }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            return Err(format!("{path}: {value} is not one of {allowed:?}"));
+        }
+        if let Some(types) = schema.get("type") {
+            let types: Vec<&str> = match types {
+                Value::String(t) => vec![t.as_str()],
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            };
+            let fits = |t: &str| match t {
+                "null" => value.is_null(),
+                "boolean" => value.is_boolean(),
+                "string" => value.is_string(),
+                "integer" => value.is_i64() || value.is_u64(),
+                "number" => value.is_number(),
+                "array" => value.is_array(),
+                "object" => value.is_object(),
+                _ => false,
+            };
+            if !types.iter().any(|t| fits(t)) {
+                return Err(format!("{path}: {value} is not of type {types:?}"));
+            }
+        }
+        if let (Some(object), Some(properties)) =
+            (value.as_object(), schema.get("properties").and_then(Value::as_object))
+        {
+            for required in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+                let key = required.as_str().unwrap();
+                if !object.contains_key(key) {
+                    return Err(format!("{path}: missing required {key}"));
+                }
+            }
+            for (key, field) in object {
+                if let Some(field_schema) = properties.get(key) {
+                    check(root, field_schema, field, &format!("{path}.{key}"))?;
+                } else if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+                    return Err(format!("{path}: unexpected property {key}"));
+                }
+            }
+        }
+        if let (Some(items), Some(item_schema)) = (value.as_array(), schema.get("items")) {
+            for (i, item) in items.iter().enumerate() {
+                check(root, item_schema, item, &format!("{path}[{i}]"))?;
+            }
+        }
+        Ok(())
+    }
+    if let Err(e) = check(schema, schema, value, "$") {
+        panic!("structuredContent does not match the declared outputSchema: {e}\nschema: {schema}");
+    }
+}
+
+/// In read-only mode `query` says it does not write; the catalog tools always do.
+#[test]
+fn annotations_follow_read_only_mode() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10}}"#,
+    )
+    .unwrap();
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", config.to_str().unwrap()],
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    let init = mcp.initialize();
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("This session is read-only")
+    );
+    let tools = mcp.request("tools/list", json!({}));
+    for tool in tools["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+        assert_eq!(tool["annotations"]["destructiveHint"], false, "{tool}");
+        assert!(tool["title"].is_string(), "{tool}");
+    }
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}
+
+/// A long call reports progress when the client asks for it.
+#[test]
+fn long_calls_report_progress() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut mcp = start(&db, dir.path());
+    mcp.initialize();
+    let response = mcp.request(
+        "tools/call",
+        json!({"name": "query", "arguments": {"sql": "SELECT pg_sleep(4.5) IS NULL AS slept"}, "_meta": {"progressToken": "p1"}}),
+    );
+    assert_eq!(tool_json(&response["result"])["rows"], json!([{"slept": false}]));
+    let progress: Vec<Value> = mcp
+        .take_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(progress.len() >= 2, "expected a progress note every 2 s: {progress:?}");
+    assert!(progress.iter().all(|n| n["params"]["progressToken"] == "p1"));
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|n| n["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "progress must increase: {values:?}"
+    );
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub use params::{ConnectParams, Host, ParamsError, SslMode};
 use types::TypeCatalog;
-use wire::{Connection, Exchange, StatementResult, WireError};
+use wire::{CancelTarget, Connection, Exchange, StatementResult, WireError};
 
 use super::{Column, Deadline, Rows, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList};
@@ -414,17 +414,38 @@ pub(super) async fn run(
     ex: &Exchange<'_>,
     deadline: &Deadline,
 ) -> Result<StatementResult, Error> {
-    let target = conn.cancel_target();
+    // If this future is dropped before the exchange is read to its end (its
+    // caller went away), the guard still asks the server to stop the work.
+    let mut guard = CancelOnDrop(Some(conn.cancel_target()));
     let work = conn.exchange(ex);
     tokio::pin!(work);
     let stopped_by = tokio::select! {
-        r = &mut work => return r.map_err(|e| query_error(e, deadline.timeout)),
+        r = &mut work => {
+            guard.0 = None;
+            return r.map_err(|e| query_error(e, deadline.timeout));
+        }
         _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: deadline.timeout },
         _ = deadline.cancel.cancelled() => Error::Cancelled,
     };
-    let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+    if let Some(target) = guard.0.take() {
+        let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+    }
     let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
     Err(stopped_by)
+}
+
+/// Sends a cancel request for a connection's running statement when dropped
+/// while still armed.
+struct CancelOnDrop(Option<CancelTarget>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let (Some(target), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+            });
+        }
+    }
 }
 
 fn query_error(e: WireError, timeout: Duration) -> Error {
