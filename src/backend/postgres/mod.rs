@@ -345,10 +345,12 @@ impl PgBackend {
             let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
             match candidate {
                 Some((mut conn, since)) if self.is_fresh(&conn, since) => {
-                    // The previous call's session reset must have succeeded.
+                    // The previous call's session reset must have succeeded, and
+                    // the server must not have closed the connection since (a
+                    // restart ends every session).
                     match tokio::time::timeout(SETTLE, conn.read_deferred()).await {
-                        Ok(Ok(())) => return Ok(conn),
-                        _ => tracing::debug!("dropping a connection whose session reset failed"),
+                        Ok(Ok(())) if conn.is_alive().await => return Ok(conn),
+                        _ => tracing::debug!("dropping a pooled connection that is no longer usable"),
                     }
                 }
                 Some((conn, _)) => {

@@ -364,6 +364,28 @@ impl Connection {
         }
     }
 
+    /// Whether an idle connection is still usable: the server has not closed
+    /// it or sent it an error (as it does to every session when it shuts down
+    /// or restarts). Looks at what is already readable, without waiting.
+    pub async fn is_alive(&mut self) -> bool {
+        loop {
+            // Polled once: ready only if the socket has data or is closed.
+            match tokio::time::timeout(std::time::Duration::ZERO, self.io.read_buf(&mut self.read_buf)).await {
+                Err(_) => break,
+                Ok(Ok(0)) | Ok(Err(_)) => return false,
+                Ok(Ok(_)) => continue,
+            }
+        }
+        // Anything unsolicited must be harmless (a notice, a parameter change).
+        let mut pending = self.read_buf.clone();
+        while let Ok(Some(message)) = Message::parse(&mut pending) {
+            if let Message::ErrorResponse(_) = message {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Read the replies of the previous exchange's deferred statements. They
     /// reset the session, so any error there means the connection is not fit
     /// for reuse.
