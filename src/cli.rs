@@ -11,7 +11,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleServer, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
@@ -129,7 +130,10 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
             engine.shutdown(SHUTDOWN_GRACE).await;
         })
     };
-    let service = match mcp::Server::new(engine.clone()).serve((stdin, stdout)).await {
+    // rmcp drops lines over 16 MiB without a word; allow 32 MiB so an oversized
+    // request (a 20 MB SQL string, say) is read and refused with a reason.
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(MAX_LINE);
+    let service = match mcp::Server::new(engine.clone()).serve(transport).await {
         Ok(service) => service,
         Err(e) => {
             // stdin closed before the handshake: nothing to serve, not a failure.
@@ -162,6 +166,9 @@ async fn serve(config: Config) -> Result<ExitCode, CliError> {
     engine.shutdown(SHUTDOWN_GRACE).await;
     Ok(ExitCode::SUCCESS)
 }
+
+/// Longest JSON-RPC line read from stdin.
+const MAX_LINE: usize = 32 << 20;
 
 /// How long shutdown waits for calls in flight to stop on the server.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);

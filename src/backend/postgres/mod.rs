@@ -26,6 +26,8 @@ const SERVER_FIRST: Duration = Duration::from_millis(150);
 /// After a cancel request, how long we wait for the server to answer before
 /// giving up on the connection.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// How often the cancel request is repeated until the server answers.
+const CANCEL_REPEAT: Duration = Duration::from_millis(100);
 
 /// Session settings sent at connect time. They make text output independent of
 /// the server's configuration, and `RESET ALL` (part of `DISCARD ALL`) returns
@@ -429,10 +431,24 @@ pub(super) async fn run(
         _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: deadline.timeout },
         _ = deadline.cancel.cancelled() => Error::Cancelled,
     };
+    // A cancel request only stops a statement that is running: one sent while
+    // the statement is still on its way in is ignored. So repeat it until the
+    // server answers, within the grace period.
     if let Some(target) = guard.0.take() {
-        let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+        let keep_cancelling = async {
+            loop {
+                let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+                tokio::time::sleep(CANCEL_REPEAT).await;
+            }
+        };
+        let _ = tokio::time::timeout(CANCEL_GRACE, async {
+            tokio::select! {
+                _ = &mut work => {}
+                _ = keep_cancelling => {}
+            }
+        })
+        .await;
     }
-    let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
     Err(stopped_by)
 }
 
