@@ -265,12 +265,14 @@ impl Engine {
     async fn slot(&self, deadline: &Deadline) -> Result<SemaphorePermit<'_>, Error> {
         let started = Instant::now();
         tokio::select! {
+            // A call cancelled while it waited must not take the slot.
+            biased;
+            _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
             permit = tokio::time::timeout_at(deadline.at.into(), self.slots.acquire()) => match permit {
                 Ok(Ok(permit)) => Ok(permit),
                 // The semaphore is never closed; treat it like a timeout anyway.
                 Ok(Err(_)) | Err(_) => Err(Error::NoSlot { slots: self.config.pool.max_conns, waited: started.elapsed() }),
             },
-            _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
         }
     }
 }

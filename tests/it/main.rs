@@ -2,6 +2,7 @@
 
 mod cli;
 mod engine;
+mod faults;
 mod guard_attacks;
 mod guard_corpus;
 mod guard_fuzz;

@@ -418,6 +418,10 @@ pub(super) async fn run(
     ex: &Exchange<'_>,
     deadline: &Deadline,
 ) -> Result<StatementResult, Error> {
+    // A call cancelled before its statement is sent sends nothing.
+    if deadline.cancel.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
     // If this future is dropped before the exchange is read to its end (its
     // caller went away), the guard still asks the server to stop the work.
     let mut guard = CancelOnDrop(Some(conn.cancel_target()));
