@@ -90,11 +90,6 @@ pub fn from_text(shape: &Shape, text: &str) -> Value {
     }
 }
 
-/// [`from_text`] for a built-in scalar type by OID.
-pub fn from_pg_text(type_oid: u32, text: &str) -> Value {
-    from_text(&Shape::of_scalar(type_oid), text)
-}
-
 /// Deepest JSON value embedded as JSON; deeper ones come back as their text,
 /// because reading, sanitizing, encoding and dropping a value all recurse.
 pub const MAX_JSON_DEPTH: usize = 600;
