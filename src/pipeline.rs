@@ -16,7 +16,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
@@ -64,10 +65,9 @@ pub struct Engine {
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
     slots: Semaphore,
-    /// Cancelled by [`Engine::shutdown`]: every call in flight stops its work.
-    shutdown: CancellationToken,
-    /// Calls in flight, so shutdown can wait for them to finish stopping.
-    in_flight: AtomicUsize,
+    /// The calls in flight, so [`Engine::shutdown`] can cancel them and wait.
+    calls: Mutex<Calls>,
+    /// Woken when the last call in flight ends.
     idle: Notify,
 }
 
@@ -88,8 +88,7 @@ impl Engine {
             backend: Backend::Postgres(PgBackend::new(params, options)),
             policy,
             config,
-            shutdown: CancellationToken::new(),
-            in_flight: AtomicUsize::new(0),
+            calls: Mutex::new(Calls::default()),
             idle: Notify::new(),
         }
     }
@@ -217,11 +216,15 @@ impl Engine {
     /// killed), wait up to `grace` for them to finish stopping, and close idle
     /// connections. New calls after this fail as cancelled.
     pub async fn shutdown(&self, grace: Duration) {
-        self.shutdown.cancel();
+        {
+            let mut calls = self.calls();
+            calls.shut_down = true;
+            calls.live.values().for_each(CancellationToken::cancel);
+        }
         let _ = tokio::time::timeout(grace, async {
             loop {
                 let idle = self.idle.notified();
-                if self.in_flight.load(Ordering::SeqCst) == 0 {
+                if self.calls().live.is_empty() {
                     return;
                 }
                 idle.await;
@@ -236,21 +239,28 @@ impl Engine {
         self.backend.close().await;
     }
 
-    /// Start a call: its token is cancelled by the caller's token or by
-    /// shutdown, whichever comes first, and the call is counted until dropped.
+    /// Start a call: its token is a child of the caller's, so the caller's
+    /// cancellation reaches it, and it is registered until dropped so shutdown
+    /// can cancel it too.
     fn begin(&self, cancel: CancellationToken) -> Call<'_> {
-        let token = self.shutdown.child_token();
-        let linked = token.clone();
-        let link = tokio::spawn(async move {
-            cancel.cancelled().await;
-            linked.cancel();
-        });
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let token = cancel.child_token();
+        let mut calls = self.calls();
+        // Checked under the lock that shutdown takes, so no call slips past it.
+        if calls.shut_down {
+            token.cancel();
+        }
+        let id = calls.next;
+        calls.next += 1;
+        calls.live.insert(id, token.clone());
         Call {
             engine: self,
+            id,
             token,
-            link,
         }
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn deadline(&self, timeout: Duration, cancel: CancellationToken) -> Deadline {
@@ -277,17 +287,27 @@ impl Engine {
     }
 }
 
+/// The calls in flight, by id.
+#[derive(Default)]
+struct Calls {
+    next: u64,
+    live: HashMap<u64, CancellationToken>,
+    /// Set by shutdown: calls that begin after it start cancelled.
+    shut_down: bool,
+}
+
 /// A call in flight; see [`Engine::begin`].
 struct Call<'a> {
     engine: &'a Engine,
+    id: u64,
     token: CancellationToken,
-    link: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
-        self.link.abort();
-        if self.engine.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+        let mut calls = self.engine.calls();
+        calls.live.remove(&self.id);
+        if calls.live.is_empty() {
             self.engine.idle.notify_waiters();
         }
     }

@@ -226,6 +226,8 @@ impl std::error::Error for Violation {}
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub tree: Tree,
+    /// The highest `$n` placeholder, noted during the guard's walk.
+    params: usize,
 }
 
 impl Checked {
@@ -252,21 +254,7 @@ impl Checked {
 
     /// The highest `$n` placeholder the statement uses (0 when none).
     pub fn param_count(&self) -> usize {
-        fn highest(value: &Value) -> usize {
-            match value {
-                Value::Object(map) => {
-                    let own = map
-                        .get("ParamRef")
-                        .and_then(|p| p.get("number"))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0);
-                    map.values().map(highest).fold(own as usize, usize::max)
-                }
-                Value::Array(items) => items.iter().map(highest).max().unwrap_or(0),
-                _ => 0,
-            }
-        }
-        self.tree.stmts.iter().map(highest).max().unwrap_or(0)
+        self.params
     }
 }
 
@@ -296,16 +284,18 @@ pub fn check(policy: &Policy, sql: &str) -> Result<Checked, Violation> {
             });
         }
     }
+    let mut params = 0;
     for stmt in &tree.stmts {
-        walk(policy, stmt)?;
+        walk(policy, stmt, &mut params)?;
     }
-    Ok(Checked { tree })
+    Ok(Checked { tree, params })
 }
 
 /// Visit every node: in libpg_query's JSON every node is `{"NodeType": {..}}`.
 /// A field typed as one specific struct is printed without that wrapper; the
 /// ones a rule cares about are named in [`UNWRAPPED`] and checked as their type.
-fn walk(policy: &Policy, value: &Value) -> Result<(), Violation> {
+/// `params` gathers the highest `$n` seen, so the tree is walked only once.
+fn walk(policy: &Policy, value: &Value, params: &mut usize) -> Result<(), Violation> {
     match value {
         Value::Object(map) => {
             if map.len() == 1
@@ -313,12 +303,17 @@ fn walk(policy: &Policy, value: &Value) -> Result<(), Violation> {
                 && kind.starts_with(|c: char| c.is_ascii_uppercase())
                 && fields.is_object()
             {
+                if kind == "ParamRef"
+                    && let Some(n) = fields.get("number").and_then(Value::as_u64)
+                {
+                    *params = (*params).max(usize::try_from(n).unwrap_or(usize::MAX));
+                }
                 rules::check_node(policy, kind, fields)?;
-                return walk_fields(policy, kind, fields);
+                return walk_fields(policy, kind, fields, params);
             }
-            walk_fields(policy, "", value)
+            walk_fields(policy, "", value, params)
         }
-        Value::Array(items) => items.iter().try_for_each(|item| walk(policy, item)),
+        Value::Array(items) => items.iter().try_for_each(|item| walk(policy, item, params)),
         _ => Ok(()),
     }
 }
@@ -332,7 +327,7 @@ const UNWRAPPED: &[(&str, &str)] = &[
 ];
 
 /// Walk the fields of a node of type `kind` ("" for a plain object).
-fn walk_fields(policy: &Policy, kind: &str, fields: &Value) -> Result<(), Violation> {
+fn walk_fields(policy: &Policy, kind: &str, fields: &Value, params: &mut usize) -> Result<(), Violation> {
     let Value::Object(map) = fields else { return Ok(()) };
     for (key, child) in map {
         if let Some((_, typed)) = UNWRAPPED.iter().find(|(field, _)| field == key)
@@ -346,7 +341,7 @@ fn walk_fields(policy: &Policy, kind: &str, fields: &Value) -> Result<(), Violat
                 rules::check_node(policy, typed, child)?;
             }
         }
-        walk(policy, child)?;
+        walk(policy, child, params)?;
     }
     Ok(())
 }

@@ -81,10 +81,6 @@ impl PgBackend {
         }
     }
 
-    pub fn params(&self) -> &ConnectParams {
-        &self.params
-    }
-
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
         let params: Vec<Option<String>> = stmt.params.iter().map(param_text).collect::<Result<_, _>>()?;
         let mut conn = self.checkout(deadline).await?;
