@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::postgres::{self, ParamsError};
+use crate::backend::{Choice, ChoiceError};
 use crate::config::{Config, ConfigError, ConfigLocation, LogOutput};
 use crate::error::Error as QueryError;
 use crate::pipeline::{Engine, QueryInput};
@@ -34,6 +34,12 @@ pub struct Cli {
     /// <config dir>/pgmcp/config.json, else built-in defaults (read-only).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// The database: sqlite:///abs/path.db, sqlite:relative/path.db, or a
+    /// PostgreSQL URL or key=value string. Default: $PGMCP_DATABASE, else
+    /// $PGMCP_PG_CONNSTRING, else the config's "database", else its
+    /// "connection" section with PGHOST, PGUSER, ...
+    #[arg(long, global = true, value_name = "URL")]
+    pub database: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -42,10 +48,11 @@ pub struct Cli {
 pub enum Command {
     /// Speak MCP on stdin/stdout. This is what Claude Desktop or Cursor runs.
     ///
-    /// The database is taken from PGMCP_PG_CONNSTRING (a postgres:// URL or
-    /// key=value string), else from the config's "connection" section and the
-    /// usual PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE variables. Logs go to the
-    /// log file, never to stdout.
+    /// The database is taken from --database, else PGMCP_DATABASE, else
+    /// PGMCP_PG_CONNSTRING (a postgres:// URL or key=value string), else the
+    /// config's "database", else its "connection" section and the usual
+    /// PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE variables. Logs go to the log
+    /// file, never to stdout.
     Serve,
     /// Run one SQL statement through the same guarded pipeline and print the
     /// JSON result, exactly as the `query` tool would return it.
@@ -67,8 +74,8 @@ pub enum Command {
 pub enum CliError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("connection settings: {0}")]
-    Params(#[from] ParamsError),
+    #[error(transparent)]
+    Database(#[from] ChoiceError),
     #[error("logging: {0}")]
     Logging(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
@@ -97,20 +104,20 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let result = match cli.command {
-        Command::Serve => runtime.block_on(serve(config)),
-        Command::Query { sql, params, limit } => runtime.block_on(query_once(config, sql, params, limit)),
+        Command::Serve => runtime.block_on(serve(config, cli.database)),
+        Command::Query { sql, params, limit } => runtime.block_on(query_once(config, cli.database, sql, params, limit)),
     };
     // Don't wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
     result
 }
 
-async fn serve(config: Config) -> Result<ExitCode, CliError> {
+async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
     let log_hint = match &config.logging.output {
         LogOutput::File(path) => path.display().to_string(),
         LogOutput::Stderr => "stderr".to_owned(),
     };
-    let engine = Arc::new(Engine::postgres_from_env(config)?);
+    let engine = Arc::new(Engine::from_env(config, database.as_deref())?);
     tracing::info!(log = %log_hint, "serving MCP on stdio");
     // stdio_pipes reads and writes the pipes on the runtime itself; stdio() would
     // hand every read and write to a blocking thread (measured: 2x the CPU per call).
@@ -195,6 +202,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
 
 async fn query_once(
     config: Config,
+    database: Option<String>,
     sql: String,
     params: Vec<String>,
     limit: Option<usize>,
@@ -203,14 +211,25 @@ async fn query_once(
         .iter()
         .map(|p| serde_json::from_str(p).unwrap_or_else(|_| Value::String(p.clone())))
         .collect();
-    let input = QueryInput { sql, params, limit };
-    let connstring = std::env::var("PGMCP_PG_CONNSTRING").ok().filter(|s| !s.is_empty());
-    let mut conn = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| std::env::var(k).ok())?;
-    let mut engine = Engine::postgres(config.clone(), conn.clone());
+    let input = QueryInput {
+        sql,
+        params,
+        limit,
+        database: None,
+    };
+    let choice = crate::pipeline::choose(&config, database.as_deref())?;
+    let postgres = match &choice {
+        Choice::Postgres(conn) => Some(conn.clone()),
+        Choice::Sqlite { .. } => None,
+    };
+    let mut engine = Engine::from_choice(config.clone(), choice);
     let mut result = engine.query(&input, CancellationToken::new()).await;
     // Like psql: ask for a password only when the server wants one and a person
     // is at a terminal to type it.
-    if matches!(result, Err(QueryError::PasswordRequired)) && std::io::stdin().is_terminal() {
+    if let Some(mut conn) = postgres
+        && matches!(result, Err(QueryError::PasswordRequired))
+        && std::io::stdin().is_terminal()
+    {
         let prompt = format!("Password for user {}: ", conn.user);
         if let Ok(password) = rpassword::prompt_password(prompt) {
             conn.password = Some(password);

@@ -47,8 +47,14 @@ impl fmt::Display for ConfigError {
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
+    /// A database URL: `sqlite:...` for an SQLite file, else a PostgreSQL
+    /// connection string. Environment variables and `--database` win over it.
+    #[serde(default)]
+    pub database: Option<String>,
     #[serde(default)]
     pub connection: ConnectionConfig,
+    #[serde(default)]
+    pub sqlite: RawSqlite,
     #[serde(default)]
     pub pool: RawPool,
     #[serde(default)]
@@ -130,6 +136,9 @@ pub struct RawProtection {
     pub allow_merge: Option<bool>,
     pub allow_create_extension: Option<bool>,
     pub allow_role_changes: Option<bool>,
+    pub allow_attach: Option<bool>,
+    pub allow_pragma_write: Option<bool>,
+    pub allow_vacuum_into: Option<bool>,
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
 }
@@ -147,6 +156,14 @@ pub struct ConnectionConfig {
     pub sslmode: Option<String>,
     pub application_name: Option<String>,
     pub connect_timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSqlite {
+    /// A directory whose SQLite files calls may name with the `database`
+    /// argument. Relative to the config file's directory.
+    pub root: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -189,6 +206,10 @@ pub struct RawQuery {
 pub struct Config {
     /// The file this came from; `None` for built-in defaults.
     pub source: Option<PathBuf>,
+    /// The config file's `database` URL, if any.
+    pub database: Option<String>,
+    /// `sqlite.root`, resolved against the config file's directory.
+    pub sqlite_root: Option<PathBuf>,
     pub connection: ConnectionConfig,
     pub pool: PoolConfig,
     /// Every query runs in a `READ ONLY` transaction on sessions with
@@ -315,6 +336,8 @@ impl Config {
     pub fn builtin() -> Config {
         Config {
             source: None,
+            database: None,
+            sqlite_root: None,
             connection: ConnectionConfig::default(),
             pool: PoolConfig {
                 max_conns: 4,
@@ -584,10 +607,34 @@ impl RawConfig {
             allow_merge: p.allow_merge.unwrap_or(false),
             allow_create_extension: p.allow_create_extension.unwrap_or(false),
             allow_role_changes: p.allow_role_changes.unwrap_or(false),
+            allow_attach: p.allow_attach.unwrap_or(false),
+            allow_pragma_write: p.allow_pragma_write.unwrap_or(false),
+            allow_vacuum_into: p.allow_vacuum_into.unwrap_or(false),
             blocked_functions,
+        };
+        if let Some(url) = &self.database
+            && url.trim().is_empty()
+        {
+            return Err(fail("database", "is empty: remove it or give a URL".into()));
+        }
+        let sqlite_root = match self.sqlite.root.as_deref() {
+            None => None,
+            Some("") => return Err(fail("sqlite.root", "is empty: remove it or give a directory".into())),
+            Some(root) => {
+                let path = match file.and_then(Path::parent) {
+                    Some(dir) if Path::new(root).is_relative() => dir.join(root),
+                    _ => PathBuf::from(root),
+                };
+                if !path.is_dir() {
+                    return Err(fail("sqlite.root", format!("{} is not a directory", path.display())));
+                }
+                Some(path)
+            }
         };
         Ok(Config {
             source: file.map(Path::to_owned),
+            database: self.database,
+            sqlite_root,
             connection: self.connection,
             pool,
             read_only,

@@ -116,15 +116,31 @@ impl DbError {
         Ok(err)
     }
 
-    /// The SQLSTATE code, e.g. `57014` for a cancelled statement.
+    /// The SQLSTATE code, e.g. `57014` for a cancelled statement, or SQLite's
+    /// result code name, e.g. `SQLITE_CONSTRAINT`.
     pub fn code(&self) -> &str {
         &self.code
+    }
+
+    /// An undefined table or column, for which close names can be suggested.
+    pub fn is_undefined_name(&self) -> bool {
+        match self.code.as_str() {
+            "42P01" | "42703" => true,
+            "SQLITE_ERROR" => {
+                self.message.starts_with("no such table: ") || self.message.starts_with("no such column: ")
+            }
+            _ => false,
+        }
     }
 }
 
 impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (SQLSTATE {})", self.message, self.code)?;
+        if self.code.starts_with("SQLITE_") {
+            write!(f, "{} ({})", self.message, self.code)?;
+        } else {
+            write!(f, "{} (SQLSTATE {})", self.message, self.code)?;
+        }
         if !self.suggestions.is_empty() {
             write!(f, "\nDid you mean: {}?", self.suggestions.join(", "))?;
         }

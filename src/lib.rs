@@ -14,8 +14,8 @@
 //! use pgmcp::{Config, Engine, QueryInput};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! let engine = Engine::postgres_from_env(Config::builtin())?;
-//! let input = QueryInput { sql: "SELECT now() AS t".into(), params: vec![], limit: None };
+//! let engine = Engine::from_env(Config::builtin(), None)?;
+//! let input = QueryInput::new("SELECT now() AS t");
 //! let out = engine.query(&input, CancellationToken::new()).await?;
 //! println!("{}", serde_json::to_string(&out)?);
 //! # Ok(()) }

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::backend::Dialect;
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::config::Config;
 use crate::error::Error;
@@ -37,6 +38,10 @@ pub struct QueryArgs {
     /// ORDER BY and OFFSET to page through a large result.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// SQLite servers with a database directory only: the file to query, as a
+    /// path inside that directory (e.g. `sales/2024.db`).
+    #[serde(default)]
+    pub database: Option<String>,
 }
 
 /// Arguments of the `list_tables` tool.
@@ -70,6 +75,13 @@ pub struct Server {
     tool_router: ToolRouter<Server>,
 }
 
+/// The `query` tool's description on an SQLite server.
+const SQLITE_QUERY: &str = "Run one SQL statement against the SQLite database and get the rows back as JSON: columns \
+     (with their declared types), rows as objects, rows_affected, returned_rows and truncated. Results are capped; \
+     when truncated is true, add LIMIT/OFFSET or WHERE to page. Only one statement per call. Pass values through \
+     params (? or ?1, ?2, ...), never by pasting them into the SQL. Call list_tables and describe_table first to \
+     learn the schema.";
+
 /// How often a long call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
@@ -93,6 +105,21 @@ impl Server {
                 route.attr = route.attr.clone().with_title(title).with_annotations(hints);
             }
         }
+        if engine.dialect() == Dialect::Sqlite
+            && let Some(route) = tool_router.map.get_mut("query")
+        {
+            route.attr.description = Some(SQLITE_QUERY.into());
+        }
+        // The database argument means nothing unless calls may choose a file.
+        if engine.config().sqlite_root.is_none()
+            && let Some(route) = tool_router.map.get_mut("query")
+        {
+            let mut schema = (*route.attr.input_schema).clone();
+            if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+                properties.remove("database");
+            }
+            route.attr.input_schema = Arc::new(schema);
+        }
         Server { engine, tool_router }
     }
 
@@ -115,6 +142,7 @@ impl Server {
             sql: args.sql,
             params: args.params.unwrap_or_default(),
             limit: args.limit,
+            database: args.database,
         };
         tool_result(with_progress(&meta, &peer, self.engine.query(&input, ct)).await)
     }
@@ -164,29 +192,44 @@ impl Server {
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title("PostgreSQL (pgmcp)"))
-            .with_instructions(instructions(self.engine.config()))
+            .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(
+                match self.engine.dialect() {
+                    Dialect::Postgres => "PostgreSQL (pgmcp)",
+                    Dialect::Sqlite => "SQLite (pgmcp)",
+                },
+            ))
+            .with_instructions(instructions(self.engine.config(), self.engine.dialect()))
     }
 }
 
 /// What the model is told at `initialize`: what is guarded, the caps, the
 /// session's mode, and how to page.
-fn instructions(config: &Config) -> String {
-    let mode = if config.read_only {
-        "This session is read-only: every statement runs in a READ ONLY transaction, so writes fail."
-    } else {
-        "This session may write: each statement commits on its own."
+fn instructions(config: &Config, dialect: Dialect) -> String {
+    let mode = match (config.read_only, dialect) {
+        (true, Dialect::Postgres) => {
+            "This session is read-only: every statement runs in a READ ONLY transaction, so writes fail."
+        }
+        (true, Dialect::Sqlite) => "This session is read-only: the database file is opened read-only, so writes fail.",
+        (false, _) => "This session may write: each statement commits on its own.",
+    };
+    let (engine, guard) = match dialect {
+        Dialect::Postgres => ("a PostgreSQL database", "PostgreSQL's own parse tree"),
+        Dialect::Sqlite => ("an SQLite database", "what SQLite's own parser reports"),
     };
     format!(
-        "pgmcp runs SQL on a PostgreSQL database through a guard that checks PostgreSQL's own parse tree: one \
+        "pgmcp runs SQL on {engine} through a guard that checks {guard}: one \
          statement per call, and statements or functions that could cause damage (DROP, TRUNCATE, DELETE or \
-         UPDATE without WHERE, server file access, ...) are refused with a message saying why. {mode} \
+         UPDATE without WHERE, file access, ...) are refused with a message saying why. {mode} \
          A query returns at most {} rows and {} bytes of rows, and is stopped on the server after {}s. \
          When a result says truncated: true, page with ORDER BY plus LIMIT/OFFSET, filter with WHERE, select \
-         fewer columns, or aggregate. Start with list_tables and describe_table; pass values as params ($1, $2).",
+         fewer columns, or aggregate. Start with list_tables and describe_table; pass values as params ({}).",
         config.query.max_rows,
         config.query.max_result_length,
-        config.query.default_timeout.as_secs()
+        config.query.default_timeout.as_secs(),
+        match dialect {
+            Dialect::Postgres => "$1, $2",
+            Dialect::Sqlite => "? or ?1, ?2",
+        }
     )
 }
 

@@ -3,6 +3,8 @@
 //! ```text
 //! query:          size check → slot → before_query hooks → guard → parameters → timeout
 //!                 → backend (own transaction, reading stops at the row cap) → shape
+//!                 (SQLite: the guard's rules and the parameter check run as
+//!                 SQLite prepares the statement, through its authorizer)
 //!                 → after_query hooks → sanitize → byte cap
 //!                 (any error: error prompts appended)
 //!                 (undefined table/column: close catalog names suggested)
@@ -22,8 +24,10 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
-use crate::backend::{Backend, Deadline, Statement};
+use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
+use crate::backend::sqlite::SqliteBackend;
+use crate::backend::sqlite::location::{Root, Target};
+use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
 use crate::error::Error;
@@ -42,6 +46,8 @@ pub struct QueryInput {
     pub params: Vec<Value>,
     /// Return at most this many rows; can lower `query.max_rows`, never raise it.
     pub limit: Option<usize>,
+    /// An SQLite file inside the configured `sqlite.root` (SQLite only).
+    pub database: Option<String>,
 }
 
 impl QueryInput {
@@ -51,6 +57,7 @@ impl QueryInput {
             sql: sql.into(),
             params: Vec::new(),
             limit: None,
+            database: None,
         }
     }
 }
@@ -79,13 +86,31 @@ impl Engine {
             max_conn_lifetime: config.pool.max_conn_lifetime,
             max_conn_idle: config.pool.max_conn_idle,
         };
+        Engine::new(config, Backend::Postgres(PgBackend::new(params, options)))
+    }
+
+    /// An engine for SQLite: `default` is the file calls use unless they name
+    /// one inside `root`. Opens nothing until a call.
+    pub fn sqlite(config: Config, default: Option<Target>, root: Option<Root>) -> Engine {
+        let backend = SqliteBackend::new(default, root, config.read_only);
+        Engine::new(config, Backend::Sqlite(backend))
+    }
+
+    pub fn from_choice(config: Config, choice: Choice) -> Engine {
+        match choice {
+            Choice::Postgres(params) => Engine::postgres(config, params),
+            Choice::Sqlite { default, root } => Engine::sqlite(config, default, root),
+        }
+    }
+
+    fn new(config: Config, backend: Backend) -> Engine {
         let policy = guard::Policy {
             read_only: config.read_only,
             ..config.protection.clone()
         };
         Engine {
             slots: Semaphore::new(config.pool.max_conns),
-            backend: Backend::Postgres(PgBackend::new(params, options)),
+            backend,
             policy,
             config,
             calls: Mutex::new(Calls::default()),
@@ -93,16 +118,22 @@ impl Engine {
         }
     }
 
-    /// Resolve the PostgreSQL connection the usual way (`PGMCP_PG_CONNSTRING`,
-    /// else the config's `connection` section, then the `PG*` variables).
-    pub fn postgres_from_env(config: Config) -> Result<Engine, postgres::ParamsError> {
-        let connstring = std::env::var("PGMCP_PG_CONNSTRING").ok().filter(|s| !s.is_empty());
-        let params = postgres::params::resolve(connstring.as_deref(), &config.connection, &|k| std::env::var(k).ok())?;
-        Ok(Engine::postgres(config, params))
+    /// Resolve the database the usual way (see [`Choice::resolve`]): `url`
+    /// (the `--database` flag) if given, else `PGMCP_DATABASE`,
+    /// `PGMCP_PG_CONNSTRING`, the config's `database`, and finally the config's
+    /// `connection` section with the `PG*` variables.
+    pub fn from_env(config: Config, url: Option<&str>) -> Result<Engine, ChoiceError> {
+        let choice = choose(&config, url)?;
+        Ok(Engine::from_choice(config, choice))
     }
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Whose SQL the engine's database speaks.
+    pub fn dialect(&self) -> Dialect {
+        self.backend.dialect()
     }
 
     /// Run one query through every stage. Any error comes back with the
@@ -126,8 +157,17 @@ impl Engine {
             cancel,
         )
         .await?;
-        let checked = guard::check(&self.policy, &sql)?;
-        check_params(checked.param_count(), &input.params)?;
+        let checked = match self.backend.dialect() {
+            Dialect::Postgres => {
+                let checked = guard::check(&self.policy, &sql)?;
+                guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
+                    .map_err(Error::Input)?;
+                Some(checked)
+            }
+            // SQLite's own parser tells the guard what the statement does, as
+            // the backend prepares it (guard::sqlite).
+            Dialect::Sqlite => None,
+        };
         let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
 
         let deadline = self.deadline(timeout, cancel.clone());
@@ -135,13 +175,19 @@ impl Engine {
             sql: &sql,
             params: &input.params,
             fetch_limit: max_rows,
+            policy: &self.policy,
+            database: input.database.as_deref(),
         };
         let rows = match self.backend.execute(statement, &deadline).await {
             // An undefined table or column: point to the closest names in the
             // catalog, within a short budget of its own.
-            Err(Error::Db(mut db)) if matches!(db.code(), "42P01" | "42703") => {
+            Err(Error::Db(mut db)) if db.is_undefined_name() => {
                 let budget = self.deadline(SUGGESTION_BUDGET, cancel.clone());
-                db.suggestions = self.backend.suggest(&db, &checked.relations(), &budget).await;
+                let relations = checked.map(|c| c.relations()).unwrap_or_default();
+                db.suggestions = self
+                    .backend
+                    .suggest(&db, &relations, input.database.as_deref(), &budget)
+                    .await;
                 return Err(Error::Db(db));
             }
             rows => rows?,
@@ -187,10 +233,22 @@ impl Engine {
             limit: if filter.limit == 0 { cap } else { filter.limit.min(cap) },
             ..filter.clone()
         };
-        self.backend
+        let mut list = self
+            .backend
             .list_tables(&filter, &deadline)
             .await
-            .map_err(|e| self.prompted(e))
+            .map_err(|e| self.prompted(e))?;
+        // Backends return one table more than the limit, so a full list is
+        // known to be cut.
+        if list.tables.len() > filter.limit {
+            list.tables.truncate(filter.limit);
+            list.truncated = true;
+            list.hint = Some(format!(
+                "Only the first {} tables were listed. Pass schema, or a pattern such as \"order\" or \"fact_%\", to narrow the list.",
+                filter.limit
+            ));
+        }
+        Ok(list)
     }
 
     /// Columns, keys, indexes and constraints of one table. `table` may be
@@ -287,6 +345,23 @@ impl Engine {
     }
 }
 
+/// The database `config` and the environment select; `url` (the `--database`
+/// flag) first.
+pub fn choose(config: &Config, url: Option<&str>) -> Result<Choice, ChoiceError> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let url = url
+        .map(str::to_owned)
+        .or_else(|| env("PGMCP_DATABASE"))
+        .or_else(|| env("PGMCP_PG_CONNSTRING"))
+        .or_else(|| config.database.clone());
+    Choice::resolve(
+        url.as_deref(),
+        config.sqlite_root.as_deref(),
+        &config.connection,
+        &|k| std::env::var(k).ok(),
+    )
+}
+
 /// The calls in flight, by id.
 #[derive(Default)]
 struct Calls {
@@ -329,40 +404,14 @@ fn check_input(input: &QueryInput, max_sql_length: usize, max_rows: usize) -> Re
     }
 }
 
-/// Parameters must match the placeholders one to one, and be JSON scalars.
-fn check_params(placeholders: usize, params: &[Value]) -> Result<(), Error> {
-    if let Some((i, kind)) = params.iter().enumerate().find_map(|(i, p)| match p {
-        Value::Array(_) => Some((i, "an array")),
-        Value::Object(_) => Some((i, "an object")),
-        _ => None,
-    }) {
-        return Err(Error::Input(format!(
-            "params[{i}] is {kind}: parameters must be strings, numbers, booleans or null (pass JSON as a string, with a cast such as $1::jsonb)"
-        )));
-    }
-    if params.len() != placeholders {
-        let uses = match placeholders {
-            0 => "no placeholders".to_owned(),
-            1 => "$1".to_owned(),
-            n => format!("$1..${n}"),
-        };
-        let given = match params.len() {
-            1 => "1 parameter was".to_owned(),
-            n => format!("{n} parameters were"),
-        };
-        return Err(Error::Input(format!("the query uses {uses}, but {given} given")));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn input_checks() {
         let input = |sql: &str, limit| QueryInput {
+            database: None,
             sql: sql.into(),
             params: vec![],
             limit,
@@ -382,35 +431,5 @@ mod tests {
                 .to_string(),
             "the query is 12 characters long, more than the 10 allowed (query.max_sql_length)"
         );
-    }
-
-    #[test]
-    fn param_checks() {
-        let cases: Vec<(usize, Value, Option<&str>)> = vec![
-            (0, json!([]), None),
-            (2, json!(["a", 1]), None),
-            (3, json!([null, true, 1.5]), None),
-            (1, json!([]), Some("the query uses $1, but 0 parameters were given")),
-            (2, json!([1]), Some("the query uses $1..$2, but 1 parameter was given")),
-            (
-                0,
-                json!([1]),
-                Some("the query uses no placeholders, but 1 parameter was given"),
-            ),
-            (
-                1,
-                json!([[1, 2]]),
-                Some("params[0] is an array: parameters must be strings, numbers, booleans or null"),
-            ),
-            (2, json!([1, {"a": 1}]), Some("params[1] is an object")),
-        ];
-        for (n, params, expected) in cases {
-            let params: Vec<Value> = serde_json::from_value(params).unwrap();
-            match (check_params(n, &params), expected) {
-                (Ok(()), None) => {}
-                (Err(e), Some(prefix)) => assert!(e.to_string().starts_with(prefix), "{e}"),
-                (got, want) => panic!("{n} {params:?}: got {got:?}, want {want:?}"),
-            }
-        }
     }
 }

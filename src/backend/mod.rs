@@ -3,6 +3,7 @@
 //! (guard, timeouts, caps) is made once, above, in [`crate::pipeline`].
 
 pub mod postgres;
+pub mod sqlite;
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
+use crate::guard::Policy;
 
 /// A result column: its name and its type as the engine spells it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -39,6 +41,11 @@ pub struct Statement<'a> {
     pub params: &'a [Value],
     /// Stop reading after this many rows.
     pub fetch_limit: usize,
+    /// The protection policy. PostgreSQL's guard ran before the backend; SQLite
+    /// applies it while preparing, through its authorizer ([`crate::guard::sqlite`]).
+    pub policy: &'a Policy,
+    /// A database file inside `sqlite.root` named by the call (SQLite only).
+    pub database: Option<&'a str>,
 }
 
 /// When the work must stop, and how the caller can stop it sooner.
@@ -51,20 +58,94 @@ pub struct Deadline {
 }
 
 /// The engine behind a session. A closed enum: one `match` per operation.
+// One engine per process: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Backend {
     Postgres(postgres::PgBackend),
+    Sqlite(sqlite::SqliteBackend),
+}
+
+/// Whose SQL a backend speaks, which decides where the guard reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Sqlite,
+}
+
+/// The database a session uses, as the configuration and environment name it:
+/// `sqlite:` forms select SQLite, anything else is a PostgreSQL connection.
+#[derive(Debug)]
+pub enum Choice {
+    Postgres(postgres::ConnectParams),
+    Sqlite {
+        /// The connection's own file; calls without `database` use it.
+        default: Option<sqlite::location::Target>,
+        /// `sqlite.root`: calls may name files inside it.
+        root: Option<sqlite::location::Root>,
+    },
+}
+
+/// Why the database settings cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ChoiceError {
+    #[error("connection settings: {0}")]
+    Postgres(#[from] postgres::ParamsError),
+    #[error("database: {0}")]
+    Sqlite(String),
+}
+
+impl Choice {
+    /// Pick the database: `url` (from `--database`, `PGMCP_DATABASE`,
+    /// `PGMCP_PG_CONNSTRING` or the config's `database`, in that order), else a
+    /// root-only SQLite server when `sqlite_root` is set, else PostgreSQL from
+    /// the config's `connection` section and the `PG*` variables.
+    pub fn resolve(
+        url: Option<&str>,
+        sqlite_root: Option<&std::path::Path>,
+        connection: &crate::config::ConnectionConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Choice, ChoiceError> {
+        let root = sqlite_root
+            .map(sqlite::location::Root::new)
+            .transpose()
+            .map_err(|e| ChoiceError::Sqlite(format!("sqlite.root: {e}")))?;
+        match url {
+            Some(url) if url.starts_with("sqlite:") => {
+                let target = sqlite::location::Target::parse(url).map_err(ChoiceError::Sqlite)?;
+                Ok(Choice::Sqlite {
+                    default: Some(target),
+                    root,
+                })
+            }
+            None if root.is_some() => Ok(Choice::Sqlite { default: None, root }),
+            url => Ok(Choice::Postgres(postgres::params::resolve(url, connection, env)?)),
+        }
+    }
 }
 
 impl Backend {
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Backend::Postgres(_) => Dialect::Postgres,
+            Backend::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
         match self {
+            Backend::Postgres(_) if stmt.database.is_some() => Err(Error::Input(
+                "the database argument names an SQLite file inside sqlite.root; this server is connected to PostgreSQL"
+                    .to_owned(),
+            )),
             Backend::Postgres(pg) => pg.execute(stmt, deadline).await,
+            Backend::Sqlite(lite) => lite.execute(stmt, deadline).await,
         }
     }
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         match self {
             Backend::Postgres(pg) => pg.list_tables(filter, deadline).await,
+            Backend::Sqlite(lite) => lite.list_tables(filter, deadline).await,
         }
     }
 
@@ -76,13 +157,21 @@ impl Backend {
     ) -> Result<TableDescription, Error> {
         match self {
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
+            Backend::Sqlite(lite) => lite.describe_table(schema, table, deadline).await,
         }
     }
 
     /// Close catalog names for an undefined table or column error.
-    pub async fn suggest(&self, error: &DbError, relations: &[String], deadline: &Deadline) -> Vec<String> {
+    pub async fn suggest(
+        &self,
+        error: &DbError,
+        relations: &[String],
+        database: Option<&str>,
+        deadline: &Deadline,
+    ) -> Vec<String> {
         match self {
             Backend::Postgres(pg) => pg.suggest(error, relations, deadline).await,
+            Backend::Sqlite(lite) => lite.suggest(error, database, deadline).await,
         }
     }
 
@@ -90,6 +179,8 @@ impl Backend {
     pub async fn close(&self) {
         match self {
             Backend::Postgres(pg) => pg.close().await,
+            // Connections live for one call.
+            Backend::Sqlite(_) => {}
         }
     }
 }

@@ -10,6 +10,7 @@
 //! protocol).
 
 mod rules;
+pub mod sqlite;
 mod tree;
 
 use std::fmt;
@@ -40,6 +41,12 @@ pub struct Policy {
     pub allow_merge: bool,
     pub allow_create_extension: bool,
     pub allow_role_changes: bool,
+    /// SQLite: `ATTACH`/`DETACH`.
+    pub allow_attach: bool,
+    /// SQLite: `PRAGMA`s that change the file or the connection.
+    pub allow_pragma_write: bool,
+    /// SQLite: `VACUUM INTO`, which writes a copy of the database anywhere.
+    pub allow_vacuum_into: bool,
     /// Functions that may not be called anywhere in a statement.
     pub blocked_functions: Vec<FunctionPattern>,
 }
@@ -64,6 +71,9 @@ impl Default for Policy {
             allow_merge: false,
             allow_create_extension: false,
             allow_role_changes: false,
+            allow_attach: false,
+            allow_pragma_write: false,
+            allow_vacuum_into: false,
             blocked_functions: DEFAULT_BLOCKED_FUNCTIONS
                 .iter()
                 .map(|p| FunctionPattern::new(p))
@@ -93,6 +103,9 @@ impl Policy {
             "allow_merge" => &mut self.allow_merge,
             "allow_create_extension" => &mut self.allow_create_extension,
             "allow_role_changes" => &mut self.allow_role_changes,
+            "allow_attach" => &mut self.allow_attach,
+            "allow_pragma_write" => &mut self.allow_pragma_write,
+            "allow_vacuum_into" => &mut self.allow_vacuum_into,
             other => return Err(format!("unknown protection flag \"{other}\"")),
         };
         *slot = value;
@@ -120,6 +133,9 @@ impl Policy {
             allow_merge: true,
             allow_create_extension: true,
             allow_role_changes: true,
+            allow_attach: true,
+            allow_pragma_write: true,
+            allow_vacuum_into: true,
             blocked_functions: Vec::new(),
         }
     }
@@ -150,10 +166,13 @@ pub enum Rule {
     CreateExtension,
     RoleChanges,
     BlockedFunction,
+    Attach,
+    Pragma,
+    VacuumInto,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 23] = [
         Rule::Parse,
         Rule::MultiStatement,
         Rule::ReadOnly,
@@ -174,7 +193,13 @@ impl Rule {
         Rule::CreateExtension,
         Rule::RoleChanges,
         Rule::BlockedFunction,
+        Rule::Attach,
+        Rule::Pragma,
+        Rule::VacuumInto,
     ];
+
+    /// Rules only SQLite's guard applies: PostgreSQL has no such statements.
+    pub const SQLITE_ONLY: [Rule; 3] = [Rule::Attach, Rule::Pragma, Rule::VacuumInto];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -198,6 +223,9 @@ impl Rule {
             Rule::CreateExtension => "create-extension",
             Rule::RoleChanges => "role-changes",
             Rule::BlockedFunction => "blocked-function",
+            Rule::Attach => "attach",
+            Rule::Pragma => "pragma",
+            Rule::VacuumInto => "vacuum-into",
         }
     }
 
@@ -346,12 +374,54 @@ fn walk_fields(policy: &Policy, kind: &str, fields: &Value, params: &mut usize) 
     Ok(())
 }
 
+/// How a dialect writes placeholders, for the messages of [`check_params`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placeholders {
+    /// PostgreSQL's `$1..$n`.
+    Dollar,
+    /// SQLite's `?`, `?NNN`, `:name`, `@name` and `$name`, bound in order.
+    Positional,
+}
+
+/// Parameters must match the placeholders one to one, and be JSON scalars.
+pub fn check_params(placeholders: usize, params: &[Value], style: Placeholders) -> Result<(), String> {
+    if let Some((i, kind)) = params.iter().enumerate().find_map(|(i, p)| match p {
+        Value::Array(_) => Some((i, "an array")),
+        Value::Object(_) => Some((i, "an object")),
+        _ => None,
+    }) {
+        let how = match style {
+            Placeholders::Dollar => " (pass JSON as a string, with a cast such as $1::jsonb)",
+            Placeholders::Positional => " (pass JSON as a string)",
+        };
+        return Err(format!(
+            "params[{i}] is {kind}: parameters must be strings, numbers, booleans or null{how}"
+        ));
+    }
+    if params.len() != placeholders {
+        let uses = match (placeholders, style) {
+            (0, _) => "no placeholders".to_owned(),
+            (1, Placeholders::Dollar) => "$1".to_owned(),
+            (n, Placeholders::Dollar) => format!("$1..${n}"),
+            (1, Placeholders::Positional) => "1 placeholder".to_owned(),
+            (n, Placeholders::Positional) => format!("{n} placeholders"),
+        };
+        let given = match params.len() {
+            1 => "1 parameter was".to_owned(),
+            n => format!("{n} parameters were"),
+        };
+        return Err(format!("the query uses {uses}, but {given} given"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests;
 
 #[cfg(test)]
 mod param_tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn relations_mentioned() {
@@ -361,6 +431,36 @@ mod param_tests {
         )
         .unwrap();
         assert_eq!(checked.relations(), ["orders", "users"]);
+    }
+
+    #[test]
+    fn param_checks() {
+        let cases: Vec<(usize, Value, Option<&str>)> = vec![
+            (0, json!([]), None),
+            (2, json!(["a", 1]), None),
+            (3, json!([null, true, 1.5]), None),
+            (1, json!([]), Some("the query uses $1, but 0 parameters were given")),
+            (2, json!([1]), Some("the query uses $1..$2, but 1 parameter was given")),
+            (
+                0,
+                json!([1]),
+                Some("the query uses no placeholders, but 1 parameter was given"),
+            ),
+            (
+                1,
+                json!([[1, 2]]),
+                Some("params[0] is an array: parameters must be strings, numbers, booleans or null"),
+            ),
+            (2, json!([1, {"a": 1}]), Some("params[1] is an object")),
+        ];
+        for (n, params, expected) in cases {
+            let params: Vec<Value> = serde_json::from_value(params).unwrap();
+            match (check_params(n, &params, Placeholders::Dollar), expected) {
+                (Ok(()), None) => {}
+                (Err(e), Some(prefix)) => assert!(e.to_string().starts_with(prefix), "{e}"),
+                (got, want) => panic!("{n} {params:?}: got {got:?}, want {want:?}"),
+            }
+        }
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl FunctionPattern {
         &self.pattern
     }
 
-    fn matches(&self, name: &str) -> bool {
+    pub(super) fn matches(&self, name: &str) -> bool {
         match self.pattern.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
             None => name == self.pattern,
@@ -130,11 +130,11 @@ fn function_reason(name: &str) -> &'static str {
     }
 }
 
-fn violation(rule: Rule, message: String) -> Result<(), Violation> {
+pub(super) fn violation(rule: Rule, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
 }
 
-fn flag(rule: Rule, what: &str, why: &str, flag: &str) -> Result<(), Violation> {
+pub(super) fn flag(rule: Rule, what: &str, why: &str, flag: &str) -> Result<(), Violation> {
     violation(
         rule,
         format!("{what}: {why}. Set protection.{flag} to true to allow it"),

@@ -67,6 +67,7 @@ async fn parameters_are_bound_not_interpolated() {
     let db = pg::server().database();
     let engine = engine_for(&db, |_| {});
     let input = QueryInput {
+        database: None,
         sql: "SELECT $1::text AS s, $2::int + 1 AS n, $3::boolean AS b, $4::text IS NULL AS is_null".into(),
         params: vec![json!("x'); DROP TABLE users; --"), json!(41), json!(true), Value::Null],
         limit: None,
@@ -132,6 +133,8 @@ async fn server_refuses_multiple_statements_without_the_guard() {
     let result = backend
         .execute(
             Statement {
+                database: None,
+                policy: &pgmcp::guard::Policy::default(),
                 sql: "SELECT 1; DROP TABLE keep",
                 params: &[],
                 fetch_limit: 10,
@@ -242,6 +245,7 @@ async fn cancelling_a_call_stops_the_query_on_the_server() {
         trigger.cancel();
     });
     let input = QueryInput {
+        database: None,
         sql: "SELECT pg_sleep(30) /* cancel-marker */".into(),
         params: vec![],
         limit: None,
@@ -312,6 +316,7 @@ async fn waiting_for_a_slot_respects_cancellation() {
     let waited = engine
         .query(
             &QueryInput {
+                database: None,
                 sql: "SELECT 1".into(),
                 params: vec![],
                 limit: None,

@@ -39,6 +39,7 @@ const ACTIVE_SQL_TRANSACTION: &str = "25001";
 
 async fn call(engine: &Engine, sql: &str) -> Result<QueryOutput, Error> {
     let input = QueryInput {
+        database: None,
         sql: sql.into(),
         params: vec![],
         limit: None,
@@ -600,6 +601,8 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
                 cancel: CancellationToken::new(),
             };
             let stmt = Statement {
+                database: None,
+                policy: &pgmcp::guard::Policy::default(),
                 sql,
                 params: &[],
                 fetch_limit: 10,

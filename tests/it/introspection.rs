@@ -393,6 +393,7 @@ async fn failed_queries_point_to_close_names() {
                 engine
                     .query(
                         &QueryInput {
+                            database: None,
                             sql: sql.into(),
                             params: vec![],
                             limit: None,
@@ -446,6 +447,7 @@ async fn catalog_calls_have_their_own_timeouts_and_share_the_slots() {
     let holder = tokio::spawn(async move {
         busy.query(
             &QueryInput {
+                database: None,
                 sql: "SELECT pg_sleep(2.5)".into(),
                 params: vec![],
                 limit: None,

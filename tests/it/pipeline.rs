@@ -261,6 +261,7 @@ async fn parameters_and_input_bounds_are_checked_before_execution() {
     let db = pg::server().database();
     let engine = engine_for(&db, |c| c.query.max_sql_length = 50);
     let call = |sql: &str, params: Value| QueryInput {
+        database: None,
         sql: sql.into(),
         params: serde_json::from_value(params).unwrap(),
         limit: None,
@@ -312,6 +313,7 @@ async fn limit_lowers_the_row_cap_but_never_raises_it() {
     let db = pg::server().database();
     let engine = engine_for(&db, |c| c.query.max_rows = 100);
     let call = |limit| QueryInput {
+        database: None,
         sql: "SELECT g FROM generate_series(1, 1000) g".into(),
         params: vec![],
         limit,
@@ -476,6 +478,7 @@ async fn stress_concurrent_queries_respect_the_slot_limit() {
                 let out = engine
                     .query(
                         &QueryInput {
+                            database: None,
                             sql,
                             params: vec![json!(n)],
                             limit: None,

@@ -199,6 +199,7 @@ impl Family {
 
 async fn run(engine: &Engine, sql: &str, params: Vec<Value>) -> Result<QueryOutput, pgmcp::Error> {
     let input = QueryInput {
+        database: None,
         sql: sql.into(),
         params,
         limit: None,

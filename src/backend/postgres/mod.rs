@@ -121,16 +121,7 @@ impl PgBackend {
             filter.like_pattern(),
             Some(filter.limit.to_string()),
         ];
-        let mut list: TableList = self.catalog(catalog::LIST_TABLES, &params, deadline).await?;
-        if list.tables.len() > filter.limit {
-            list.tables.truncate(filter.limit);
-            list.truncated = true;
-            list.hint = Some(format!(
-                "Only the first {} tables were listed. Pass schema, or a pattern such as \"order\" or \"fact_%\", to narrow the list.",
-                filter.limit
-            ));
-        }
-        Ok(list)
+        self.catalog(catalog::LIST_TABLES, &params, deadline).await
     }
 
     /// Describe `name` in `schema`; with no schema, in `public` if it is there,

@@ -1,0 +1,465 @@
+//! SQLite files. Each call opens its own connection on a blocking thread (an
+//! open is tens of microseconds, and no session state can leak between calls),
+//! prepares the one statement with an authorizer that asks
+//! [`crate::guard::sqlite`], steps it until the row cap, and closes.
+//!
+//! Timeouts and cancellation reach SQLite through its progress handler, which
+//! interrupts the statement; `busy_timeout` is bounded by the same deadline.
+//! Read-only mode opens the file read-only and sets `query_only`, so neither a
+//! `-journal` nor a `-wal` file is created and no byte of the file changes.
+
+mod catalog;
+pub mod location;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rusqlite::hooks::Authorization;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use self::location::{DbFile, Root, Target};
+use super::{Column, Deadline, Rows, Statement};
+use crate::catalog::{TableDescription, TableFilter, TableList};
+use crate::error::{DbError, Error};
+use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
+
+/// How often (in SQLite virtual machine steps) the deadline is checked.
+const PROGRESS_STEPS: i32 = 1000;
+
+/// SQLite databases: the connection's own file, and/or files inside a root.
+#[derive(Debug, Clone)]
+pub struct SqliteBackend {
+    default: Option<Target>,
+    root: Option<Root>,
+    read_only: bool,
+}
+
+impl SqliteBackend {
+    pub fn new(default: Option<Target>, root: Option<Root>, read_only: bool) -> SqliteBackend {
+        SqliteBackend {
+            default,
+            root,
+            read_only,
+        }
+    }
+
+    /// The file a call uses: `database` inside the root, else the default.
+    fn target(&self, database: Option<&str>) -> Result<Target, Error> {
+        match (database, &self.root, &self.default) {
+            (Some(given), Some(root), _) => root.resolve(given).map_err(Error::Input),
+            (Some(_), None, _) => Err(Error::Input(
+                "the database argument needs sqlite.root in the server's config; this server has one database"
+                    .to_owned(),
+            )),
+            (None, _, Some(default)) => Ok(default.clone()),
+            (None, Some(_), None) => Err(Error::Input(
+                "no database given: pass database, a path inside the configured directory".to_owned(),
+            )),
+            (None, None, None) => Err(Error::Input("no SQLite database is configured".to_owned())),
+        }
+    }
+
+    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+        let target = self.target(stmt.database)?;
+        let sql = stmt.sql.to_owned();
+        let params = stmt.params.to_vec();
+        let policy = Arc::new(stmt.policy.clone());
+        let limit = stmt.fetch_limit;
+        let read_only = self.read_only;
+        blocking(deadline, move |stop| {
+            let mut conn = open(&target, read_only, stop)?;
+            run(&mut conn, &policy, &sql, &params, limit)
+        })
+        .await
+    }
+
+    pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
+        let target = self.target(None)?;
+        let filter = filter.clone();
+        blocking(deadline, move |stop| {
+            let conn = open(&target, true, stop)?;
+            catalog::list_tables(&conn, &filter).map_err(db_error)
+        })
+        .await
+    }
+
+    pub async fn describe_table(
+        &self,
+        schema: Option<&str>,
+        table: &str,
+        deadline: &Deadline,
+    ) -> Result<TableDescription, Error> {
+        let target = self.target(None)?;
+        let schema = schema.map(str::to_owned);
+        let table = table.to_owned();
+        blocking(deadline, move |stop| {
+            let conn = open(&target, true, stop)?;
+            catalog::describe_table(&conn, schema.as_deref(), &table)
+        })
+        .await
+    }
+
+    /// Close names for "no such table" / "no such column". Best effort.
+    pub async fn suggest(&self, error: &DbError, database: Option<&str>, deadline: &Deadline) -> Vec<String> {
+        let Ok(target) = self.target(database) else {
+            return Vec::new();
+        };
+        let message = error.message.clone();
+        blocking(deadline, move |stop| {
+            let conn = open(&target, true, stop)?;
+            Ok(catalog::suggest(&conn, &message))
+        })
+        .await
+        .unwrap_or_default()
+    }
+}
+
+/// Run `work` on a blocking thread, with a token that is cancelled when the
+/// call is cancelled or this future is dropped, and a deadline the progress
+/// handler enforces. Interrupted work becomes a timeout or a cancellation.
+async fn blocking<T: Send + 'static>(
+    deadline: &Deadline,
+    work: impl FnOnce(Stop) -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    let token = deadline.cancel.child_token();
+    let _stop_on_drop = token.clone().drop_guard();
+    let stop = Stop {
+        at: deadline.at,
+        token: token.clone(),
+    };
+    let result = tokio::task::spawn_blocking(move || work(stop))
+        .await
+        .map_err(|e| Error::Connection(format!("the SQLite worker failed: {e}")))?;
+    match result {
+        Err(Error::Db(db)) if db.code == "SQLITE_INTERRUPT" => {
+            if deadline.cancel.is_cancelled() {
+                Err(Error::Cancelled)
+            } else {
+                Err(Error::Timeout {
+                    after: deadline.timeout,
+                })
+            }
+        }
+        other => other,
+    }
+}
+
+/// When blocking SQLite work must stop.
+#[derive(Clone)]
+struct Stop {
+    at: Instant,
+    token: CancellationToken,
+}
+
+/// Open `target` for one call. Never creates a file: a missing one is an error.
+fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Error> {
+    let access = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    };
+    let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let opened = match &target.file {
+        DbFile::Memory => Connection::open_in_memory_with_flags(flags | OpenFlags::SQLITE_OPEN_CREATE),
+        DbFile::Path(path) if !path.is_file() => {
+            return Err(Error::Input(format!("Database not found: {}", target.shown)));
+        }
+        DbFile::Path(path) => Connection::open_with_flags(path, flags),
+    };
+    // SQLite's open errors name the full path; say it as the caller gave it.
+    let mut conn = opened.map_err(|e| Error::Connection(format!("cannot open {}: {}", target.shown, code_name(&e))))?;
+    let remaining = stop.at.saturating_duration_since(Instant::now());
+    conn.busy_timeout(remaining).map_err(db_error)?;
+    if read_only {
+        conn.pragma_update(None, "query_only", true).map_err(db_error)?;
+    }
+    let Stop { at, token } = stop;
+    conn.progress_handler(
+        PROGRESS_STEPS,
+        Some(move || token.is_cancelled() || Instant::now() >= at),
+    )
+    .map_err(db_error)?;
+    Ok(conn)
+}
+
+/// Guard, prepare, bind, step up to `limit` rows (and one more, to know
+/// whether there are more), convert.
+fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value], limit: usize) -> Result<Rows, Error> {
+    match guard::sqlite::statements(sql).len() {
+        0 => {
+            return Err(Violation {
+                rule: Rule::Parse,
+                message: "SQL parse error: the query is empty".to_owned(),
+            }
+            .into());
+        }
+        1 => {}
+        n => {
+            return Err(Violation {
+                rule: Rule::MultiStatement,
+                message: format!(
+                    "multi-statement queries are not allowed: found {n} statements. Send one statement per call"
+                ),
+            }
+            .into());
+        }
+    }
+    let outline = Outline::of(sql);
+    let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
+    {
+        let (policy, outline, refused) = (Arc::clone(policy), outline.clone(), Arc::clone(&refused));
+        conn.authorizer(Some(
+            move |ctx: rusqlite::hooks::AuthContext<'_>| match guard::sqlite::authorize(
+                &policy,
+                &outline,
+                &ctx.action,
+                ctx.accessor,
+            ) {
+                Ok(()) => Authorization::Allow,
+                Err(violation) => {
+                    if let Ok(mut slot) = refused.lock() {
+                        slot.get_or_insert(violation);
+                    }
+                    Authorization::Deny
+                }
+            },
+        ))
+        .map_err(db_error)?;
+    }
+    let mut stmt = match conn.prepare(sql) {
+        Ok(stmt) => stmt,
+        Err(e) => {
+            let violation = refused.lock().ok().and_then(|mut slot| slot.take());
+            return Err(match violation {
+                Some(violation) => violation.into(),
+                None => prepare_error(sql, e),
+            });
+        }
+    };
+    guard::sqlite::statement(policy, &outline, stmt.readonly())?;
+    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional).map_err(Error::Input)?;
+    for (i, param) in params.iter().enumerate() {
+        bind(&mut stmt, i + 1, param)?;
+    }
+    let writes = !stmt.readonly();
+    let mut columns: Vec<Column> = stmt
+        .columns()
+        .map(|c| Column {
+            name: c.name().to_owned(),
+            type_name: c.decl_type().unwrap_or_default().to_owned(),
+        })
+        .collect();
+    let width = columns.len();
+    let mut out = Vec::new();
+    let mut more = false;
+    {
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next().map_err(db_error)? {
+            if out.len() == limit {
+                more = true;
+                break;
+            }
+            let mut values = Vec::with_capacity(width);
+            for (i, column) in columns.iter_mut().enumerate() {
+                let value = row.get_ref(i).map_err(db_error)?;
+                // An expression has no declared type: name it by the first
+                // value's storage class, as typeof() would.
+                if column.type_name.is_empty() {
+                    column.type_name = storage_class(value).unwrap_or_default().to_owned();
+                }
+                values.push(to_json(value));
+            }
+            out.push(values);
+        }
+    }
+    drop(stmt);
+    Ok(Rows {
+        columns,
+        rows: out,
+        rows_affected: writes.then(|| conn.changes()),
+        more,
+    })
+}
+
+fn bind(stmt: &mut rusqlite::Statement<'_>, index: usize, param: &Value) -> Result<(), Error> {
+    let bound = match param {
+        Value::Null => stmt.raw_bind_parameter(index, rusqlite::types::Null),
+        Value::Bool(b) => stmt.raw_bind_parameter(index, i64::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => stmt.raw_bind_parameter(index, i),
+            (None, Some(f)) if n.is_f64() || n.as_u64().is_none() => stmt.raw_bind_parameter(index, f),
+            _ => {
+                return Err(Error::Input(format!(
+                    "params[{}] = {n} is outside SQLite's integer range; pass it as a string",
+                    index - 1
+                )));
+            }
+        },
+        Value::String(s) => stmt.raw_bind_parameter(index, s.as_str()),
+        // check_params refused these already.
+        Value::Array(_) | Value::Object(_) => {
+            return Err(Error::Input(format!("params[{}] is not a scalar", index - 1)));
+        }
+    };
+    bound.map_err(db_error)
+}
+
+/// SQLite values as JSON: integers exact, reals as numbers (infinities as
+/// strings), text as text, blobs as `\x` hex, NULL as null.
+fn to_json(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) if f.is_nan() => Value::String("NaN".to_owned()),
+        ValueRef::Real(f) if f.is_infinite() => {
+            Value::String(if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned())
+        }
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        // Text that is not UTF-8 cannot be a JSON string without losing bytes.
+        ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Value::String(text.to_owned()),
+            Err(_) => Value::String(hex(bytes)),
+        },
+        ValueRef::Blob(bytes) => Value::String(hex(bytes)),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 + bytes.len() * 2);
+    out.push_str("\\x");
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+fn storage_class(value: ValueRef<'_>) -> Option<&'static str> {
+    match value {
+        ValueRef::Null => None,
+        ValueRef::Integer(_) => Some("integer"),
+        ValueRef::Real(_) => Some("real"),
+        ValueRef::Text(_) => Some("text"),
+        ValueRef::Blob(_) => Some("blob"),
+    }
+}
+
+/// A prepare failure: a syntax error is the guard's to report (SQLite's parser
+/// is the guard's parser here); anything else is the database's.
+fn prepare_error(sql: &str, e: rusqlite::Error) -> Error {
+    match e {
+        rusqlite::Error::SqlInputError { msg, offset, .. } if is_syntax(&msg) => {
+            let at = usize::try_from(offset)
+                .ok()
+                .and_then(|o| sql.get(..o))
+                .map(|s| s.chars().count() + 1);
+            let message = match at {
+                Some(at) => format!("SQL syntax error: {msg} (at character {at})"),
+                None => format!("SQL syntax error: {msg}"),
+            };
+            Violation {
+                rule: Rule::Parse,
+                message,
+            }
+            .into()
+        }
+        rusqlite::Error::SqliteFailure(_, Some(ref msg)) if is_syntax(msg) => Violation {
+            rule: Rule::Parse,
+            message: format!("SQL syntax error: {msg}"),
+        }
+        .into(),
+        rusqlite::Error::MultipleStatement => Violation {
+            rule: Rule::MultiStatement,
+            message: "multi-statement queries are not allowed. Send one statement per call".to_owned(),
+        }
+        .into(),
+        other => db_error(other),
+    }
+}
+
+fn is_syntax(msg: &str) -> bool {
+    msg.contains("syntax error") || msg.contains("incomplete input") || msg.starts_with("unrecognized token")
+}
+
+/// An SQLite error as a [`DbError`] whose code is SQLite's result code name.
+fn db_error(e: rusqlite::Error) -> Error {
+    let (code, message) = match &e {
+        rusqlite::Error::SqliteFailure(err, msg) => (
+            primary_code(err.extended_code),
+            msg.clone().unwrap_or_else(|| err.to_string()),
+        ),
+        rusqlite::Error::SqlInputError { error, msg, .. } => (primary_code(error.extended_code), msg.clone()),
+        other => ("SQLITE_ERROR", other.to_string()),
+    };
+    Error::Db(Box::new(DbError {
+        severity: "ERROR".to_owned(),
+        code: code.to_owned(),
+        message,
+        detail: None,
+        hint: None,
+        position: None,
+        suggestions: Vec::new(),
+    }))
+}
+
+fn code_name(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(err, _) => format!("{} ({})", err, primary_code(err.extended_code)),
+        other => other.to_string(),
+    }
+}
+
+/// SQLite's primary result code names (the low byte of an extended code).
+fn primary_code(extended: i32) -> &'static str {
+    match extended & 0xff {
+        1 => "SQLITE_ERROR",
+        2 => "SQLITE_INTERNAL",
+        3 => "SQLITE_PERM",
+        4 => "SQLITE_ABORT",
+        5 => "SQLITE_BUSY",
+        6 => "SQLITE_LOCKED",
+        7 => "SQLITE_NOMEM",
+        8 => "SQLITE_READONLY",
+        9 => "SQLITE_INTERRUPT",
+        10 => "SQLITE_IOERR",
+        11 => "SQLITE_CORRUPT",
+        13 => "SQLITE_FULL",
+        14 => "SQLITE_CANTOPEN",
+        18 => "SQLITE_TOOBIG",
+        19 => "SQLITE_CONSTRAINT",
+        20 => "SQLITE_MISMATCH",
+        21 => "SQLITE_MISUSE",
+        23 => "SQLITE_AUTH",
+        25 => "SQLITE_RANGE",
+        26 => "SQLITE_NOTADB",
+        _ => "SQLITE_ERROR",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values() {
+        let cases: Vec<(ValueRef<'_>, Value)> = vec![
+            (ValueRef::Null, Value::Null),
+            (ValueRef::Integer(i64::MAX), serde_json::json!(9223372036854775807i64)),
+            (ValueRef::Integer(-1), serde_json::json!(-1)),
+            (ValueRef::Real(1.5), serde_json::json!(1.5)),
+            (ValueRef::Real(f64::INFINITY), serde_json::json!("Infinity")),
+            (ValueRef::Real(f64::NEG_INFINITY), serde_json::json!("-Infinity")),
+            (ValueRef::Text(b"caf\xc3\xa9"), serde_json::json!("café")),
+            (ValueRef::Text(b"\xff\x00"), serde_json::json!("\\xff00")),
+            (ValueRef::Blob(b"\x00\x01\xab"), serde_json::json!("\\x0001ab")),
+            (ValueRef::Blob(b""), serde_json::json!("\\x")),
+        ];
+        for (value, want) in cases {
+            assert_eq!(to_json(value), want, "{value:?}");
+        }
+    }
+}

@@ -1,0 +1,706 @@
+//! The guard for SQLite. SQLite's dialect is not PostgreSQL's, so its own
+//! parser decides what a statement does: the backend prepares the statement
+//! with an authorizer that hands every action SQLite reports to [`authorize`],
+//! and checks [`read_only`] on the prepared statement. The protection flags
+//! mean what they mean on PostgreSQL; only the evidence comes from SQLite.
+//!
+//! SQLite's authorizer does not say whether a `DELETE` or `UPDATE` has a
+//! `WHERE`, or which statement a `VACUUM` is; [`Outline`] reads that from the
+//! tokens of the one statement SQLite accepted. All of it is pure.
+
+use rusqlite::hooks::AuthAction;
+
+use super::rules::{flag, violation};
+use super::{Policy, Rule, Violation};
+
+/// Read-only pragmas that take an argument: `PRAGMA table_info(t)` reports
+/// `t` as the pragma's value, which is not a write.
+const READING_PRAGMAS: &[&str] = &[
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_info",
+    "index_xinfo",
+    "index_list",
+    "foreign_key_list",
+    "foreign_key_check",
+    "integrity_check",
+    "quick_check",
+    "function_list",
+    "module_list",
+    "pragma_list",
+    "collation_list",
+    "database_list",
+    "compile_options",
+];
+
+/// Pragmas that change the database or the connection even without a value.
+const ACTING_PRAGMAS: &[&str] = &["optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"];
+
+/// What the tokens of a statement say about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outline {
+    /// The statement's verb, upper-cased: `SELECT`, `DELETE`, `VACUUM`, ...
+    /// (after `EXPLAIN [QUERY PLAN]` and any `WITH` clause).
+    pub verb: String,
+    /// Words outside any parentheses after the verb, upper-cased.
+    top_level: Vec<String>,
+}
+
+impl Outline {
+    pub fn of(sql: &str) -> Outline {
+        let mut outline = Outline::default();
+        let mut in_with = false;
+        for (word, depth) in words(sql) {
+            if depth > 0 {
+                continue;
+            }
+            if outline.verb.is_empty() {
+                match word.as_str() {
+                    "EXPLAIN" | "QUERY" | "PLAN" => {}
+                    "WITH" => in_with = true,
+                    // A WITH clause's own words (names, AS, RECURSIVE) come
+                    // before the verb; its queries are all in parentheses.
+                    _ if in_with
+                        && !matches!(
+                            word.as_str(),
+                            "SELECT" | "INSERT" | "REPLACE" | "UPDATE" | "DELETE" | "VALUES"
+                        ) => {}
+                    _ => outline.verb = word,
+                }
+            } else {
+                outline.top_level.push(word);
+            }
+        }
+        outline
+    }
+
+    fn has(&self, word: &str) -> bool {
+        self.top_level.iter().any(|w| w == word)
+    }
+
+    /// A `DELETE` or `UPDATE` with a `WHERE` of its own (one inside a subquery
+    /// does not count).
+    pub fn has_where(&self) -> bool {
+        self.has("WHERE")
+    }
+}
+
+/// Decide one action SQLite reported while preparing the statement. `accessor`
+/// is the trigger or view the action comes from (`None` for the statement
+/// itself): a trigger's own `DELETE` is part of the schema, not of the query.
+pub fn authorize(
+    policy: &Policy,
+    outline: &Outline,
+    action: &AuthAction<'_>,
+    accessor: Option<&str>,
+) -> Result<(), Violation> {
+    let top = accessor.is_none();
+    match *action {
+        AuthAction::DropTable { .. }
+        | AuthAction::DropIndex { .. }
+        | AuthAction::DropTrigger { .. }
+        | AuthAction::DropView { .. }
+        | AuthAction::DropTempTable { .. }
+        | AuthAction::DropTempIndex { .. }
+        | AuthAction::DropTempTrigger { .. }
+        | AuthAction::DropTempView { .. }
+        | AuthAction::DropVtable { .. }
+            if !policy.allow_drop =>
+        {
+            flag(
+                Rule::Drop,
+                "DROP statements are not allowed",
+                "they destroy objects and the data in them",
+                "allow_drop",
+            )
+        }
+        AuthAction::AlterTable { .. } if !policy.allow_drop && outline.has("DROP") => flag(
+            Rule::Drop,
+            "ALTER TABLE ... DROP COLUMN is not allowed",
+            "it destroys the column's data",
+            "allow_drop",
+        ),
+        AuthAction::Delete { table_name }
+            if top
+                && outline.verb == "DELETE"
+                && !outline.has_where()
+                && !table_name.starts_with("sqlite_")
+                && !policy.allow_delete_without_where =>
+        {
+            flag(
+                Rule::DeleteWithoutWhere,
+                "DELETE without WHERE is not allowed",
+                "it deletes every row of the table",
+                "allow_delete_without_where",
+            )
+        }
+        AuthAction::Update { .. }
+            if top && outline.verb == "UPDATE" && !outline.has_where() && !policy.allow_update_without_where =>
+        {
+            flag(
+                Rule::UpdateWithoutWhere,
+                "UPDATE without WHERE is not allowed",
+                "it changes every row of the table",
+                "allow_update_without_where",
+            )
+        }
+        AuthAction::Attach { .. } | AuthAction::Detach { .. } if !policy.allow_attach => flag(
+            Rule::Attach,
+            "ATTACH and DETACH are not allowed",
+            "ATTACH opens, and can create, any file the server can reach",
+            "allow_attach",
+        ),
+        AuthAction::Pragma {
+            pragma_name,
+            pragma_value,
+        } => pragma(policy, pragma_name, pragma_value),
+        AuthAction::Function { function_name } => function(policy, function_name),
+        _ => Ok(()),
+    }
+}
+
+fn pragma(policy: &Policy, name: &str, value: Option<&str>) -> Result<(), Violation> {
+    let name = name.to_ascii_lowercase();
+    let writes = match value {
+        Some(_) => !READING_PRAGMAS.contains(&name.as_str()),
+        None => ACTING_PRAGMAS.contains(&name.as_str()),
+    };
+    if !writes {
+        return Ok(());
+    }
+    if policy.read_only && name == "query_only" {
+        return violation(
+            Rule::ReadOnly,
+            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
+                .to_owned(),
+        );
+    }
+    if policy.allow_pragma_write {
+        return Ok(());
+    }
+    flag(
+        Rule::Pragma,
+        &format!("PRAGMA {name} with a value is not allowed"),
+        "a writing PRAGMA changes how the database file is stored or how the connection behaves",
+        "allow_pragma_write",
+    )
+}
+
+fn function(policy: &Policy, name: &str) -> Result<(), Violation> {
+    let name = name.to_ascii_lowercase();
+    if name == "load_extension" {
+        return violation(
+            Rule::Load,
+            "function load_extension() is not allowed: loading extensions is always off for SQLite".to_owned(),
+        );
+    }
+    if policy.blocked_functions.iter().any(|p| p.matches(&name)) {
+        return violation(
+            Rule::BlockedFunction,
+            format!("function {name}() is not allowed. Remove it from protection.blocked_functions to allow it"),
+        );
+    }
+    Ok(())
+}
+
+/// Statement-level rules that need the prepared statement: `VACUUM INTO`
+/// writes a new file anywhere; in read-only mode a statement SQLite says writes
+/// is refused before it runs (the connection is read-only as well).
+pub fn statement(policy: &Policy, outline: &Outline, sqlite_says_read_only: bool) -> Result<(), Violation> {
+    if outline.verb == "VACUUM" && outline.has("INTO") && !policy.allow_vacuum_into {
+        return flag(
+            Rule::VacuumInto,
+            "VACUUM INTO is not allowed",
+            "it writes a copy of the database to any path the server can reach",
+            "allow_vacuum_into",
+        );
+    }
+    if policy.read_only
+        && !sqlite_says_read_only
+        && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK")
+    {
+        let verb = if outline.verb.is_empty() {
+            "this statement"
+        } else {
+            outline.verb.as_str()
+        };
+        return violation(
+            Rule::ReadOnly,
+            format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)"),
+        );
+    }
+    Ok(())
+}
+
+/// A token outside strings, quoted identifiers and comments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    /// A bare word, upper-cased, with its parenthesis depth.
+    Word(String, usize),
+    /// A `;`, with the byte offset just after it.
+    Semicolon(usize),
+    /// Anything else: a literal, a number, an operator.
+    Other,
+}
+
+/// The statements of `sql` as SQLite splits them: the text up to each `;`
+/// that completes a statement (`sqlite3_complete`, so a trigger body's own
+/// `;` does not split), keeping only pieces that hold more than comments.
+pub fn statements(sql: &str) -> Vec<&str> {
+    let tokens = tokens(sql);
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut has_content = false;
+    for token in &tokens {
+        match token {
+            Token::Semicolon(end) => {
+                if has_content && complete(&sql[start..*end]) {
+                    out.push(&sql[start..*end]);
+                    start = *end;
+                    has_content = false;
+                }
+            }
+            _ => has_content = true,
+        }
+    }
+    if has_content {
+        out.push(&sql[start..]);
+    }
+    out
+}
+
+/// SQLite's own test for "this text ends a statement".
+fn complete(text: &str) -> bool {
+    match std::ffi::CString::new(text) {
+        // SAFETY: a valid NUL-terminated string; sqlite3_complete only reads it.
+        Ok(c) => unsafe { rusqlite::ffi::sqlite3_complete(c.as_ptr()) != 0 },
+        Err(_) => false,
+    }
+}
+
+/// The bare words of `sql` (upper-cased) with their parenthesis depth.
+fn words(sql: &str) -> impl Iterator<Item = (String, usize)> {
+    tokens(sql).into_iter().filter_map(|t| match t {
+        Token::Word(w, depth) => Some((w, depth)),
+        _ => None,
+    })
+}
+
+fn tokens(sql: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut chars = sql.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        match c {
+            '(' => {
+                depth += 1;
+                out.push(Token::Other);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                out.push(Token::Other);
+            }
+            ';' => out.push(Token::Semicolon(start + 1)),
+            '\'' | '"' | '`' => {
+                // A doubled quote is an escaped quote; both halves are skipped
+                // by reading it as two adjacent quoted runs.
+                for (_, d) in chars.by_ref() {
+                    if d == c {
+                        break;
+                    }
+                }
+                out.push(Token::Other);
+            }
+            '[' => {
+                for (_, d) in chars.by_ref() {
+                    if d == ']' {
+                        break;
+                    }
+                }
+                out.push(Token::Other);
+            }
+            '-' if chars.peek().map(|(_, d)| *d) == Some('-') => {
+                for (_, d) in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek().map(|(_, d)| *d) == Some('*') => {
+                chars.next();
+                let mut star = false;
+                for (_, d) in chars.by_ref() {
+                    if star && d == '/' {
+                        break;
+                    }
+                    star = d == '*';
+                }
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let mut end = start + c.len_utf8();
+                while let Some((i, d)) = chars.next_if(|(_, d)| d.is_alphanumeric() || *d == '_' || *d == '$') {
+                    end = i + d.len_utf8();
+                }
+                out.push(Token::Word(sql[start..end].to_ascii_uppercase(), depth));
+            }
+            c if c.is_whitespace() => {}
+            _ => out.push(Token::Other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outlines() {
+        // (sql, verb, has a top-level WHERE)
+        let cases = [
+            ("SELECT 1", "SELECT", false),
+            ("  select * from t where x", "SELECT", true),
+            ("DELETE FROM t", "DELETE", false),
+            ("delete from t where id = 1", "DELETE", true),
+            ("DELETE FROM t -- WHERE id = 1", "DELETE", false),
+            ("DELETE FROM t /* WHERE */", "DELETE", false),
+            ("DELETE FROM \"where\"", "DELETE", false),
+            ("DELETE FROM [where]", "DELETE", false),
+            ("DELETE FROM `where`", "DELETE", false),
+            ("DELETE FROM t RETURNING 'where'", "DELETE", false),
+            ("DELETE FROM t WHERE id IN (SELECT id FROM u)", "DELETE", true),
+            ("UPDATE t SET a = (SELECT b FROM u WHERE u.id = 1)", "UPDATE", false),
+            ("UPDATE t SET a = 'it''s WHERE'", "UPDATE", false),
+            ("UPDATE t SET a = 1 FROM u WHERE t.id = u.id", "UPDATE", true),
+            ("WITH x AS (SELECT 1 WHERE 1) DELETE FROM t", "DELETE", false),
+            (
+                "WITH RECURSIVE x(n) AS (SELECT 1) UPDATE t SET a = 1 WHERE a IN x",
+                "UPDATE",
+                true,
+            ),
+            ("EXPLAIN QUERY PLAN DELETE FROM t", "DELETE", false),
+            ("/* lead */ -- more\nVACUUM INTO '/tmp/x.db'", "VACUUM", false),
+            (
+                "INSERT INTO t VALUES (1) ON CONFLICT DO UPDATE SET a = 2",
+                "INSERT",
+                false,
+            ),
+            ("", "", false),
+        ];
+        for (sql, verb, has_where) in cases {
+            let o = Outline::of(sql);
+            assert_eq!((o.verb.as_str(), o.has_where()), (verb, has_where), "{sql}");
+        }
+        assert!(Outline::of("VACUUM INTO 'x.db'").has("INTO"));
+        assert!(!Outline::of("VACUUM").has("INTO"));
+        assert!(Outline::of("ALTER TABLE t DROP COLUMN c").has("DROP"));
+        assert!(!Outline::of("ALTER TABLE t ADD COLUMN c DEFAULT 'drop'").has("DROP"));
+    }
+
+    #[test]
+    fn splitting() {
+        let cases: [(&str, usize); 12] = [
+            ("SELECT 1", 1),
+            ("SELECT 1;", 1),
+            ("SELECT 1; -- done", 1),
+            ("SELECT 1; /* c */ ;", 1),
+            ("SELECT 1; SELECT 2", 2),
+            ("SELECT 1;SELECT 2;", 2),
+            ("SELECT ';' AS a", 1),
+            ("SELECT 1 -- ; DROP TABLE t", 1),
+            (
+                "CREATE TRIGGER g AFTER INSERT ON t BEGIN DELETE FROM u; UPDATE v SET a = 1; END",
+                1,
+            ),
+            (
+                "CREATE TRIGGER g AFTER INSERT ON t BEGIN DELETE FROM u; END; DROP TABLE t",
+                2,
+            ),
+            ("", 0),
+            ("-- nothing\n;", 0),
+        ];
+        for (sql, n) in cases {
+            assert_eq!(statements(sql).len(), n, "{sql}");
+        }
+    }
+
+    #[test]
+    fn actions() {
+        let default = Policy::default();
+        let mut permissive = Policy::permissive();
+        permissive.blocked_functions = vec![super::super::FunctionPattern::new("random")];
+        let read_only = Policy {
+            read_only: true,
+            ..Policy::permissive()
+        };
+        // (policy, sql, action, accessor, refusing rule)
+        type Case<'a> = (&'a Policy, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
+        let cases: Vec<Case<'_>> = vec![
+            (
+                &default,
+                "DROP TABLE t",
+                AuthAction::DropTable { table_name: "t" },
+                None,
+                Some(Rule::Drop),
+            ),
+            (
+                &permissive,
+                "DROP TABLE t",
+                AuthAction::DropTable { table_name: "t" },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "DROP VIEW v",
+                AuthAction::DropView { view_name: "v" },
+                None,
+                Some(Rule::Drop),
+            ),
+            (
+                &default,
+                "DROP INDEX i",
+                AuthAction::DropIndex {
+                    index_name: "i",
+                    table_name: "t",
+                },
+                None,
+                Some(Rule::Drop),
+            ),
+            (
+                &default,
+                "ALTER TABLE t DROP COLUMN c",
+                AuthAction::AlterTable {
+                    database_name: "main",
+                    table_name: "t",
+                },
+                None,
+                Some(Rule::Drop),
+            ),
+            (
+                &default,
+                "ALTER TABLE t ADD COLUMN c",
+                AuthAction::AlterTable {
+                    database_name: "main",
+                    table_name: "t",
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "DELETE FROM t",
+                AuthAction::Delete { table_name: "t" },
+                None,
+                Some(Rule::DeleteWithoutWhere),
+            ),
+            (
+                &default,
+                "DELETE FROM t WHERE id = 1",
+                AuthAction::Delete { table_name: "t" },
+                None,
+                None,
+            ),
+            (
+                &permissive,
+                "DELETE FROM t",
+                AuthAction::Delete { table_name: "t" },
+                None,
+                None,
+            ),
+            // A trigger's DELETE is the schema's, not the query's.
+            (
+                &default,
+                "DELETE FROM t WHERE id = 1",
+                AuthAction::Delete { table_name: "log" },
+                Some("trg"),
+                None,
+            ),
+            // DROP TABLE deletes its row from sqlite_schema.
+            (
+                &permissive,
+                "DROP TABLE t",
+                AuthAction::Delete {
+                    table_name: "sqlite_master",
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "UPDATE t SET a = 1",
+                AuthAction::Update {
+                    table_name: "t",
+                    column_name: "a",
+                },
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "UPDATE t SET a = 1 WHERE id = 2",
+                AuthAction::Update {
+                    table_name: "t",
+                    column_name: "a",
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "ATTACH 'x.db' AS x",
+                AuthAction::Attach { filename: "x.db" },
+                None,
+                Some(Rule::Attach),
+            ),
+            (
+                &default,
+                "DETACH x",
+                AuthAction::Detach { database_name: "x" },
+                None,
+                Some(Rule::Attach),
+            ),
+            (
+                &permissive,
+                "ATTACH 'x.db' AS x",
+                AuthAction::Attach { filename: "x.db" },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "PRAGMA journal_mode = delete",
+                AuthAction::Pragma {
+                    pragma_name: "journal_mode",
+                    pragma_value: Some("delete"),
+                },
+                None,
+                Some(Rule::Pragma),
+            ),
+            (
+                &default,
+                "PRAGMA journal_mode",
+                AuthAction::Pragma {
+                    pragma_name: "journal_mode",
+                    pragma_value: None,
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "PRAGMA table_info(t)",
+                AuthAction::Pragma {
+                    pragma_name: "table_info",
+                    pragma_value: Some("t"),
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "PRAGMA optimize",
+                AuthAction::Pragma {
+                    pragma_name: "optimize",
+                    pragma_value: None,
+                },
+                None,
+                Some(Rule::Pragma),
+            ),
+            (
+                &permissive,
+                "PRAGMA user_version = 3",
+                AuthAction::Pragma {
+                    pragma_name: "user_version",
+                    pragma_value: Some("3"),
+                },
+                None,
+                None,
+            ),
+            (
+                &read_only,
+                "PRAGMA query_only = 0",
+                AuthAction::Pragma {
+                    pragma_name: "query_only",
+                    pragma_value: Some("0"),
+                },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &permissive,
+                "SELECT load_extension('x')",
+                AuthAction::Function {
+                    function_name: "load_extension",
+                },
+                None,
+                Some(Rule::Load),
+            ),
+            (
+                &permissive,
+                "SELECT random()",
+                AuthAction::Function {
+                    function_name: "random",
+                },
+                None,
+                Some(Rule::BlockedFunction),
+            ),
+            (
+                &default,
+                "SELECT lower('A')",
+                AuthAction::Function { function_name: "lower" },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "SELECT a FROM t",
+                AuthAction::Read {
+                    table_name: "t",
+                    column_name: "a",
+                },
+                None,
+                None,
+            ),
+        ];
+        for (policy, sql, action, accessor, want) in cases {
+            let got = authorize(policy, &Outline::of(sql), &action, accessor)
+                .err()
+                .map(|v| v.rule);
+            assert_eq!(got, want, "{sql} / {action:?}");
+        }
+    }
+
+    #[test]
+    fn statement_rules() {
+        let default = Policy::default();
+        let read_only = Policy {
+            read_only: true,
+            ..Policy::default()
+        };
+        let allow_vacuum = Policy {
+            allow_vacuum_into: true,
+            ..Policy::default()
+        };
+        let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
+            (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
+            (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
+            (&default, "VACUUM", false, None),
+            (&read_only, "INSERT INTO t VALUES (1)", false, Some(Rule::ReadOnly)),
+            (&read_only, "SELECT 1", true, None),
+            (&read_only, "BEGIN", false, None),
+            (&default, "INSERT INTO t VALUES (1)", false, None),
+        ];
+        for (policy, sql, reads, want) in cases {
+            let got = statement(policy, &Outline::of(sql), reads).err().map(|v| v.rule);
+            assert_eq!(got, want, "{sql}");
+        }
+        assert_eq!(
+            statement(&read_only, &Outline::of("delete from t where 1"), false)
+                .unwrap_err()
+                .to_string(),
+            "cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)"
+        );
+    }
+}
