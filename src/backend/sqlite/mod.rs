@@ -134,6 +134,10 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(|e| Error::Connection(format!("the SQLite worker failed: {e}")))?;
     match result {
+        // Waiting for a lock is bounded by the same deadline.
+        Err(Error::Db(db)) if db.code == "SQLITE_BUSY" && Instant::now() >= deadline.at => Err(Error::Timeout {
+            after: deadline.timeout,
+        }),
         Err(Error::Db(db)) if db.code == "SQLITE_INTERRUPT" => {
             if deadline.cancel.is_cancelled() {
                 Err(Error::Cancelled)
@@ -163,7 +167,11 @@ fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Erro
     };
     let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let opened = match &target.file {
-        DbFile::Memory => Connection::open_in_memory_with_flags(flags | OpenFlags::SQLITE_OPEN_CREATE),
+        // A private in-memory database cannot be opened read-only (SQLite
+        // leaves READ_ONLY with CREATE undefined); query_only guards it instead.
+        DbFile::Memory => Connection::open_in_memory_with_flags(
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ),
         DbFile::Path(path) if !path.is_file() => {
             return Err(Error::Input(format!("Database not found: {}", target.shown)));
         }
@@ -276,6 +284,14 @@ fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value],
         }
     }
     drop(stmt);
+    // Only NULLs seen: typeof() would say "null". With no rows there is nothing
+    // to name, and the type stays empty.
+    if !out.is_empty() {
+        columns
+            .iter_mut()
+            .filter(|c| c.type_name.is_empty())
+            .for_each(|c| c.type_name = "null".to_owned());
+    }
     Ok(Rows {
         columns,
         rows: out,
