@@ -210,10 +210,11 @@ async fn query_once(
     let mut result = engine.query(&input, CancellationToken::new()).await;
     // Like psql: ask for a password only when the server wants one and a person
     // is at a terminal to type it.
-    if matches!(result, Err(QueryError::PasswordRequired)) && std::io::stdin().is_terminal() {
+    if matches!(result, Err(QueryError::PasswordRequired { .. })) && std::io::stdin().is_terminal() {
         let prompt = format!("Password for user {}: ", conn.user);
         if let Ok(password) = rpassword::prompt_password(prompt) {
             conn.password = Some(password);
+            conn.password_from = Some(postgres::PasswordSource::Prompt);
             engine = Engine::postgres(config, conn);
             result = engine.query(&input, CancellationToken::new()).await;
         }

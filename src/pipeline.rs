@@ -23,7 +23,7 @@ use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
-use crate::backend::{Backend, Deadline, Statement};
+use crate::backend::{Backend, Deadline, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
 use crate::error::Error;
@@ -237,6 +237,16 @@ impl Engine {
     /// Close idle connections. Calls still running finish on their own.
     pub async fn close(&self) {
         self.backend.close().await;
+    }
+
+    /// Connect and describe the session (server, user, database, TLS, and
+    /// read-only mode as the server sees it), for `pgmcp check`. Takes a slot
+    /// and the `query.default_timeout` like a query.
+    pub async fn session_report(&self, cancel: CancellationToken) -> Result<SessionReport, Error> {
+        let call = self.begin(cancel);
+        let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
+        let _slot = self.slot(&deadline).await?;
+        self.backend.session_report(&deadline).await
     }
 
     /// Start a call: its token is a child of the caller's, so the caller's

@@ -12,4 +12,5 @@ mod introspection;
 mod pipeline;
 mod serve;
 mod support;
+mod tls;
 mod values;
