@@ -1,6 +1,7 @@
 //! The one integration-test crate: a real PostgreSQL, the real `pgmcp` binary over stdio, one module per feature.
 
 mod cli;
+mod connect;
 mod engine;
 mod faults;
 mod guard_attacks;
