@@ -1,6 +1,8 @@
 //! The one integration-test crate: a real PostgreSQL, the real `pgmcp` binary over stdio, one module per feature.
 
+mod check;
 mod cli;
+mod configure;
 mod connect;
 mod engine;
 mod faults;

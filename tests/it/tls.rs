@@ -339,3 +339,23 @@ async fn pg_hba_encryption_rules() {
         .unwrap();
     assert!(r.encryption.is_some(), "allow retried with TLS");
 }
+
+/// `pgmcp check` says TLS is in use, with what the handshake agreed.
+#[test]
+fn check_reports_tls() {
+    let t = tls_server();
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::check::pgmcp(home.path())
+        .arg("check")
+        .env(
+            "PGMCP_PG_CONNSTRING",
+            connstring(&t.server, "localhost", &format!("sslmode=verify-full {}", root(&t.ca))),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("sslmode=verify-full\n"), "{stdout}");
+    assert!(stdout.contains("  TLS:        yes (TLSv1.3, TLS13_"), "{stdout}");
+    assert!(!stdout.contains(t.server.admin_password()), "{stdout}");
+}
