@@ -1,6 +1,7 @@
-//! The command line: `pgmcp serve` for desktop agents, `pgmcp query` for people
-//! and scripts. Each command loads the config, sets up logging and hands off to
-//! the library.
+//! The command line: `pgmcp serve` for desktop agents; `pgmcp query`, `check`
+//! and `configure` for people and scripts. Each command loads the config, sets
+//! up logging and hands off to the library; what is printed for a person is
+//! printed here.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
+use crate::backend::postgres;
 use crate::backend::{Choice, ChoiceError};
 use crate::config::{Config, ConfigError, ConfigLocation, LogOutput};
 use crate::error::Error as QueryError;
@@ -67,6 +69,15 @@ pub enum Command {
         #[arg(long, value_name = "ROWS")]
         limit: Option<usize>,
     },
+    /// Load and validate the config, connect, and print what is in effect:
+    /// config and log files, server, user, database, TLS, read-only mode (as
+    /// the server reports it), protection flags and hooks. Exits 0 when all is
+    /// well, 1 when something failed, 2 when the config is invalid.
+    Check,
+    /// Ask for each config field (showing the current value) and write the
+    /// config file with permissions 0600. Answers are read line by line from
+    /// stdin, so they can be piped.
+    Configure,
 }
 
 /// Why a command could not run.
@@ -82,6 +93,8 @@ pub enum CliError {
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
     Session(String),
+    #[error(transparent)]
+    Wizard(#[from] crate::wizard::WizardError),
 }
 
 /// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
@@ -91,12 +104,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         cli.config.as_deref(),
         std::env::var("PGMCP_CONFIG_PATH").ok().as_deref(),
     );
+    if let Command::Configure = cli.command {
+        return configure(&location);
+    }
     let config = location.load()?;
     let _log = logging::init(&config.logging).map_err(CliError::Logging)?;
     // The command itself is not logged: its SQL may hold secrets.
     let name = match cli.command {
         Command::Serve => "serve",
         Command::Query { .. } => "query",
+        Command::Check => "check",
+        Command::Configure => "configure",
     };
     tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -106,6 +124,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     let result = match cli.command {
         Command::Serve => runtime.block_on(serve(config, cli.database)),
         Command::Query { sql, params, limit } => runtime.block_on(query_once(config, cli.database, sql, params, limit)),
+        Command::Check => runtime.block_on(check(config, cli.database)),
+        Command::Configure => Ok(ExitCode::SUCCESS),
     };
     // Don't wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -200,6 +220,78 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
     }
 }
 
+/// `pgmcp configure`: the file the other commands would read, or where a new
+/// one is found by every client: the user's config dir (desktop clients start
+/// pgmcp from anywhere, so `./.pgmcp` would not be found).
+fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
+    let path = match location {
+        ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => path.clone(),
+        ConfigLocation::BuiltIn => ConfigLocation::candidates()
+            .pop()
+            .unwrap_or_else(|| PathBuf::from(".pgmcp/config.json")),
+    };
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout().lock();
+    crate::wizard::run(&path, &mut input, &mut out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pgmcp check`: print the report; exit 1 when it found a problem.
+async fn check(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
+    let mut conn = match crate::pipeline::choose(&config, database.as_deref())? {
+        Choice::Postgres(conn) => conn,
+        Choice::Sqlite { default, root } => {
+            let target = match (&default, &root) {
+                (Some(file), _) => format!("SQLite file {}", file.shown),
+                (None, _) => "SQLite files inside sqlite.root (calls name one)".to_owned(),
+            };
+            let engine = Engine::sqlite(config.clone(), default, root);
+            let report = crate::check::Report::gather(&config, &engine, target).await;
+            return Ok(print_report(&report));
+        }
+    };
+    let target = |c: &postgres::ConnectParams| {
+        format!(
+            "{}, user \"{}\", database \"{}\", sslmode={}",
+            c.target(),
+            c.user,
+            c.dbname.as_deref().unwrap_or(&c.user),
+            c.sslmode.name()
+        )
+    };
+    let mut engine = Engine::postgres(config.clone(), conn.clone());
+    let mut report = crate::check::Report::gather(&config, &engine, target(&conn)).await;
+    // Like psql and `query`: ask for a password at a terminal when the server wants one.
+    if report.session.is_err() && std::io::stdin().is_terminal() && conn.password.is_none() {
+        let needs_password = matches!(
+            engine.session_report(CancellationToken::new()).await,
+            Err(QueryError::PasswordRequired { .. })
+        );
+        if needs_password && let Ok(password) = rpassword::prompt_password(format!("Password for user {}: ", conn.user))
+        {
+            conn.password = Some(password);
+            conn.password_from = Some(postgres::PasswordSource::Prompt);
+            engine.close().await;
+            engine = Engine::postgres(config.clone(), conn.clone());
+            report = crate::check::Report::gather(&config, &engine, target(&conn)).await;
+        }
+    }
+    engine.close().await;
+    Ok(print_report(&report))
+}
+
+/// Print a check report; the exit code says whether it found a problem.
+fn print_report(report: &crate::check::Report) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{report}");
+    if report.problems().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 async fn query_once(
     config: Config,
     database: Option<String>,
@@ -227,12 +319,13 @@ async fn query_once(
     // Like psql: ask for a password only when the server wants one and a person
     // is at a terminal to type it.
     if let Some(mut conn) = postgres
-        && matches!(result, Err(QueryError::PasswordRequired))
+        && matches!(result, Err(QueryError::PasswordRequired { .. }))
         && std::io::stdin().is_terminal()
     {
         let prompt = format!("Password for user {}: ", conn.user);
         if let Ok(password) = rpassword::prompt_password(prompt) {
             conn.password = Some(password);
+            conn.password_from = Some(postgres::PasswordSource::Prompt);
             engine = Engine::postgres(config, conn);
             result = engine.query(&input, CancellationToken::new()).await;
         }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use regex::Regex;
 
+use crate::backend::postgres::SslMode;
 use crate::error_prompts::ErrorPrompt;
 use crate::guard::{FunctionPattern, Policy};
 use crate::hooks::Hook;
@@ -156,6 +157,13 @@ pub struct ConnectionConfig {
     pub sslmode: Option<String>,
     pub application_name: Option<String>,
     pub connect_timeout_seconds: Option<u64>,
+    /// PEM file of the CAs to trust, or `system`. See the README's TLS section.
+    pub sslrootcert: Option<String>,
+    /// Client certificate (PEM) and its key, for servers that ask for one.
+    pub sslcert: Option<String>,
+    pub sslkey: Option<String>,
+    /// The password file to read instead of `~/.pgpass`.
+    pub passfile: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -532,6 +540,28 @@ impl RawConfig {
         {
             return Err(fail("connection.port", "must be between 1 and 65535".into()));
         }
+        if let Some(mode) = self.connection.sslmode.as_deref()
+            && SslMode::from_name(mode).is_none()
+        {
+            let names = SslMode::NAMES.join(", ");
+            return Err(fail(
+                "connection.sslmode",
+                format!("unknown sslmode \"{mode}\": use {names}"),
+            ));
+        }
+        for (field, value) in [
+            ("connection.sslrootcert", &self.connection.sslrootcert),
+            ("connection.sslcert", &self.connection.sslcert),
+            ("connection.sslkey", &self.connection.sslkey),
+            ("connection.passfile", &self.connection.passfile),
+        ] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(fail(
+                    field,
+                    "must be a file path (leave the field out for the default)".into(),
+                ));
+            }
+        }
         let logging = LoggingConfig {
             level: match self.logging.level.as_deref() {
                 None => LogLevel::Info,
@@ -728,6 +758,8 @@ mod tests {
             (format!(r#"{{"logging": {{"level": "loud"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: logging.level: unknown level \"loud\": use error, warn, info, debug or trace"),
             (format!(r#"{{"logging": {{"output": "stdout"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: logging.output: stdout carries the MCP protocol and nothing else: use a file path or \"stderr\""),
             (format!(r#"{{"connection": {{"port": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.port: must be between 1 and 65535"),
+            (format!(r#"{{"connection": {{"sslmode": "on"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslmode: unknown sslmode \"on\": use disable, allow, prefer, require, verify-ca, verify-full"),
+            (format!(r#"{{"connection": {{"sslrootcert": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslrootcert: must be a file path (leave the field out for the default)"),
         ];
         for (text, expected) in cases {
             assert_eq!(load(&text).unwrap_err().to_string(), expected, "{text}");

@@ -29,11 +29,13 @@ pub enum Error {
     /// Every connection slot stayed busy until the call's deadline.
     #[error("failed to acquire query slot: all {slots} connection slots are in use, gave up after waiting {}", seconds(*.waited))]
     NoSlot { slots: usize, waited: Duration },
-    /// The server asked for a password and none was configured.
+    /// The server asked for a password and none was configured; `note` says
+    /// why a password file was not used, when one was ignored.
     #[error(
-        "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING"
+        "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING{}",
+        .note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
     )]
-    PasswordRequired,
+    PasswordRequired { note: Option<String> },
     /// The database could not be reached or the connection broke.
     #[error("cannot reach the database: {0}")]
     Connection(String),

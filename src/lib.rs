@@ -33,12 +33,14 @@
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
 //! - [`config`]: the config file, validated into [`Config`].
 //! - [`mcp`]: the MCP server: tool schemas and wire translation only.
+//! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`.
 //! - [`cli`], [`logging`]: the command line and where logs go.
 
 #![deny(clippy::print_stdout)]
 
 pub mod backend;
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -53,6 +55,7 @@ pub mod shape;
 pub mod suggest;
 pub mod timeouts;
 pub mod value;
+pub mod wizard;
 
 pub use config::Config;
 pub use error::{DbError, Error};

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
 use crate::backend::sqlite::location::{Root, Target};
-use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, Statement};
+use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
 use crate::error::Error;
@@ -295,6 +295,16 @@ impl Engine {
     /// Close idle connections. Calls still running finish on their own.
     pub async fn close(&self) {
         self.backend.close().await;
+    }
+
+    /// Connect and describe the session (server, user, database, TLS, and
+    /// read-only mode as the server sees it), for `pgmcp check`. Takes a slot
+    /// and the `query.default_timeout` like a query.
+    pub async fn session_report(&self, cancel: CancellationToken) -> Result<SessionReport, Error> {
+        let call = self.begin(cancel);
+        let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
+        let _slot = self.slot(&deadline).await?;
+        self.backend.session_report(&deadline).await
     }
 
     /// Start a call: its token is a child of the caller's, so the caller's

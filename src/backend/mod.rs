@@ -57,6 +57,23 @@ pub struct Deadline {
     pub cancel: CancellationToken,
 }
 
+/// What `pgmcp check` shows about a live session, as the engine reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionReport {
+    /// The server product and version, e.g. `PostgreSQL 15.8`.
+    pub server: String,
+    /// Where the session is connected: `host:port` or a socket path.
+    pub endpoint: String,
+    pub user: String,
+    pub database: String,
+    /// How the connection is encrypted (`TLSv1.3, TLS13_AES_256_GCM_SHA384`); `None` when it is not.
+    pub encryption: Option<String>,
+    /// Whether the server reports the transaction a query runs in as read-only.
+    pub read_only: bool,
+    /// Where the password came from; `None` when none was needed.
+    pub password_from: Option<String>,
+}
+
 /// The engine behind a session. A closed enum: one `match` per operation.
 // One engine per process: the size difference between variants costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -75,6 +92,8 @@ pub enum Dialect {
 /// The database a session uses, as the configuration and environment name it:
 /// `sqlite:` forms select SQLite, anything else is a PostgreSQL connection.
 #[derive(Debug)]
+// Made once per process, then consumed: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Choice {
     Postgres(postgres::ConnectParams),
     Sqlite {
@@ -172,6 +191,13 @@ impl Backend {
         match self {
             Backend::Postgres(pg) => pg.suggest(error, relations, deadline).await,
             Backend::Sqlite(lite) => lite.suggest(error, database, deadline).await,
+        }
+    }
+
+    pub async fn session_report(&self, deadline: &Deadline) -> Result<SessionReport, Error> {
+        match self {
+            Backend::Postgres(pg) => pg.session_report(deadline).await,
+            Backend::Sqlite(lite) => lite.session_report(deadline).await,
         }
     }
 

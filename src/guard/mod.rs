@@ -83,6 +83,36 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// The `allow_*` switches by config name (`protection.allow_drop`, ...), in
+    /// the README's order.
+    pub const FLAGS: [&'static str; 16] = [
+        "allow_set",
+        "allow_drop",
+        "allow_truncate",
+        "allow_do",
+        "allow_copy_from",
+        "allow_copy_to_file",
+        "allow_create_function",
+        "allow_prepare",
+        "allow_delete_without_where",
+        "allow_update_without_where",
+        "allow_alter_system",
+        "allow_load",
+        "allow_create_rule",
+        "allow_merge",
+        "allow_create_extension",
+        "allow_role_changes",
+    ];
+
+    /// A switch by its config name; `None` for an unknown name.
+    pub fn flag(&self, name: &str) -> Option<bool> {
+        // set_flag is the one place names map to fields: turn the switch off
+        // on a copy; if that changed anything, it was on.
+        let mut copy = self.clone();
+        copy.set_flag(name, false).ok()?;
+        Some(copy != *self)
+    }
+
     /// Set a switch by its config name (`read_only`, `allow_drop`, ...).
     pub fn set_flag(&mut self, name: &str, value: bool) -> Result<(), String> {
         let slot = match name {

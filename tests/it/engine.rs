@@ -458,6 +458,9 @@ async fn wrong_password_is_a_clear_error_without_the_password() {
     let engine = Engine::postgres(Config::builtin(), params);
     let text = run(&engine, "SELECT 1").await.unwrap_err().to_string();
     assert!(text.contains("password authentication failed"), "{text}");
-    assert!(text.contains("check the user name and password"), "{text}");
+    assert!(
+        text.contains("check PGPASSWORD, the connection string or ~/.pgpass"),
+        "{text}"
+    );
     assert!(!text.contains("not-the-password"), "{text}");
 }

@@ -1,6 +1,9 @@
 //! The one integration-test crate: a real PostgreSQL, the real `pgmcp` binary over stdio, one module per feature.
 
+mod check;
 mod cli;
+mod configure;
+mod connect;
 mod demo;
 mod engine;
 mod faults;
@@ -13,4 +16,5 @@ mod introspection;
 mod pipeline;
 mod serve;
 mod support;
+mod tls;
 mod values;

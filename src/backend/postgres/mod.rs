@@ -3,6 +3,8 @@
 
 mod catalog;
 pub mod params;
+pub mod passfile;
+mod tls;
 mod types;
 mod wire;
 
@@ -11,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use params::{ConnectParams, Host, ParamsError, SslMode};
+pub use params::{ConnectParams, Host, ParamsError, PasswordSource, RootCert, SslMode};
 use types::TypeCatalog;
 use wire::{CancelTarget, Connection, Exchange, StatementResult, WireError};
 
-use super::{Column, Deadline, Rows, Statement};
+use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::value;
@@ -113,6 +115,51 @@ impl PgBackend {
         };
         self.checkin(conn);
         rows
+    }
+
+    /// What `pgmcp check` shows about a live session: the server's version, who
+    /// we are connected as, TLS, and whether the server itself sees the
+    /// transaction a query runs in as read-only (asked inside exactly that
+    /// kind of transaction, through the same path as every query).
+    pub async fn session_report(&self, deadline: &Deadline) -> Result<SessionReport, Error> {
+        let conn = self.checkout(deadline).await?;
+        let tls = conn.tls().map(|t| t.to_string());
+        let password_from = conn.password_from().map(|p| p.to_string());
+        self.checkin(conn);
+        let rows = self
+            .execute(
+                Statement {
+                    sql: "SELECT current_setting('server_version') AS version, current_user AS usr, \
+                          current_database() AS db, current_setting('transaction_read_only') AS read_only, \
+                          coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false) AS ssl",
+                    params: &[],
+                    fetch_limit: 1,
+                    policy: &crate::guard::Policy::default(),
+                    database: None,
+                },
+                deadline,
+            )
+            .await?;
+        let row = rows
+            .rows
+            .first()
+            .ok_or_else(|| Error::Connection("the session report query returned no row".to_owned()))?;
+        let text = |i: usize| row.get(i).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let server_ssl = row.get(4).and_then(Value::as_bool).unwrap_or(false);
+        Ok(SessionReport {
+            server: format!("PostgreSQL {}", text(0)),
+            endpoint: self.params.target(),
+            user: text(1),
+            database: text(2),
+            read_only: text(3) == "on",
+            // The server's own view (pg_stat_ssl) must agree with ours.
+            encryption: match (tls, server_ssl) {
+                (Some(tls), true) => Some(tls),
+                (Some(tls), false) => Some(format!("{tls} (but the server reports no TLS)")),
+                (None, _) => None,
+            },
+            password_from,
+        })
     }
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
@@ -361,7 +408,14 @@ impl PgBackend {
             r = tokio::time::timeout(budget, connect) => match r {
                 Ok(Ok(conn)) => Ok(conn),
                 Ok(Err(e)) => Err(connect_error(&self.params, e)),
-                Err(_) => Err(Error::Connection(format!("timed out after {}s connecting to {}", budget.as_secs_f32().ceil(), self.params.target()))),
+                Err(_) => {
+                    let limit = if budget >= self.params.connect_timeout { "connect_timeout" } else { "the call's timeout" };
+                    Err(Error::Connection(format!(
+                        "could not connect to {}: timed out after {} s ({limit}); check the host and that PostgreSQL accepts TCP connections there",
+                        self.params.target(),
+                        budget.as_secs_f32().ceil()
+                    )))
+                }
             },
             _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
         }
@@ -468,21 +522,59 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
     }
 }
 
+/// A failed connection attempt, worded so a person knows what to fix. Never
+/// contains the password: only where it came from.
 fn connect_error(params: &ConnectParams, e: WireError) -> Error {
-    match e {
-        WireError::Db(db) => {
-            let DbError { code, message, .. } = *db;
-            let advice = match code.as_str() {
-                "28P01" | "28000" => " (check the user name and password)",
-                "3D000" => " (check the database name)",
-                "53300" => " (the server has no free connection slots)",
-                _ => "",
+    let target = params.target();
+    let text = match e {
+        WireError::Connect { source, .. } => {
+            let advice = match (&params.host, source.kind()) {
+                (Host::Tcp(_), std::io::ErrorKind::ConnectionRefused) => {
+                    "; is PostgreSQL running on that host and accepting TCP connections on that port?".to_owned()
+                }
+                (Host::Unix(dir), _) => format!(
+                    "; is PostgreSQL running on this machine with its socket in {}?",
+                    dir.display()
+                ),
+                (Host::Tcp(_), std::io::ErrorKind::TimedOut) => {
+                    "; check the host and that PostgreSQL accepts TCP connections there".to_owned()
+                }
+                (Host::Tcp(_), _) => "; check the host name".to_owned(),
             };
-            Error::Connection(format!("{}: {message}{advice}", params.target()))
+            format!("could not connect to {target}: {source}{advice}")
         }
-        WireError::PasswordRequired => Error::PasswordRequired,
-        other => Error::Connection(other.to_string()),
-    }
+        WireError::Refused { db, password_from } => {
+            let DbError { code, message, .. } = *db;
+            match code.as_str() {
+                "28P01" => {
+                    let from = match password_from {
+                        Some(source) => format!("the password came from {source}; "),
+                        None => String::new(),
+                    };
+                    format!(
+                        "could not connect to {target}: {message} ({from}check PGPASSWORD, the connection string or ~/.pgpass)"
+                    )
+                }
+                "3D000" => format!(
+                    "{message} on {target} (check dbname in the connection string, connection.dbname or PGDATABASE)"
+                ),
+                "28000" if message.contains("no encryption") => format!(
+                    "could not connect to {target}: {message} (the server accepts this user only over TLS: set sslmode=require or stronger)"
+                ),
+                "28000" => format!(
+                    "could not connect to {target}: {message} (the server's pg_hba.conf does not let this user in from here)"
+                ),
+                "53300" => {
+                    format!("could not connect to {target}: {message} (the server has no free connection slots)")
+                }
+                _ => format!("could not connect to {target}: {message}"),
+            }
+        }
+        WireError::PasswordRequired { note } => return Error::PasswordRequired { note },
+        WireError::TlsSetup(e) => e.to_string(),
+        other => format!("could not connect to {target}: {other}"),
+    };
+    Error::Connection(text)
 }
 
 /// The name in `relation "x" does not exist` or `column t.x does not exist`:

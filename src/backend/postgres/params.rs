@@ -3,7 +3,9 @@
 //! Precedence, for each setting: `PGMCP_PG_CONNSTRING` (URL or `key=value` form),
 //! else the config file's `connection` section, else the libpq environment
 //! variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`,
-//! `PGAPPNAME`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`), else libpq's defaults.
+//! `PGAPPNAME`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`,
+//! `PGSSLKEY`, `PGPASSFILE`), else libpq's defaults. The password file itself is
+//! read at connect time (see `passfile.rs`), as libpq does.
 //! Pure: the environment comes in as a function, so every rule is table-tested.
 
 use std::fmt;
@@ -38,12 +40,88 @@ impl Host {
     }
 }
 
-/// TLS use. Only `disable` and `prefer` exist until TLS support lands; with
-/// `prefer` the connection is made without TLS.
+/// TLS use, with libpq's meanings. TLS is never used over a Unix socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
+    /// Never.
     Disable,
+    /// Plaintext first; TLS only if the server turns plaintext down.
+    Allow,
+    /// TLS when the server offers it, plaintext when it does not (libpq's default).
     Prefer,
+    /// TLS or nothing. The certificate is not checked, unless a root
+    /// certificate file exists (`sslrootcert`, or `~/.postgresql/root.crt`):
+    /// then it is checked like `verify-ca`, as libpq does.
+    Require,
+    /// TLS, and the certificate chain must lead to a trusted root.
+    VerifyCa,
+    /// `verify-ca`, and the certificate must name the host connected to.
+    VerifyFull,
+}
+
+impl SslMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Allow => "allow",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+
+    /// Every mode, by name: what `sslmode` may be set to.
+    pub const NAMES: [&str; 6] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+
+    pub fn from_name(name: &str) -> Option<SslMode> {
+        match name {
+            "disable" => Some(SslMode::Disable),
+            "allow" => Some(SslMode::Allow),
+            "prefer" => Some(SslMode::Prefer),
+            "require" => Some(SslMode::Require),
+            "verify-ca" => Some(SslMode::VerifyCa),
+            "verify-full" => Some(SslMode::VerifyFull),
+            _ => None,
+        }
+    }
+
+    /// Whether a connection without TLS is refused.
+    pub fn requires_tls(self) -> bool {
+        matches!(self, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull)
+    }
+}
+
+/// Which certificates the server's certificate must chain to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootCert {
+    /// `sslrootcert=<file>`: the certificates in that PEM file, and no others.
+    File(PathBuf),
+    /// `sslrootcert=system`: the operating system's trusted CAs.
+    System,
+    /// Not given: `~/.postgresql/root.crt` when that file exists (libpq's
+    /// default), else the operating system's trusted CAs.
+    Default(Option<PathBuf>),
+}
+
+/// Where the password came from, for error messages that say what to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PasswordSource {
+    ConnectionString,
+    Environment,
+    Passfile(PathBuf),
+    Prompt,
+}
+
+impl fmt::Display for PasswordSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PasswordSource::ConnectionString => write!(f, "PGMCP_PG_CONNSTRING"),
+            PasswordSource::Environment => write!(f, "PGPASSWORD"),
+            PasswordSource::Passfile(path) => write!(f, "the password file {}", path.display()),
+            PasswordSource::Prompt => write!(f, "the password typed at the prompt"),
+        }
+    }
 }
 
 /// Everything needed to open a connection. `Debug` never shows the password.
@@ -57,6 +135,17 @@ pub struct ConnectParams {
     pub application_name: String,
     pub connect_timeout: Duration,
     pub sslmode: SslMode,
+    pub sslrootcert: RootCert,
+    /// The client certificate; used when the file exists. Default
+    /// `~/.postgresql/postgresql.crt`.
+    pub sslcert: Option<PathBuf>,
+    /// The client certificate's key. Default `~/.postgresql/postgresql.key`.
+    pub sslkey: Option<PathBuf>,
+    /// The password file, read when the server asks for a password and none
+    /// was given: `passfile`, else `PGPASSFILE`, else `~/.pgpass`.
+    pub passfile: Option<PathBuf>,
+    /// Where `password` came from; `None` when there is none.
+    pub password_from: Option<PasswordSource>,
 }
 
 impl fmt::Debug for ConnectParams {
@@ -70,6 +159,11 @@ impl fmt::Debug for ConnectParams {
             .field("application_name", &self.application_name)
             .field("connect_timeout", &self.connect_timeout)
             .field("sslmode", &self.sslmode)
+            .field("sslrootcert", &self.sslrootcert)
+            .field("sslcert", &self.sslcert)
+            .field("sslkey", &self.sslkey)
+            .field("passfile", &self.passfile)
+            .field("password_from", &self.password_from)
             .finish()
     }
 }
@@ -112,6 +206,10 @@ struct Partial {
     application_name: Option<String>,
     connect_timeout: Option<String>,
     sslmode: Option<String>,
+    sslrootcert: Option<String>,
+    sslcert: Option<String>,
+    sslkey: Option<String>,
+    passfile: Option<String>,
 }
 
 impl Partial {
@@ -125,6 +223,10 @@ impl Partial {
             "application_name" => &mut self.application_name,
             "connect_timeout" => &mut self.connect_timeout,
             "sslmode" => &mut self.sslmode,
+            "sslrootcert" => &mut self.sslrootcert,
+            "sslcert" => &mut self.sslcert,
+            "sslkey" => &mut self.sslkey,
+            "passfile" => &mut self.passfile,
             other => {
                 return Err(err(source, format!("unknown connection option \"{other}\"")));
             }
@@ -144,6 +246,10 @@ impl Partial {
             application_name: self.application_name.or(other.application_name),
             connect_timeout: self.connect_timeout.or(other.connect_timeout),
             sslmode: self.sslmode.or(other.sslmode),
+            sslrootcert: self.sslrootcert.or(other.sslrootcert),
+            sslcert: self.sslcert.or(other.sslcert),
+            sslkey: self.sslkey.or(other.sslkey),
+            passfile: self.passfile.or(other.passfile),
         }
     }
 }
@@ -169,8 +275,17 @@ pub fn resolve(
             application_name: config.application_name.clone(),
             connect_timeout: config.connect_timeout_seconds.map(|s| s.to_string()),
             sslmode: config.sslmode.clone(),
+            sslrootcert: config.sslrootcert.clone(),
+            sslcert: config.sslcert.clone(),
+            sslkey: config.sslkey.clone(),
+            passfile: config.passfile.clone(),
         },
     };
+    let password_from_source = explicit
+        .password
+        .as_ref()
+        .filter(|p| !p.is_empty())
+        .map(|_| PasswordSource::ConnectionString);
     let from_env = Partial {
         host: env("PGHOST"),
         port: env("PGPORT"),
@@ -180,6 +295,10 @@ pub fn resolve(
         application_name: env("PGAPPNAME"),
         connect_timeout: env("PGCONNECT_TIMEOUT"),
         sslmode: env("PGSSLMODE"),
+        sslrootcert: env("PGSSLROOTCERT"),
+        sslcert: env("PGSSLCERT"),
+        sslkey: env("PGSSLKEY"),
+        passfile: env("PGPASSFILE"),
     };
     let p = explicit.or(from_env);
 
@@ -225,24 +344,46 @@ pub fn resolve(
             }
         },
     };
-    let sslmode = match p.sslmode.as_deref() {
-        None | Some("") | Some("prefer") => SslMode::Prefer,
-        Some("disable") | Some("allow") => SslMode::Disable,
-        Some(mode @ ("require" | "verify-ca" | "verify-full")) => {
-            return Err(err(
-                "sslmode",
-                format!(
-                    "sslmode={mode} needs TLS, which this build of pgmcp does not support yet; use sslmode=disable or prefer"
-                ),
-            ));
-        }
-        Some(other) => return Err(err("sslmode", format!("invalid sslmode \"{other}\""))),
+    let given = |v: Option<String>| v.filter(|v| !v.is_empty());
+    // libpq's files live in ~/.postgresql; without a home there are no defaults.
+    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let pg_dir = home.as_ref().map(|h| h.join(".postgresql"));
+    let sslrootcert = match given(p.sslrootcert) {
+        Some(s) if s == "system" => RootCert::System,
+        Some(path) => RootCert::File(PathBuf::from(path)),
+        None => RootCert::Default(pg_dir.as_ref().map(|d| d.join("root.crt"))),
     };
+    let sslmode = match given(p.sslmode) {
+        // libpq: trusting every CA in the system store only makes sense when
+        // the host name is checked too, so `system` implies verify-full.
+        None if sslrootcert == RootCert::System => SslMode::VerifyFull,
+        None => SslMode::Prefer,
+        Some(text) => SslMode::from_name(&text).ok_or_else(|| {
+            err(
+                "sslmode",
+                format!("invalid sslmode \"{text}\": use {}", SslMode::NAMES.join(", ")),
+            )
+        })?,
+    };
+    if sslrootcert == RootCert::System && sslmode != SslMode::VerifyFull {
+        return Err(err(
+            "sslrootcert",
+            format!(
+                "sslrootcert=system needs sslmode=verify-full (any CA in the system store could vouch for any host), got sslmode={}",
+                sslmode.name()
+            ),
+        ));
+    }
+    let password = p.password.filter(|p| !p.is_empty());
+    let password_from = password
+        .as_ref()
+        .map(|_| password_from_source.unwrap_or(PasswordSource::Environment));
     Ok(ConnectParams {
         host,
         port,
         dbname: p.dbname.filter(|d| !d.is_empty()),
-        password: p.password.filter(|p| !p.is_empty()),
+        password,
+        password_from,
         application_name: p
             .application_name
             .filter(|a| !a.is_empty())
@@ -250,6 +391,16 @@ pub fn resolve(
         user,
         connect_timeout,
         sslmode,
+        sslrootcert,
+        sslcert: given(p.sslcert)
+            .map(PathBuf::from)
+            .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.crt"))),
+        sslkey: given(p.sslkey)
+            .map(PathBuf::from)
+            .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key"))),
+        passfile: given(p.passfile)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".pgpass"))),
     })
 }
 
@@ -529,7 +680,7 @@ mod tests {
             ),
             (
                 "host=h user=u sslmode=sometimes",
-                "sslmode: invalid sslmode \"sometimes\"",
+                "sslmode: invalid sslmode \"sometimes\": use disable, allow, prefer, require, verify-ca, verify-full",
             ),
             (
                 "host=a,b user=u",
@@ -541,6 +692,114 @@ mod tests {
             assert_eq!(e.to_string(), *expected, "{input}");
             assert!(!e.to_string().contains("hunter2"));
         }
+    }
+
+    #[test]
+    fn tls_and_password_file_settings() {
+        // libpq's defaults live under the home directory.
+        let p = check(
+            Some("host=h user=u"),
+            ConnectionConfig::default(),
+            &[("HOME", "/home/u")],
+        );
+        assert_eq!(p.sslmode, SslMode::Prefer);
+        assert_eq!(
+            p.sslrootcert,
+            RootCert::Default(Some("/home/u/.postgresql/root.crt".into()))
+        );
+        assert_eq!(p.sslcert, Some("/home/u/.postgresql/postgresql.crt".into()));
+        assert_eq!(p.sslkey, Some("/home/u/.postgresql/postgresql.key".into()));
+        assert_eq!(p.passfile, Some("/home/u/.pgpass".into()));
+
+        // The connection string wins over the environment, which wins over defaults.
+        let env: &'static [(&str, &str)] = &[
+            ("HOME", "/home/u"),
+            ("PGSSLMODE", "verify-ca"),
+            ("PGSSLROOTCERT", "/env/root.crt"),
+            ("PGSSLCERT", "/env/c.crt"),
+            ("PGSSLKEY", "/env/c.key"),
+            ("PGPASSFILE", "/env/pgpass"),
+        ];
+        let p = check(
+            Some("host=h user=u sslrootcert=/cs/root.pem passfile=/cs/pass"),
+            ConnectionConfig::default(),
+            env,
+        );
+        assert_eq!(
+            (p.sslmode, p.sslrootcert, p.sslcert, p.sslkey, p.passfile),
+            (
+                SslMode::VerifyCa,
+                RootCert::File("/cs/root.pem".into()),
+                Some("/env/c.crt".into()),
+                Some("/env/c.key".into()),
+                Some("/cs/pass".into())
+            )
+        );
+        let config = ConnectionConfig {
+            sslmode: Some("verify-full".into()),
+            sslrootcert: Some("/cfg/root.pem".into()),
+            passfile: Some("/cfg/pass".into()),
+            ..Default::default()
+        };
+        let p = check(None, config, &[("PGUSER", "u")]);
+        assert_eq!(
+            (p.sslmode, p.sslrootcert, p.passfile),
+            (
+                SslMode::VerifyFull,
+                RootCert::File("/cfg/root.pem".into()),
+                Some("/cfg/pass".into())
+            )
+        );
+
+        // sslrootcert=system means verify-full, and refuses anything weaker.
+        let p = check(
+            Some("host=h user=u sslrootcert=system"),
+            ConnectionConfig::default(),
+            &[],
+        );
+        assert_eq!((p.sslmode, p.sslrootcert), (SslMode::VerifyFull, RootCert::System));
+        let e = resolve(
+            Some("host=h user=u sslrootcert=system sslmode=require"),
+            &ConnectionConfig::default(),
+            &env_of(&[]),
+        )
+        .unwrap_err();
+        assert_eq!(e.source_name, "sslrootcert");
+
+        for (mode, expected) in SslMode::NAMES.iter().zip([
+            SslMode::Disable,
+            SslMode::Allow,
+            SslMode::Prefer,
+            SslMode::Require,
+            SslMode::VerifyCa,
+            SslMode::VerifyFull,
+        ]) {
+            let p = check(
+                Some(&format!("host=h user=u sslmode={mode}")),
+                ConnectionConfig::default(),
+                &[],
+            );
+            assert_eq!(p.sslmode, expected);
+            assert_eq!(p.sslmode.name(), *mode);
+        }
+    }
+
+    #[test]
+    fn password_source_is_remembered() {
+        let p = check(
+            Some("postgres://u:pw@h/db"),
+            ConnectionConfig::default(),
+            &[("PGPASSWORD", "x")],
+        );
+        assert_eq!(p.password_from, Some(PasswordSource::ConnectionString));
+        let p = check(
+            Some("postgres://u@h/db"),
+            ConnectionConfig::default(),
+            &[("PGPASSWORD", "x")],
+        );
+        assert_eq!(p.password_from, Some(PasswordSource::Environment));
+        let p = check(Some("postgres://u@h/db"), ConnectionConfig::default(), &[]);
+        assert_eq!((p.password, p.password_from), (None, None));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! [`Exchange`] and hands back raw text rows.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -24,10 +25,12 @@ use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 
-use super::params::{ConnectParams, Host};
+use super::params::{ConnectParams, Host, PasswordSource, SslMode};
+use super::passfile;
+use super::tls::{TlsClient, TlsSession, TlsSetupError};
 use crate::error::DbError;
 
-/// Anything we can speak the protocol over: TCP or a Unix socket (TLS later).
+/// Anything we can speak the protocol over: TCP, a Unix socket, or TLS over TCP.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
 
@@ -38,10 +41,26 @@ pub enum WireError {
     Connect { target: String, source: io::Error },
     #[error("connection to the server was lost: {0}")]
     Io(#[from] io::Error),
+    /// The server asked for a password and there is none; `note` says why a
+    /// password file was not used, when one was ignored.
     #[error(
         "the server requires a password, but none was given (set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING)"
     )]
-    PasswordRequired,
+    PasswordRequired { note: Option<String> },
+    /// The server refused the session while it was being set up (a wrong
+    /// password, no pg_hba.conf line, a missing database).
+    #[error("{db}")]
+    Refused {
+        db: Box<DbError>,
+        password_from: Option<PasswordSource>,
+    },
+    /// The server answered the SSLRequest with `N` and the mode needs TLS.
+    #[error("the server does not support TLS, but sslmode={}", .0.name())]
+    TlsRefused(SslMode),
+    #[error("{0}")]
+    TlsHandshake(String),
+    #[error(transparent)]
+    TlsSetup(#[from] TlsSetupError),
     #[error("the server asked for an authentication method pgmcp does not support ({0})")]
     UnsupportedAuth(&'static str),
     #[error("protocol error: {0}")]
@@ -64,6 +83,9 @@ pub struct CancelTarget {
     port: u16,
     process_id: i32,
     secret_key: i32,
+    /// Set when the connection uses TLS: the cancel request goes the same way,
+    /// so its secret key is not sent in the clear and a TLS-only path works.
+    tls: Option<Arc<TlsClient>>,
 }
 
 impl CancelTarget {
@@ -73,6 +95,14 @@ impl CancelTarget {
         let mut buf = BytesMut::new();
         frontend::cancel_request(self.process_id, self.secret_key, &mut buf);
         let mut stream = open_socket(&self.host, self.port).await?;
+        if let Some(tls) = &self.tls {
+            stream = match start_tls(stream, tls).await {
+                Ok(Negotiated::Tls(tls_stream, _)) => tls_stream,
+                // The server stopped offering TLS: it reads the request in the clear.
+                Ok(Negotiated::Plain(plain)) => plain,
+                Err(e) => return Err(io::Error::other(e.to_string())),
+            };
+        }
         stream.write_all(&buf).await?;
         stream.flush().await?;
         // Wait for the server to close its side, so the cancel has been read.
@@ -144,17 +174,92 @@ pub struct Connection {
     in_flight: bool,
     /// Replies of deferred statements not read yet (one ReadyForQuery each).
     deferred_replies: usize,
+    /// What the TLS handshake agreed on; `None` without TLS.
+    tls: Option<TlsSession>,
+    /// Where the password sent came from; `None` when the server asked for none.
+    password_from: Option<PasswordSource>,
+}
+
+/// How an SSLRequest went.
+enum Negotiated {
+    Tls(Box<dyn Io>, TlsSession),
+    /// The server said `N`: the same socket goes on without TLS.
+    Plain(Box<dyn Io>),
+}
+
+/// Ask the server for TLS (PostgreSQL's SSLRequest) and, when it agrees, run
+/// the handshake. Exactly one byte is read before the handshake, so nothing the
+/// server sent in the clear can be taken as part of the encrypted stream.
+async fn start_tls(mut io: Box<dyn Io>, tls: &TlsClient) -> Result<Negotiated, WireError> {
+    let mut buf = BytesMut::new();
+    frontend::ssl_request(&mut buf);
+    io.write_all(&buf).await?;
+    io.flush().await?;
+    let mut answer = [0u8; 1];
+    io.read_exact(&mut answer).await?;
+    match answer[0] {
+        b'S' => {
+            let (stream, session) = tls.handshake(io).await.map_err(WireError::TlsHandshake)?;
+            Ok(Negotiated::Tls(Box::new(stream), session))
+        }
+        b'N' => Ok(Negotiated::Plain(io)),
+        other => Err(WireError::Protocol(format!(
+            "unexpected answer {:?} to the TLS request",
+            char::from(other)
+        ))),
+    }
 }
 
 impl Connection {
-    /// Connect and authenticate, sending `startup` as session parameters.
+    /// Connect and authenticate, sending `startup` as session parameters, with
+    /// TLS as `sslmode` says (never over a Unix socket, as in libpq).
     pub async fn connect(params: &ConnectParams, startup: &[(&str, &str)]) -> Result<Connection, WireError> {
-        let io = open_socket(&params.host, params.port)
+        let tls = match &params.host {
+            Host::Tcp(host) if params.sslmode != SslMode::Disable => Some(Arc::new(TlsClient::new(params, host)?)),
+            _ => None,
+        };
+        // `allow` tries plaintext first, every other mode TLS first.
+        let tls_first = tls.is_some() && params.sslmode != SslMode::Allow;
+        match Connection::connect_once(params, startup, tls.as_ref().filter(|_| tls_first)).await {
+            // As libpq does: when the server refuses the session for want of a
+            // pg_hba.conf line (28000), the other way may have one
+            // (`hostssl`/`hostnossl`), so `prefer` retries without TLS and
+            // `allow` with it.
+            Err(WireError::Refused { db, .. })
+                if db.code == "28000"
+                    && matches!(params.sslmode, SslMode::Prefer | SslMode::Allow)
+                    && tls.is_some() =>
+            {
+                Connection::connect_once(params, startup, tls.as_ref().filter(|_| !tls_first)).await
+            }
+            other => other,
+        }
+    }
+
+    async fn connect_once(
+        params: &ConnectParams,
+        startup: &[(&str, &str)],
+        tls: Option<&Arc<TlsClient>>,
+    ) -> Result<Connection, WireError> {
+        let mut io = open_socket(&params.host, params.port)
             .await
             .map_err(|source| WireError::Connect {
                 target: params.target(),
                 source,
             })?;
+        let mut session = None;
+        if let Some(client) = tls {
+            match start_tls(io, client).await? {
+                Negotiated::Tls(stream, agreed) => {
+                    io = stream;
+                    session = Some(agreed);
+                }
+                Negotiated::Plain(_) if params.sslmode.requires_tls() => {
+                    return Err(WireError::TlsRefused(params.sslmode));
+                }
+                Negotiated::Plain(plain) => io = plain,
+            }
+        }
         let mut conn = Connection {
             io,
             read_buf: BytesMut::with_capacity(8192),
@@ -164,10 +269,13 @@ impl Connection {
                 port: params.port,
                 process_id: 0,
                 secret_key: 0,
+                tls: tls.filter(|_| session.is_some()).cloned(),
             },
             created: Instant::now(),
             in_flight: false,
             deferred_replies: 0,
+            tls: session,
+            password_from: None,
         };
         let mut all: Vec<(&str, &str)> = vec![("user", params.user.as_str())];
         if let Some(db) = &params.dbname {
@@ -177,22 +285,73 @@ impl Connection {
         all.extend_from_slice(startup);
         frontend::startup_message(all.iter().copied(), &mut conn.write_buf)?;
         conn.flush().await?;
-        conn.authenticate(params).await?;
-        conn.read_until_ready().await?;
-        Ok(conn)
+        let setup = async {
+            conn.authenticate(params).await?;
+            conn.read_until_ready().await
+        };
+        match setup.await {
+            Ok(()) => Ok(conn),
+            Err(WireError::Db(db)) => Err(WireError::Refused {
+                db,
+                password_from: conn.password_from.clone(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What the TLS handshake agreed on; `None` when the connection has no TLS.
+    pub fn tls(&self) -> Option<&TlsSession> {
+        self.tls.as_ref()
+    }
+
+    /// Where the password came from; `None` when the server asked for none.
+    pub fn password_from(&self) -> Option<&PasswordSource> {
+        self.password_from.as_ref()
+    }
+
+    /// The password to send, and where it came from: the one given, else the
+    /// password file (read now, as libpq does, so edits apply to new connections).
+    fn password(&mut self, params: &ConnectParams) -> Result<String, WireError> {
+        if let Some(password) = &params.password {
+            self.password_from = Some(params.password_from.clone().unwrap_or(PasswordSource::Environment));
+            return Ok(password.clone());
+        }
+        let Some(path) = &params.passfile else {
+            return Err(WireError::PasswordRequired { note: None });
+        };
+        let target = passfile::Target {
+            host: &params.host,
+            port: params.port,
+            dbname: params.dbname.as_deref().unwrap_or(&params.user),
+            user: &params.user,
+        };
+        match passfile::lookup(path, target) {
+            Ok(Some(password)) => {
+                self.password_from = Some(PasswordSource::Passfile(path.clone()));
+                Ok(password)
+            }
+            Ok(None) => Err(WireError::PasswordRequired { note: None }),
+            Err(ignored) => {
+                tracing::warn!("{ignored}");
+                Err(WireError::PasswordRequired {
+                    note: Some(ignored.to_string()),
+                })
+            }
+        }
     }
 
     async fn authenticate(&mut self, params: &ConnectParams) -> Result<(), WireError> {
-        let password = || params.password.as_deref().ok_or(WireError::PasswordRequired);
         loop {
             match self.read_message().await? {
                 Message::AuthenticationOk => return Ok(()),
                 Message::AuthenticationCleartextPassword => {
-                    frontend::password_message(password()?.as_bytes(), &mut self.write_buf)?;
+                    let password = self.password(params)?;
+                    frontend::password_message(password.as_bytes(), &mut self.write_buf)?;
                     self.flush().await?;
                 }
                 Message::AuthenticationMd5Password(body) => {
-                    let hash = authentication::md5_hash(params.user.as_bytes(), password()?.as_bytes(), body.salt());
+                    let password = self.password(params)?;
+                    let hash = authentication::md5_hash(params.user.as_bytes(), password.as_bytes(), body.salt());
                     frontend::password_message(hash.as_bytes(), &mut self.write_buf)?;
                     self.flush().await?;
                 }
@@ -205,7 +364,11 @@ impl Connection {
                     if !offered.iter().any(|m| m == sasl::SCRAM_SHA_256) {
                         return Err(WireError::UnsupportedAuth("SASL without SCRAM-SHA-256"));
                     }
-                    let mut scram = ScramSha256::new(password()?.as_bytes(), sasl::ChannelBinding::unsupported());
+                    let password = self.password(params)?;
+                    // Without channel binding ("n"): saying "y" (supported but not
+                    // offered) would make a TLS server that offers
+                    // SCRAM-SHA-256-PLUS suspect a downgrade and refuse.
+                    let mut scram = ScramSha256::new(password.as_bytes(), sasl::ChannelBinding::unsupported());
                     frontend::sasl_initial_response(sasl::SCRAM_SHA_256, scram.message(), &mut self.write_buf)?;
                     self.flush().await?;
                     match self.read_message().await? {

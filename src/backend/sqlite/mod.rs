@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use self::location::{DbFile, Root, Target};
-use super::{Column, Deadline, Rows, Statement};
+use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
@@ -98,6 +98,45 @@ impl SqliteBackend {
         blocking(deadline, move |stop| {
             let conn = open(&target, true, stop)?;
             catalog::describe_table(&conn, schema.as_deref(), &table)
+        })
+        .await
+    }
+
+    /// What `pgmcp check` shows: the SQLite version, the file, and whether
+    /// the connection refuses writes (`query_only`), read from SQLite itself.
+    /// With only a root configured there is no one file to open.
+    pub async fn session_report(&self, deadline: &Deadline) -> Result<SessionReport, Error> {
+        let Some(target) = self.default.clone() else {
+            return Ok(SessionReport {
+                server: format!("SQLite {}", rusqlite::version()),
+                endpoint: "files inside sqlite.root".to_owned(),
+                user: String::new(),
+                database: String::new(),
+                encryption: None,
+                read_only: self.read_only,
+                password_from: None,
+            });
+        };
+        let read_only = self.read_only;
+        blocking(deadline, move |stop| {
+            let conn = open(&target, read_only, stop)?;
+            let (version, query_only, journal): (String, bool, String) = conn
+                .query_row(
+                    "SELECT sqlite_version(), (SELECT query_only FROM pragma_query_only), \
+                     (SELECT journal_mode FROM pragma_journal_mode)",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(db_error)?;
+            Ok(SessionReport {
+                server: format!("SQLite {version} (journal_mode {journal})"),
+                endpoint: target.shown.clone(),
+                user: String::new(),
+                database: target.shown,
+                encryption: None,
+                read_only: query_only,
+                password_from: None,
+            })
         })
         .await
     }

@@ -5,5 +5,6 @@
 // not fail `cargo clippy --all-targets -- -D warnings`.
 #![allow(dead_code)]
 
+pub mod certs;
 pub mod pg;
 pub mod stdio;

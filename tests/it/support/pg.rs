@@ -170,6 +170,41 @@ impl PgServer {
         run(&mut cmd).unwrap_or_else(|err| panic!("{}", cluster.with_log(err)));
     }
 
+    /// Writes `contents` to `name` in the cluster's directory, owned by the
+    /// server's OS user and readable by it alone (as PostgreSQL wants a key
+    /// file to be). Returns its path.
+    pub fn write_private_file(&self, name: &str, contents: &[u8]) -> PathBuf {
+        let cluster = self.cluster("write files for");
+        let path = cluster.dir.join(name);
+        fs::write(&path, contents).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        if let Some(user) = &cluster.run_as {
+            run(Command::new("chown").arg(user).arg(&path)).unwrap_or_else(|err| panic!("{err}"));
+        }
+        path
+    }
+
+    /// Sets server parameters (`ALTER SYSTEM`) and restarts, so every new
+    /// connection sees them.
+    pub fn configure(&self, settings: &[(&str, &str)]) {
+        let script: String = settings
+            .iter()
+            .map(|(name, value)| format!("ALTER SYSTEM SET {name} = '{}';\n", value.replace('\'', "''")))
+            .collect();
+        self.psql(&self.admin_db, &script);
+        self.restart();
+    }
+
+    /// Replaces `pg_hba.conf` with `lines` and restarts. The harness's own
+    /// `psql` connects as the admin user over TCP from 127.0.0.1 (trying TLS
+    /// first), so keep a line that lets it in.
+    pub fn set_hba(&self, lines: &str) {
+        let cluster = self.cluster("change pg_hba.conf of");
+        let path = cluster.data.join("pg_hba.conf");
+        fs::write(&path, lines).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
+        self.restart();
+    }
+
     fn cluster(&self, what: &str) -> &Cluster {
         self.cluster
             .as_ref()

@@ -1,0 +1,178 @@
+//! `pgmcp check`: what a person needs to see that a setup works, gathered by
+//! library code into a [`Report`] whose `Display` is what the command prints.
+//!
+//! It connects through the same engine as `serve`, so what it reports about
+//! the session (TLS, read-only mode as the server sees it) is what every
+//! query gets. Facts about the session come from the backend
+//! ([`crate::backend::SessionReport`]), so other engines can report their own.
+
+use std::fmt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::SessionReport;
+use crate::config::{Config, LogOutput};
+use crate::guard::Policy;
+use crate::pipeline::Engine;
+
+/// Everything `pgmcp check` found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The config file used; `None` for built-in defaults.
+    pub config_file: Option<PathBuf>,
+    pub log: String,
+    /// Where and as whom pgmcp connects, before connecting.
+    pub target: String,
+    /// The live session, or why there is none.
+    pub session: Result<SessionReport, String>,
+    /// `server.read_only` from the config.
+    pub read_only: bool,
+    /// The `allow_*` protection flags that are on.
+    pub allowed: Vec<&'static str>,
+    pub blocked_functions: usize,
+    pub hooks: Vec<HookCheck>,
+}
+
+/// One configured hook and whether it can run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCheck {
+    pub stage: &'static str,
+    pub command: PathBuf,
+    /// What is wrong with it; `None` when it is an executable file.
+    pub problem: Option<String>,
+}
+
+impl Report {
+    /// Connect through `engine` and look at `config`. `target` describes the
+    /// connection settings (`127.0.0.1:5432, user "x", ...`).
+    pub async fn gather(config: &Config, engine: &Engine, target: String) -> Report {
+        let session = engine
+            .session_report(CancellationToken::new())
+            .await
+            .map_err(|e| e.to_string());
+        let hooks = [
+            ("before_query", &config.hooks.before_query),
+            ("after_query", &config.hooks.after_query),
+        ]
+        .into_iter()
+        .flat_map(|(stage, hooks)| {
+            hooks.iter().map(move |h| HookCheck {
+                stage,
+                command: h.command.clone(),
+                problem: executable_problem(&h.command),
+            })
+        })
+        .collect();
+        Report {
+            config_file: config.source.clone(),
+            log: match &config.logging.output {
+                LogOutput::File(path) => path.display().to_string(),
+                LogOutput::Stderr => "stderr".to_owned(),
+            },
+            target,
+            session,
+            read_only: config.read_only,
+            allowed: Policy::FLAGS
+                .into_iter()
+                .filter(|name| config.protection.flag(name) == Some(true))
+                .collect(),
+            blocked_functions: config.protection.blocked_functions.len(),
+            hooks,
+        }
+    }
+
+    /// What is wrong, one line each; empty when everything checked out.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match &self.session {
+            Err(e) => out.push(e.clone()),
+            Ok(s) if self.read_only && !s.read_only => out
+                .push("server.read_only is on, but the server reports the query transaction as read-write".to_owned()),
+            Ok(_) => {}
+        }
+        for hook in &self.hooks {
+            if let Some(problem) = &hook.problem {
+                out.push(format!("{} hook {}: {problem}", hook.stage, hook.command.display()));
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.config_file {
+            Some(path) => writeln!(f, "config file:  {}", path.display())?,
+            None => writeln!(f, "config file:  none found; using built-in defaults")?,
+        }
+        writeln!(f, "log file:     {}", self.log)?;
+        writeln!(f, "database:     {}", self.target)?;
+        match &self.session {
+            Ok(s) => {
+                writeln!(f, "  server:     {} at {}", s.server, s.endpoint)?;
+                writeln!(f, "  connected:  as user \"{}\" to database \"{}\"", s.user, s.database)?;
+                match &s.encryption {
+                    Some(tls) => writeln!(f, "  TLS:        yes ({tls})")?,
+                    None => writeln!(f, "  TLS:        no")?,
+                }
+                match &s.password_from {
+                    Some(from) => writeln!(f, "  password:   from {from}")?,
+                    None => writeln!(f, "  password:   none needed")?,
+                }
+            }
+            Err(e) => writeln!(f, "  FAILED:     {e}")?,
+        }
+        let verified = match &self.session {
+            Ok(s) if s.read_only => " (verified: the server reports transaction_read_only = on)",
+            Ok(_) => " (the server reports transaction_read_only = off)",
+            Err(_) => " (not verified: no connection)",
+        };
+        let mode = if self.read_only { "on" } else { "off: writes allowed" };
+        writeln!(f, "read-only:    {mode}{verified}")?;
+        if self.allowed.is_empty() {
+            write!(f, "protection:   every allow_* flag off")?;
+        } else {
+            write!(f, "protection:   allowed: {}", self.allowed.join(", "))?;
+        }
+        writeln!(f, "; {} blocked function patterns", self.blocked_functions)?;
+        if self.hooks.is_empty() {
+            writeln!(f, "hooks:        none")?;
+        }
+        for (i, hook) in self.hooks.iter().enumerate() {
+            let label = if i == 0 { "hooks:" } else { "" };
+            let state = hook.problem.as_deref().unwrap_or("executable");
+            writeln!(f, "{label:<14}{} {} ({state})", hook.stage, hook.command.display())?;
+        }
+        match self.problems().as_slice() {
+            [] => write!(f, "result:       OK"),
+            problems => {
+                write!(f, "result:       {} problem(s)", problems.len())?;
+                for p in problems {
+                    write!(f, "\n  - {p}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Why `command` cannot be run, if it cannot: a path must be an executable
+/// file; a bare name must be found on `PATH`, as hooks are run without a shell.
+fn executable_problem(command: &Path) -> Option<String> {
+    let is_executable =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if command.components().count() > 1 {
+        return match std::fs::metadata(command) {
+            Err(e) => Some(format!("not found ({e})")),
+            Ok(m) if !m.is_file() => Some("not a file".to_owned()),
+            Ok(_) if !is_executable(command) => Some(format!("not executable (chmod +x {})", command.display())),
+            Ok(_) => None,
+        };
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(command))))
+        .unwrap_or(false);
+    (!on_path).then(|| "not found on PATH".to_owned())
+}

@@ -1,0 +1,194 @@
+//! `pgmcp check`, the real binary against the real PostgreSQL: what it prints
+//! when everything works, and its exit codes when something does not.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::json;
+
+use crate::support::pg;
+
+pub fn pgmcp(home: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("pgmcp").unwrap();
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(home);
+    cmd
+}
+
+fn hook(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/hooks")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A config in `dir` with `read_only`, one allowed flag and the given hooks.
+fn config(dir: &Path, read_only: bool, hooks: &[String]) -> std::path::PathBuf {
+    let path = dir.join("config.json");
+    let before: Vec<_> = hooks.iter().map(|c| json!({"pattern": ".*", "command": c})).collect();
+    let doc = json!({
+        "server": {"read_only": read_only},
+        "logging": {"output": dir.join("pgmcp.log")},
+        "protection": {"allow_drop": true},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+        "hooks": {"default_timeout_seconds": 5, "before_query": before}
+    });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn reports_what_is_in_effect() {
+    let server = pg::server();
+    let db = server.database();
+    let home = tempfile::tempdir().unwrap();
+    let path = config(home.path(), true, &[hook("accept.sh")]);
+    let url = format!(
+        "postgres://{}@127.0.0.1:{}/{}",
+        server.admin_user(),
+        server.port(),
+        db.name
+    );
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("check")
+        .env("PGMCP_PG_CONNSTRING", &url)
+        .env("PGPASSWORD", server.admin_password())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let version = server.psql("postgres", "SHOW server_version");
+    let expected = format!(
+        "config file:  {config}\n\
+         log file:     {log}\n\
+         database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer\n\
+         \x20 server:     PostgreSQL {version} at 127.0.0.1:{port}\n\
+         \x20 connected:  as user \"{user}\" to database \"{db}\"\n\
+         \x20 TLS:        no\n\
+         \x20 password:   from PGPASSWORD\n\
+         read-only:    on (verified: the server reports transaction_read_only = on)\n\
+         protection:   allowed: allow_drop; {blocked} blocked function patterns\n\
+         hooks:        before_query {hook} (executable)\n\
+         result:       OK\n",
+        config = path.display(),
+        log = home.path().join("pgmcp.log").display(),
+        port = server.port(),
+        user = server.admin_user(),
+        db = db.name,
+        blocked = pgmcp::guard::Policy::default().blocked_functions.len(),
+        hook = hook("accept.sh"),
+    );
+    assert_eq!(stdout, expected);
+    assert!(!stdout.contains(server.admin_password()) && !stderr.contains(server.admin_password()));
+}
+
+#[test]
+fn writable_mode_is_reported_as_the_server_sees_it() {
+    let db = pg::server().database();
+    let home = tempfile::tempdir().unwrap();
+    let path = config(home.path(), false, &[]);
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("check")
+        .env("PGMCP_PG_CONNSTRING", &db.url)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("read-only:    off: writes allowed (the server reports transaction_read_only = off)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("hooks:        none\n"), "{stdout}");
+    assert!(stdout.contains("  password:   from PGMCP_PG_CONNSTRING\n"), "{stdout}");
+}
+
+/// Each failure exits 1 and names the problem; the password never shows.
+#[test]
+fn failures_exit_1_with_the_reason() {
+    let server = pg::server();
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("no-such-hook.sh");
+    let not_executable = home.path().join("plain.sh");
+    std::fs::write(&not_executable, "#!/bin/sh\n").unwrap();
+    let path = config(
+        home.path(),
+        true,
+        &[missing.display().to_string(), not_executable.display().to_string()],
+    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!(
+        "postgres://{}:{}@127.0.0.1:{closed}/postgres",
+        server.admin_user(),
+        server.admin_password()
+    );
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("check")
+        .env("PGMCP_PG_CONNSTRING", &url)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let refused = format!("cannot reach the database: could not connect to 127.0.0.1:{closed}: Connection refused");
+    assert!(stdout.contains(&format!("  FAILED:     {refused}")), "{stdout}");
+    assert!(
+        stdout.contains("read-only:    on (not verified: no connection)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("result:       3 problem(s)\n"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "  - before_query hook {}: not executable (chmod +x {})",
+            not_executable.display(),
+            not_executable.display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  - before_query hook {}: not found", missing.display())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(server.admin_password()), "{stdout}");
+}
+
+#[test]
+fn an_invalid_config_exits_2_naming_the_field() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"connection": {"sslmode": "sometimes"}, "query": {"default_timeout_seconds": 1, "list_tables_timeout_seconds": 1, "describe_table_timeout_seconds": 1}}"#,
+    )
+    .unwrap();
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(&format!(
+            "pgmcp: config {}: connection.sslmode: unknown sslmode \"sometimes\"",
+            path.display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

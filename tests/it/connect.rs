@@ -1,0 +1,260 @@
+//! Connecting like psql: the password file with libpq's rules, Unix sockets,
+//! and the errors a person sees when a connection fails, each without the
+//! password. Against the harness's real, password-authenticated PostgreSQL.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use pgmcp::backend::postgres::params;
+use pgmcp::{Config, Engine, Error};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::pg::{self, PgServer};
+use crate::support::stdio::{McpProcess, tool_text};
+
+/// An engine for `connstring`, the environment being only `env`.
+fn engine(connstring: &str, env: &[(&str, &str)]) -> Engine {
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let lookup = move |k: &str| env.iter().find(|(name, _)| name == k).map(|(_, v)| v.clone());
+    let mut config = Config::builtin();
+    config.query.default_timeout = Duration::from_secs(20);
+    let params = params::resolve(Some(connstring), &config.connection, &lookup).expect("resolves");
+    Engine::postgres(config, params)
+}
+
+async fn session(connstring: &str, env: &[(&str, &str)]) -> Result<pgmcp::backend::SessionReport, Error> {
+    let engine = engine(connstring, env);
+    let result = engine.session_report(CancellationToken::new()).await;
+    engine.close().await;
+    result
+}
+
+/// `postgres://admin@127.0.0.1:port/postgres`: no password.
+fn url_without_password(server: &PgServer) -> String {
+    format!(
+        "postgres://{}@127.0.0.1:{}/postgres",
+        server.admin_user(),
+        server.port()
+    )
+}
+
+fn write_passfile(path: &Path, text: &str, mode: u32) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn password_file_in_home_pgpassfile_and_passfile() {
+    let server = pg::server();
+    let home = tempfile::tempdir().unwrap();
+    let home_str = home.path().to_str().unwrap();
+    let (port, user, pw) = (server.port(), server.admin_user(), server.admin_password());
+    // The first line does not match (another port); a wildcard line after it does.
+    let good = format!("# pgmcp test\n127.0.0.1:1:*:{user}:wrong\n127.0.0.1:{port}:*:{user}:{pw}\n");
+    let pgpass = home.path().join(".pgpass");
+    write_passfile(&pgpass, &good, 0o600);
+    let r = session(&url_without_password(server), &[("HOME", home_str)])
+        .await
+        .unwrap();
+    assert_eq!(r.password_from, Some(format!("the password file {}", pgpass.display())));
+
+    // PGPASSFILE replaces ~/.pgpass, and the passfile parameter replaces both.
+    let other = home.path().join("other.pgpass");
+    write_passfile(&other, &format!("*:*:postgres:{user}:{pw}\n"), 0o600);
+    write_passfile(&pgpass, "*:*:*:*:wrong\n", 0o600);
+    let r = session(
+        &url_without_password(server),
+        &[("HOME", home_str), ("PGPASSFILE", other.to_str().unwrap())],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.password_from, Some(format!("the password file {}", other.display())));
+    let kv = format!(
+        "host=127.0.0.1 port={port} user={user} dbname=postgres passfile={}",
+        other.display()
+    );
+    session(&kv, &[("HOME", home_str)]).await.unwrap();
+
+    // A wrong password from the file says where it came from, not what it was.
+    let text = session(&url_without_password(server), &[("HOME", home_str)])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        text,
+        format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{user}\" (the password came from the password file {}; check PGPASSWORD, the connection string or ~/.pgpass)",
+            pgpass.display()
+        )
+    );
+
+    // A password given another way wins over the file.
+    let r = session(&url_without_password(server), &[("HOME", home_str), ("PGPASSWORD", pw)])
+        .await
+        .unwrap();
+    assert_eq!(r.password_from.as_deref(), Some("PGPASSWORD"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn password_file_readable_by_others_is_ignored() {
+    let server = pg::server();
+    let home = tempfile::tempdir().unwrap();
+    let pgpass = home.path().join(".pgpass");
+    write_passfile(&pgpass, &format!("*:*:*:*:{}\n", server.admin_password()), 0o644);
+    let err = session(
+        &url_without_password(server),
+        &[("HOME", home.path().to_str().unwrap())],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING (password file {0} has group or world access and was ignored; permissions should be u=rw (0600) or less: chmod 0600 {0})",
+            pgpass.display()
+        )
+    );
+}
+
+/// A host starting with `/` is the server's Unix-socket directory; the
+/// password file matches it by that path.
+#[tokio::test(flavor = "multi_thread")]
+async fn unix_socket_hosts() {
+    let server = pg::server();
+    let Some(dir) = server.socket_dir() else {
+        return; // PGMCP_TEST_DATABASE_URL: no socket of ours to reach
+    };
+    let kv = format!(
+        "host={} port={} user={} dbname=postgres",
+        dir.display(),
+        server.port(),
+        server.admin_user()
+    );
+    let r = session(&kv, &[]).await.unwrap();
+    assert_eq!(r.endpoint, format!("{}/.s.PGSQL.{}", dir.display(), server.port()));
+    assert_eq!(r.encryption, None, "no TLS over a Unix socket, whatever sslmode says");
+    let url = format!(
+        "postgresql:///postgres?host={}&port={}&user={}&sslmode=require",
+        dir.display().to_string().replace('/', "%2F"),
+        server.port(),
+        server.admin_user()
+    );
+    session(&url, &[]).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_say_what_to_fix() {
+    let server = pg::server();
+    let (port, user, pw) = (server.port(), server.admin_user(), server.admin_password());
+    // A port where nothing listens.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // A port that accepts connections (the kernel does, into the backlog) but
+    // never answers: the connect timeout must end the wait.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let cases = [
+        (
+            format!("postgres://{user}:{pw}@127.0.0.1:{closed}/postgres"),
+            format!(
+                "cannot reach the database: could not connect to 127.0.0.1:{closed}: Connection refused (os error 111); is PostgreSQL running on that host and accepting TCP connections on that port?"
+            ),
+        ),
+        (
+            format!("postgres://{user}:{pw}@127.0.0.1:{silent_port}/postgres?connect_timeout=2"),
+            format!(
+                "cannot reach the database: could not connect to 127.0.0.1:{silent_port}: timed out after 2 s (connect_timeout); check the host and that PostgreSQL accepts TCP connections there"
+            ),
+        ),
+        (
+            format!("postgres://{user}:not-the-password@127.0.0.1:{port}/postgres"),
+            format!(
+                "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{user}\" (the password came from PGMCP_PG_CONNSTRING; check PGPASSWORD, the connection string or ~/.pgpass)"
+            ),
+        ),
+        (
+            format!("postgres://{user}:{pw}@127.0.0.1:{port}/nope"),
+            format!(
+                "cannot reach the database: database \"nope\" does not exist on 127.0.0.1:{port} (check dbname in the connection string, connection.dbname or PGDATABASE)"
+            ),
+        ),
+        (
+            format!("postgres://{user}@127.0.0.1:{port}/postgres"),
+            "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING".to_owned(),
+        ),
+    ];
+    for (url, expected) in cases {
+        let text = session(&url, &[]).await.unwrap_err().to_string();
+        assert_eq!(text, expected, "{url}");
+        assert!(!text.contains(pw) && !text.contains("not-the-password"), "{text}");
+    }
+    drop(silent);
+}
+
+/// `pgmcp query` finds the password in ~/.pgpass, as psql would.
+#[test]
+fn the_binary_reads_the_password_file() {
+    let server = pg::server();
+    let home = tempfile::tempdir().unwrap();
+    write_passfile(
+        &home.path().join(".pgpass"),
+        &format!(
+            "127.0.0.1:{}:*:{}:{}\n",
+            server.port(),
+            server.admin_user(),
+            server.admin_password()
+        ),
+        0o600,
+    );
+    let out = Command::cargo_bin("pgmcp")
+        .unwrap()
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("PGMCP_PG_CONNSTRING", url_without_password(server))
+        .current_dir(home.path())
+        .args(["query", "SELECT 1 AS one"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["rows"], json!([{"one": 1}]));
+}
+
+/// `serve` starts while PostgreSQL is down, reports the connection error on
+/// each call, and answers once the database is back, without a restart.
+#[test]
+fn serve_recovers_when_the_database_comes_back() {
+    let server = pg::private_server();
+    server.stop();
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::serve::write_config(dir.path(), "");
+    let url = format!(
+        "postgres://{}:{}@127.0.0.1:{}/postgres",
+        server.admin_user(),
+        server.admin_password(),
+        server.port()
+    );
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &url)]);
+    mcp.initialize();
+    let down = mcp.call_tool("query", json!({"sql": "SELECT 1 AS n"}));
+    assert_eq!(down["isError"], true, "{down}");
+    assert!(
+        tool_text(&down).starts_with(&format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{}",
+            server.port()
+        )),
+        "{down}"
+    );
+    server.start();
+    let up = mcp.call_tool("query", json!({"sql": "SELECT 1 AS n"}));
+    assert_ne!(up["isError"], true, "{up}");
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}
