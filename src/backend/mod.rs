@@ -57,6 +57,13 @@ pub struct Deadline {
     pub cancel: CancellationToken,
 }
 
+fn postgres_has_no_files() -> Error {
+    Error::Input(
+        "the database argument names an SQLite file inside sqlite.root; this server is connected to PostgreSQL"
+            .to_owned(),
+    )
+}
+
 /// The engine behind a session. A closed enum: one `match` per operation.
 // One engine per process: the size difference between variants costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -133,10 +140,7 @@ impl Backend {
 
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
         match self {
-            Backend::Postgres(_) if stmt.database.is_some() => Err(Error::Input(
-                "the database argument names an SQLite file inside sqlite.root; this server is connected to PostgreSQL"
-                    .to_owned(),
-            )),
+            Backend::Postgres(_) if stmt.database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.execute(stmt, deadline).await,
             Backend::Sqlite(lite) => lite.execute(stmt, deadline).await,
         }
@@ -144,6 +148,7 @@ impl Backend {
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         match self {
+            Backend::Postgres(_) if filter.database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.list_tables(filter, deadline).await,
             Backend::Sqlite(lite) => lite.list_tables(filter, deadline).await,
         }
@@ -151,13 +156,15 @@ impl Backend {
 
     pub async fn describe_table(
         &self,
+        database: Option<&str>,
         schema: Option<&str>,
         table: &str,
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
         match self {
+            Backend::Postgres(_) if database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
-            Backend::Sqlite(lite) => lite.describe_table(schema, table, deadline).await,
+            Backend::Sqlite(lite) => lite.describe_table(database, schema, table, deadline).await,
         }
     }
 

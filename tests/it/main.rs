@@ -12,5 +12,6 @@ mod hooks;
 mod introspection;
 mod pipeline;
 mod serve;
+mod sqlite;
 mod support;
 mod values;
