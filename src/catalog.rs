@@ -52,6 +52,8 @@ pub struct TableFilter {
     /// Most tables returned; 0 means the configured cap (`query.max_rows`),
     /// which a larger value cannot exceed either.
     pub limit: usize,
+    /// An SQLite file inside the configured `sqlite.root` (SQLite only).
+    pub database: Option<String>,
 }
 
 impl TableFilter {

@@ -110,6 +110,7 @@ impl fmt::Display for Report {
         writeln!(f, "log file:     {}", self.log)?;
         writeln!(f, "database:     {}", self.target)?;
         match &self.session {
+            Ok(s) if s.file => writeln!(f, "  engine:     {} at {}", s.server, s.endpoint)?,
             Ok(s) => {
                 writeln!(f, "  server:     {} at {}", s.server, s.endpoint)?;
                 writeln!(f, "  connected:  as user \"{}\" to database \"{}\"", s.user, s.database)?;
@@ -125,9 +126,9 @@ impl fmt::Display for Report {
             Err(e) => writeln!(f, "  FAILED:     {e}")?,
         }
         let verified = match &self.session {
-            Ok(s) if s.read_only => " (verified: the server reports transaction_read_only = on)",
-            Ok(_) => " (the server reports transaction_read_only = off)",
-            Err(_) => " (not verified: no connection)",
+            Ok(s) if s.read_only => format!(" (verified: {} = on)", s.read_only_setting),
+            Ok(s) => format!(" ({} = off)", s.read_only_setting),
+            Err(_) => " (not verified: no connection)".to_owned(),
         };
         let mode = if self.read_only { "on" } else { "off: writes allowed" };
         writeln!(f, "read-only:    {mode}{verified}")?;

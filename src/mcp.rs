@@ -54,6 +54,10 @@ pub struct ListTablesArgs {
     /// (`order%`, `%_log`) or plain text the name must contain (`order`).
     #[serde(default)]
     pub pattern: Option<String>,
+    /// SQLite servers with a database directory only: the file, as a path
+    /// inside that directory.
+    #[serde(default)]
+    pub database: Option<String>,
 }
 
 /// Arguments of the `describe_table` tool.
@@ -66,6 +70,10 @@ pub struct DescribeTableArgs {
     /// `public` is used if the table is there, else the only schema that has it.
     #[serde(default)]
     pub schema: Option<String>,
+    /// SQLite servers with a database directory only: the file, as a path
+    /// inside that directory.
+    #[serde(default)]
+    pub database: Option<String>,
 }
 
 /// The MCP server: three tools over one [`Engine`].
@@ -111,14 +119,14 @@ impl Server {
             route.attr.description = Some(SQLITE_QUERY.into());
         }
         // The database argument means nothing unless calls may choose a file.
-        if engine.config().sqlite_root.is_none()
-            && let Some(route) = tool_router.map.get_mut("query")
-        {
-            let mut schema = (*route.attr.input_schema).clone();
-            if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
-                properties.remove("database");
+        if engine.config().sqlite_root.is_none() {
+            for route in tool_router.map.values_mut() {
+                let mut schema = (*route.attr.input_schema).clone();
+                if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+                    properties.remove("database");
+                }
+                route.attr.input_schema = Arc::new(schema);
             }
-            route.attr.input_schema = Arc::new(schema);
         }
         Server { engine, tool_router }
     }
@@ -165,6 +173,7 @@ impl Server {
             schema: args.schema,
             pattern: args.pattern,
             limit: 0,
+            database: args.database,
         };
         tool_result(with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await)
     }
@@ -183,7 +192,9 @@ impl Server {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
     ) -> Result<Json<TableDescription>, CallToolResult> {
-        let work = self.engine.describe_table(&args.table, args.schema.as_deref(), ct);
+        let work = self
+            .engine
+            .describe_table_in(args.database.as_deref(), &args.table, args.schema.as_deref(), ct);
         tool_result(with_progress(&meta, &peer, work).await)
     }
 }

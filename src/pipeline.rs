@@ -260,12 +260,24 @@ impl Engine {
         schema: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
+        self.describe_table_in(None, table, schema, cancel).await
+    }
+
+    /// [`Engine::describe_table`] in `database`, an SQLite file inside
+    /// `sqlite.root`.
+    pub async fn describe_table_in(
+        &self,
+        database: Option<&str>,
+        table: &str,
+        schema: Option<&str>,
+        cancel: CancellationToken,
+    ) -> Result<TableDescription, Error> {
         let (schema, name) = parse_table_name(table, schema).map_err(Error::Input)?;
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         self.backend
-            .describe_table(schema.as_deref(), &name, &deadline)
+            .describe_table(database, schema.as_deref(), &name, &deadline)
             .await
             .map_err(|e| self.prompted(e))
     }

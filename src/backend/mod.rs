@@ -72,6 +72,17 @@ pub struct SessionReport {
     pub read_only: bool,
     /// Where the password came from; `None` when none was needed.
     pub password_from: Option<String>,
+    /// The setting `read_only` was read from, as the engine names it.
+    pub read_only_setting: &'static str,
+    /// A database file opened directly (no server, user, TLS or password).
+    pub file: bool,
+}
+
+fn postgres_has_no_files() -> Error {
+    Error::Input(
+        "the database argument names an SQLite file inside sqlite.root; this server is connected to PostgreSQL"
+            .to_owned(),
+    )
 }
 
 /// The engine behind a session. A closed enum: one `match` per operation.
@@ -152,10 +163,7 @@ impl Backend {
 
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
         match self {
-            Backend::Postgres(_) if stmt.database.is_some() => Err(Error::Input(
-                "the database argument names an SQLite file inside sqlite.root; this server is connected to PostgreSQL"
-                    .to_owned(),
-            )),
+            Backend::Postgres(_) if stmt.database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.execute(stmt, deadline).await,
             Backend::Sqlite(lite) => lite.execute(stmt, deadline).await,
         }
@@ -163,6 +171,7 @@ impl Backend {
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         match self {
+            Backend::Postgres(_) if filter.database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.list_tables(filter, deadline).await,
             Backend::Sqlite(lite) => lite.list_tables(filter, deadline).await,
         }
@@ -170,13 +179,15 @@ impl Backend {
 
     pub async fn describe_table(
         &self,
+        database: Option<&str>,
         schema: Option<&str>,
         table: &str,
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
         match self {
+            Backend::Postgres(_) if database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
-            Backend::Sqlite(lite) => lite.describe_table(schema, table, deadline).await,
+            Backend::Sqlite(lite) => lite.describe_table(database, schema, table, deadline).await,
         }
     }
 

@@ -145,12 +145,24 @@ pub fn authorize(
                 "allow_update_without_where",
             )
         }
-        AuthAction::Attach { .. } | AuthAction::Detach { .. } if !policy.allow_attach => flag(
-            Rule::Attach,
-            "ATTACH and DETACH are not allowed",
-            "ATTACH opens, and can create, any file the server can reach",
-            "allow_attach",
-        ),
+        // VACUUM attaches its scratch database itself; VACUUM INTO is judged
+        // as a statement.
+        AuthAction::Attach { .. } | AuthAction::Detach { .. } if !policy.allow_attach && outline.verb != "VACUUM" => {
+            flag(
+                Rule::Attach,
+                "ATTACH and DETACH are not allowed",
+                "ATTACH opens, and can create, any file the server can reach",
+                "allow_attach",
+            )
+        }
+        AuthAction::CreateTrigger { .. } | AuthAction::CreateTempTrigger { .. } if !policy.allow_create_function => {
+            flag(
+                Rule::CreateFunction,
+                "CREATE TRIGGER is not allowed",
+                "a trigger's body runs later, on other statements, where the guard does not check it",
+                "allow_create_function",
+            )
+        }
         AuthAction::Pragma {
             pragma_name,
             pragma_value,
@@ -179,9 +191,13 @@ fn pragma(policy: &Policy, name: &str, value: Option<&str>) -> Result<(), Violat
     if policy.allow_pragma_write {
         return Ok(());
     }
+    let what = match value {
+        Some(_) => format!("PRAGMA {name} with a value is not allowed"),
+        None => format!("PRAGMA {name} is not allowed"),
+    };
     flag(
         Rule::Pragma,
-        &format!("PRAGMA {name} with a value is not allowed"),
+        &what,
         "a writing PRAGMA changes how the database file is stored or how the connection behaves",
         "allow_pragma_write",
     )
@@ -560,6 +576,28 @@ mod tests {
                 AuthAction::Detach { database_name: "x" },
                 None,
                 Some(Rule::Attach),
+            ),
+            // VACUUM attaches its own scratch database.
+            (&default, "VACUUM", AuthAction::Attach { filename: "" }, None, None),
+            (
+                &default,
+                "CREATE TRIGGER g AFTER INSERT ON t BEGIN UPDATE t SET v = 1; END",
+                AuthAction::CreateTrigger {
+                    trigger_name: "g",
+                    table_name: "t",
+                },
+                None,
+                Some(Rule::CreateFunction),
+            ),
+            (
+                &permissive,
+                "CREATE TRIGGER g AFTER INSERT ON t BEGIN UPDATE t SET v = 1; END",
+                AuthAction::CreateTrigger {
+                    trigger_name: "g",
+                    table_name: "t",
+                },
+                None,
+                None,
             ),
             (
                 &permissive,

@@ -74,7 +74,7 @@ fn reports_what_is_in_effect() {
          \x20 connected:  as user \"{user}\" to database \"{db}\"\n\
          \x20 TLS:        no\n\
          \x20 password:   from PGPASSWORD\n\
-         read-only:    on (verified: the server reports transaction_read_only = on)\n\
+         read-only:    on (verified: transaction_read_only = on)\n\
          protection:   allowed: allow_drop; {blocked} blocked function patterns\n\
          hooks:        before_query {hook} (executable)\n\
          result:       OK\n",
@@ -105,7 +105,7 @@ fn writable_mode_is_reported_as_the_server_sees_it() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("read-only:    off: writes allowed (the server reports transaction_read_only = off)\n"),
+        stdout.contains("read-only:    off: writes allowed (transaction_read_only = off)\n"),
         "{stdout}"
     );
     assert!(stdout.contains("hooks:        none\n"), "{stdout}");
@@ -191,4 +191,54 @@ fn an_invalid_config_exits_2_naming_the_field() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// An SQLite file: what SQLite itself reports, with read-only mode read back
+/// from the connection (`PRAGMA query_only`), and a missing file as a failure.
+#[test]
+fn sqlite_files_are_checked_too() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("shop.db");
+    rusqlite::Connection::open(&data)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        .unwrap();
+    for (read_only, verdict) in [
+        (true, "read-only:    on (verified: PRAGMA query_only = on)\n"),
+        (false, "read-only:    off: writes allowed (PRAGMA query_only = off)\n"),
+    ] {
+        let path = config(home.path(), read_only, &[]);
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .arg("--database")
+            .arg(format!("sqlite://{}", data.display()))
+            .arg("check")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        assert!(
+            stdout.contains(&format!("database:     SQLite file {}\n", data.display())),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("  engine:     SQLite 3.") && stdout.contains("(journal_mode delete)"),
+            "{stdout}"
+        );
+        assert!(stdout.contains(verdict), "{stdout}");
+        assert!(!stdout.contains("TLS:"), "{stdout}");
+    }
+    let out = pgmcp(home.path())
+        .args(["--database", "sqlite:missing.db", "check"])
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAILED:     Database not found: missing.db"),
+        "{stdout}"
+    );
+    assert!(!home.path().join("missing.db").exists());
 }

@@ -21,7 +21,7 @@ async fn list(engine: &Engine, schema: Option<&str>, pattern: Option<&str>) -> V
     let filter = TableFilter {
         schema: schema.map(Into::into),
         pattern: pattern.map(Into::into),
-        limit: 0,
+        ..Default::default()
     };
     let list = engine.list_tables(&filter, CancellationToken::new()).await.unwrap();
     list.tables.iter().map(|t| format!("{}.{}", t.schema, t.name)).collect()

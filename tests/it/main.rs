@@ -15,6 +15,7 @@ mod hooks;
 mod introspection;
 mod pipeline;
 mod serve;
+mod sqlite;
 mod support;
 mod tls;
 mod values;

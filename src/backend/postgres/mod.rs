@@ -159,6 +159,8 @@ impl PgBackend {
                 (None, _) => None,
             },
             password_from,
+            read_only_setting: "transaction_read_only",
+            file: false,
         })
     }
 

@@ -173,6 +173,17 @@ fn describe(conn: &Connection, name: String, kind: String, sql: Option<String>) 
         .collect::<rusqlite::Result<_>>()?;
     let mut last_id = None;
     for (id, parent, from, to, on_update, on_delete) in fks {
+        // No target column means the parent's primary key, column by column.
+        let to = match to {
+            Some(to) => to,
+            None => {
+                let seq = foreign_keys
+                    .last()
+                    .filter(|_| last_id == Some(id))
+                    .map_or(0, |fk| fk.columns.len());
+                primary_key(conn, &parent)?.into_iter().nth(seq).unwrap_or_default()
+            }
+        };
         if last_id != Some(id) {
             last_id = Some(id);
             foreign_keys.push(ForeignKeyInfo {
@@ -186,8 +197,7 @@ fn describe(conn: &Connection, name: String, kind: String, sql: Option<String>) 
         }
         if let Some(fk) = foreign_keys.last_mut() {
             fk.columns.push(from);
-            // No target column means the parent's primary key.
-            fk.referenced_columns.push(to.unwrap_or_default());
+            fk.referenced_columns.push(to);
         }
     }
     for fk in &mut foreign_keys {
@@ -292,6 +302,13 @@ fn matching_paren(bytes: &[u8], open: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// The primary key columns of `table`, in key order.
+fn primary_key(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    conn.prepare("SELECT name FROM pragma_table_info(?1) WHERE pk > 0 ORDER BY pk")?
+        .query_map([table], |r| r.get(0))?
+        .collect()
 }
 
 fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {

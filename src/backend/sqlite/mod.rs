@@ -5,8 +5,9 @@
 //!
 //! Timeouts and cancellation reach SQLite through its progress handler, which
 //! interrupts the statement; `busy_timeout` is bounded by the same deadline.
-//! Read-only mode opens the file read-only and sets `query_only`, so neither a
-//! `-journal` nor a `-wal` file is created and no byte of the file changes.
+//! Read-only mode opens the file read-only and sets `query_only`: no byte of the
+//! file changes, and no `-journal` file is created. (A database in WAL mode
+//! cannot be read without its `-shm` index, which SQLite creates if missing.)
 
 mod catalog;
 pub mod location;
@@ -77,7 +78,7 @@ impl SqliteBackend {
     }
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
-        let target = self.target(None)?;
+        let target = self.target(filter.database.as_deref())?;
         let filter = filter.clone();
         blocking(deadline, move |stop| {
             let conn = open(&target, true, stop)?;
@@ -88,11 +89,12 @@ impl SqliteBackend {
 
     pub async fn describe_table(
         &self,
+        database: Option<&str>,
         schema: Option<&str>,
         table: &str,
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
-        let target = self.target(None)?;
+        let target = self.target(database)?;
         let schema = schema.map(str::to_owned);
         let table = table.to_owned();
         blocking(deadline, move |stop| {
@@ -115,6 +117,8 @@ impl SqliteBackend {
                 encryption: None,
                 read_only: self.read_only,
                 password_from: None,
+                read_only_setting: "server.read_only",
+                file: true,
             });
         };
         let read_only = self.read_only;
@@ -136,6 +140,8 @@ impl SqliteBackend {
                 encryption: None,
                 read_only: query_only,
                 password_from: None,
+                read_only_setting: "PRAGMA query_only",
+                file: true,
             })
         })
         .await
@@ -218,7 +224,9 @@ fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Erro
     };
     // SQLite's open errors name the full path; say it as the caller gave it.
     let mut conn = opened.map_err(|e| Error::Connection(format!("cannot open {}: {}", target.shown, code_name(&e))))?;
-    let remaining = stop.at.saturating_duration_since(Instant::now());
+    // busy_timeout counts whole milliseconds: round up, so a lock wait ends
+    // after the deadline and is reported as the timeout it is.
+    let remaining = stop.at.saturating_duration_since(Instant::now()) + std::time::Duration::from_millis(1);
     conn.busy_timeout(remaining).map_err(db_error)?;
     if read_only {
         conn.pragma_update(None, "query_only", true).map_err(db_error)?;
@@ -276,11 +284,17 @@ fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value],
         ))
         .map_err(db_error)?;
     }
+    // The authorizer may refuse while preparing or, for statements SQLite
+    // runs in steps of its own (VACUUM), while stepping: its reason wins.
+    let refusal = || refused.lock().ok().and_then(|mut slot| slot.take());
+    let fail = |e: rusqlite::Error| match refusal() {
+        Some(violation) => Error::from(violation),
+        None => db_error(e),
+    };
     let mut stmt = match conn.prepare(sql) {
         Ok(stmt) => stmt,
         Err(e) => {
-            let violation = refused.lock().ok().and_then(|mut slot| slot.take());
-            return Err(match violation {
+            return Err(match refusal() {
                 Some(violation) => violation.into(),
                 None => prepare_error(sql, e),
             });
@@ -304,7 +318,7 @@ fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value],
     let mut more = false;
     {
         let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next().map_err(db_error)? {
+        while let Some(row) = rows.next().map_err(fail)? {
             if out.len() == limit {
                 more = true;
                 break;
