@@ -325,28 +325,30 @@ pub fn check(policy: &Policy, sql: &str) -> Result<Checked, Violation> {
             None => format!("SQL parse error: {}", e.message),
         },
     })?;
-    match tree.stmts.len() {
-        0 => {
-            return Err(Violation {
-                rule: Rule::Parse,
-                message: "SQL parse error: the query is empty".to_owned(),
-            });
-        }
-        1 => {}
-        n => {
-            return Err(Violation {
-                rule: Rule::MultiStatement,
-                message: format!(
-                    "multi-statement queries are not allowed: found {n} statements. Send one statement per call"
-                ),
-            });
-        }
-    }
+    one_statement(tree.stmts.len())?;
     let mut params = 0;
     for stmt in &tree.stmts {
         walk(policy, stmt, &mut params)?;
     }
     Ok(Checked { tree, params })
+}
+
+/// The rule no setting switches off: exactly one statement per call, whichever
+/// parser counted them.
+pub fn one_statement(count: usize) -> Result<(), Violation> {
+    match count {
+        0 => Err(Violation {
+            rule: Rule::Parse,
+            message: "SQL parse error: the query is empty".to_owned(),
+        }),
+        1 => Ok(()),
+        n => Err(Violation {
+            rule: Rule::MultiStatement,
+            message: format!(
+                "multi-statement queries are not allowed: found {n} statements. Send one statement per call"
+            ),
+        }),
+    }
 }
 
 /// Visit every node: in libpg_query's JSON every node is `{"NodeType": {..}}`.

@@ -3,21 +3,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::json;
 
-use crate::support::pg;
-
-pub fn pgmcp(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("pgmcp").unwrap();
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .current_dir(home);
-    cmd
-}
+use crate::support::{pg, pgmcp};
 
 fn hook(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,21 +1,9 @@
 //! The command line: config validation as a person sees it, and `pgmcp query`.
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
 use crate::serve::write_config;
-use crate::support::pg;
-
-fn pgmcp(home: &std::path::Path) -> Command {
-    let mut cmd = Command::cargo_bin("pgmcp").unwrap();
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .current_dir(home);
-    cmd
-}
+use crate::support::{pg, pgmcp};
 
 #[test]
 fn query_prints_the_tool_result_as_json() {

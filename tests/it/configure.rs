@@ -8,7 +8,7 @@ use std::path::Path;
 use pgmcp::wizard::{FIELDS, LATE_FIELDS, LISTS};
 use serde_json::{Value, json};
 
-use crate::check::pgmcp;
+use crate::support::pgmcp;
 
 /// The wizard's input: for each scalar field its lines (none: Enter), and for
 /// each list its lines (none: `c`), in the order the wizard asks.

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::{err_text, rows, run, writable};
 use crate::serve::write_config;
+use crate::support::pgmcp;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
 
 // ---------------------------------------------------------------------------
@@ -774,14 +775,11 @@ async fn each_blocked_operation_is_refused_by_default_and_allowed_by_its_flag() 
         let out = run(&allowing(&path, case.flag), case.sql).await;
         (case.allowed)(&path, out);
     }
-    // A PRAGMA that acts without a value is a write too. Only the start and
-    // the flag are checked: the message says "with a value", which it has not.
+    // A PRAGMA that acts without a value is a write too.
     let (_dir, path) = fixture(GUARD_FIXTURE);
-    let message = refusal(run(&engine_on(&path, writable), "PRAGMA optimize").await);
-    assert!(
-        message.starts_with("PRAGMA optimize ")
-            && message.ends_with("Set protection.allow_pragma_write to true to allow it"),
-        "{message}"
+    assert_eq!(
+        refusal(run(&engine_on(&path, writable), "PRAGMA optimize").await),
+        "PRAGMA optimize is not allowed: a writing PRAGMA changes how the database file is stored or how the connection behaves. Set protection.allow_pragma_write to true to allow it"
     );
     run(&allowing(&path, "allow_pragma_write"), "PRAGMA optimize")
         .await
@@ -1565,24 +1563,10 @@ fn stdio_session_with_a_root_directory() {
 // 9. `pgmcp query` on the command line
 // ---------------------------------------------------------------------------
 
-/// `pgmcp` in `dir` with a clean environment (like tests/it/cli.rs's helper,
-/// which is private there): no config file, so built-in defaults, logging to
-/// `dir/state`.
-fn cli(dir: &Path) -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin("pgmcp").unwrap();
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .current_dir(dir);
-    cmd
-}
-
 #[test]
 fn cli_query_on_a_relative_sqlite_path_prints_json() {
     let (dir, _path) = fixture(USERS);
-    let out = cli(dir.path())
+    let out = pgmcp(dir.path())
         .args(["query", "--database", "sqlite:data.db"])
         .args(["SELECT name, ? * 2 AS doubled FROM users WHERE id = 1", "--param", "21"])
         .output()
@@ -1593,7 +1577,7 @@ fn cli_query_on_a_relative_sqlite_path_prints_json() {
     assert_eq!(json["returned_rows"], 1);
 
     // PGMCP_DATABASE names it too.
-    let out = cli(dir.path())
+    let out = pgmcp(dir.path())
         .env("PGMCP_DATABASE", "sqlite:data.db")
         .args(["query", "SELECT count(*) AS n FROM users"])
         .output()
@@ -1606,7 +1590,7 @@ fn cli_query_on_a_relative_sqlite_path_prints_json() {
 #[test]
 fn cli_refused_query_exits_1_with_the_message_on_stderr() {
     let (dir, path) = fixture(USERS);
-    let out = cli(dir.path())
+    let out = pgmcp(dir.path())
         .args(["--database", "sqlite:data.db", "query", "DROP TABLE users"])
         .output()
         .unwrap();
@@ -1617,7 +1601,7 @@ fn cli_refused_query_exits_1_with_the_message_on_stderr() {
         "error: DROP statements are not allowed: they destroy objects and the data in them. Set protection.allow_drop to true to allow it\n"
     );
     // Built-in defaults are read-only.
-    let out = cli(dir.path())
+    let out = pgmcp(dir.path())
         .args([
             "--database",
             "sqlite:data.db",
@@ -1647,7 +1631,7 @@ fn cli_bad_sqlite_urls_exit_2() {
             "pgmcp: database: \"sqlite:x.db?mode=ro\": options after ? are not supported; read-only mode comes from server.read_only\n",
         ),
     ] {
-        let out = cli(dir.path())
+        let out = pgmcp(dir.path())
             .args(["--database", database, "query", "SELECT 1"])
             .output()
             .unwrap();
@@ -1656,7 +1640,7 @@ fn cli_bad_sqlite_urls_exit_2() {
         assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
     }
     // A missing file is a failed query (exit 1), and is not created.
-    let out = cli(dir.path())
+    let out = pgmcp(dir.path())
         .args(["--database", "sqlite:missing.db", "query", "SELECT 1"])
         .output()
         .unwrap();

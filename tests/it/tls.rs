@@ -345,7 +345,7 @@ async fn pg_hba_encryption_rules() {
 fn check_reports_tls() {
     let t = tls_server();
     let home = tempfile::tempdir().unwrap();
-    let out = crate::check::pgmcp(home.path())
+    let out = crate::support::pgmcp(home.path())
         .arg("check")
         .env(
             "PGMCP_PG_CONNSTRING",

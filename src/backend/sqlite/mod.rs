@@ -243,25 +243,7 @@ fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Erro
 /// Guard, prepare, bind, step up to `limit` rows (and one more, to know
 /// whether there are more), convert.
 fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value], limit: usize) -> Result<Rows, Error> {
-    match guard::sqlite::statements(sql).len() {
-        0 => {
-            return Err(Violation {
-                rule: Rule::Parse,
-                message: "SQL parse error: the query is empty".to_owned(),
-            }
-            .into());
-        }
-        1 => {}
-        n => {
-            return Err(Violation {
-                rule: Rule::MultiStatement,
-                message: format!(
-                    "multi-statement queries are not allowed: found {n} statements. Send one statement per call"
-                ),
-            }
-            .into());
-        }
-    }
+    guard::one_statement(guard::sqlite::statements(sql).len())?;
     let outline = Outline::of(sql);
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     {

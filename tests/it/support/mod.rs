@@ -8,3 +8,21 @@
 pub mod certs;
 pub mod pg;
 pub mod stdio;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// The real `pgmcp` binary in `home`, with a clean environment: no config file
+/// unless a test writes one, logs under `home/state`, nothing inherited but
+/// `PATH`.
+pub fn pgmcp(home: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("pgmcp").unwrap();
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(home);
+    cmd
+}
