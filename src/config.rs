@@ -760,6 +760,10 @@ mod tests {
             (format!(r#"{{"connection": {{"port": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.port: must be between 1 and 65535"),
             (format!(r#"{{"connection": {{"sslmode": "on"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslmode: unknown sslmode \"on\": use disable, allow, prefer, require, verify-ca, verify-full"),
             (format!(r#"{{"connection": {{"sslrootcert": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslrootcert: must be a file path (leave the field out for the default)"),
+            (format!(r#"{{"database": " ", {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: database: is empty: remove it or give a URL"),
+            (format!(r#"{{"sqlite": {{"root": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: is empty: remove it or give a directory"),
+            (format!(r#"{{"sqlite": {{"root": "/no/such/pgmcp-dir"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: /no/such/pgmcp-dir is not a directory"),
+            (format!(r#"{{"sqlite": {{"path": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.path: invalid JSON: unknown field `path`, expected `root` at line 1 column 18"),
         ];
         for (text, expected) in cases {
             assert_eq!(load(&text).unwrap_err().to_string(), expected, "{text}");

@@ -48,6 +48,8 @@ const FORMATS: &[&str] = &["text", "json"];
 /// Every scalar field, in the order asked. `hooks.default_timeout_seconds`
 /// comes after the hook lists, since it is required only once a hook exists.
 pub const FIELDS: &[Field] = &[
+    field("database", Kind::Text),
+    field("sqlite.root", Kind::Text),
     field("connection.host", Kind::Text),
     field("connection.port", Kind::Number),
     field("connection.dbname", Kind::Text),
@@ -91,6 +93,9 @@ pub const FIELDS: &[Field] = &[
     field("protection.allow_merge", Kind::Bool),
     field("protection.allow_create_extension", Kind::Bool),
     field("protection.allow_role_changes", Kind::Bool),
+    field("protection.allow_attach", Kind::Bool),
+    field("protection.allow_pragma_write", Kind::Bool),
+    field("protection.allow_vacuum_into", Kind::Bool),
 ];
 
 /// The fields asked after the lists.
@@ -468,6 +473,8 @@ mod tests {
                 Kind::Number => json!(5),
                 Kind::Bool => json!(true),
                 Kind::Choice(names) => json!(names[0]),
+                // The one text field checked against the file system.
+                Kind::Text if f.path == "sqlite.root" => json!(std::env::temp_dir()),
                 Kind::Text | Kind::Words => json!("/tmp/x"),
             };
             let mut doc = base();

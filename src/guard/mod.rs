@@ -85,7 +85,7 @@ impl Default for Policy {
 impl Policy {
     /// The `allow_*` switches by config name (`protection.allow_drop`, ...), in
     /// the README's order.
-    pub const FLAGS: [&'static str; 16] = [
+    pub const FLAGS: [&'static str; 19] = [
         "allow_set",
         "allow_drop",
         "allow_truncate",
@@ -102,6 +102,9 @@ impl Policy {
         "allow_merge",
         "allow_create_extension",
         "allow_role_changes",
+        "allow_attach",
+        "allow_pragma_write",
+        "allow_vacuum_into",
     ];
 
     /// A switch by its config name; `None` for an unknown name.

@@ -37,6 +37,8 @@ fn a_new_config_with_bad_answers_asked_again() {
     let home = tempfile::tempdir().unwrap();
     let input = script(
         &[
+            ("database", &["sqlite:/srv/shop.db"]),
+            ("sqlite.root", &["no/such/dir", "-"]),
             ("connection.host", &["db.example.com"]),
             ("connection.port", &["70000", "6543"]),
             ("connection.dbname", &["shop"]),
@@ -45,6 +47,7 @@ fn a_new_config_with_bad_answers_asked_again() {
             ("query.list_tables_timeout_seconds", &["10"]),
             ("query.describe_table_timeout_seconds", &["10"]),
             ("protection.allow_drop", &["yes"]),
+            ("protection.allow_attach", &["yes"]),
             // Required once a hook exists: left empty, then asked again at the end.
             ("hooks.default_timeout_seconds", &["", "5"]),
         ],
@@ -72,12 +75,13 @@ fn a_new_config_with_bad_answers_asked_again() {
     assert_eq!(
         written,
         json!({
+            "database": "sqlite:/srv/shop.db",
             "connection": {"host": "db.example.com", "port": 6543, "dbname": "shop", "sslmode": "verify-full"},
             "query": {
                 "default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10,
                 "timeout_rules": [{"pattern": "(?i)pg_stat", "timeout_seconds": 5}]
             },
-            "protection": {"allow_drop": true},
+            "protection": {"allow_drop": true, "allow_attach": true},
             "error_prompts": [{"pattern": "(?i)denied", "message": "Ask the DBA."}],
             "hooks": {
                 "before_query": [{"pattern": ".*", "command": "/bin/true", "args": ["-v", "--team", "x"]}],
@@ -96,6 +100,7 @@ fn a_new_config_with_bad_answers_asked_again() {
         "query.default_timeout_seconds: \"thirty\" is not a whole number",
         "error_prompts.pattern: invalid regex \"(\"",
         "hooks.default_timeout_seconds: required",
+        "no/such/dir is not a directory",
     ] {
         assert!(stdout.contains(refusal), "missing {refusal:?} in:\n{stdout}");
     }
