@@ -29,7 +29,7 @@ use crate::{logging, mcp};
 #[command(
     name = "pgmcp",
     version,
-    about = "A guarded MCP server for PostgreSQL: lets a desktop AI agent query your database safely."
+    about = "A guarded MCP server for PostgreSQL and SQLite: lets a desktop AI agent query your database safely."
 )]
 pub struct Cli {
     /// Config file. Default: $PGMCP_CONFIG_PATH, else ./.pgmcp/config.json, else

@@ -1,4 +1,4 @@
-//! pgmcp: a guarded MCP server that lets desktop AI agents query PostgreSQL.
+//! pgmcp: a guarded MCP server that lets desktop AI agents query PostgreSQL and SQLite.
 //!
 //! Desktop agents (Claude Desktop, Cursor) start `pgmcp serve` as a child
 //! process and speak MCP to it over stdin/stdout. Every SQL statement goes
