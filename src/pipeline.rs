@@ -24,9 +24,9 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
+use crate::backend::location::{Root, Target};
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
-use crate::backend::sqlite::location::{Root, Target};
 use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;

@@ -2,6 +2,7 @@
 //! rows (JSON values plus column names and type names); every policy decision
 //! (guard, timeouts, caps) is made once, above, in [`crate::pipeline`].
 
+pub mod location;
 pub mod postgres;
 pub mod sqlite;
 
@@ -109,9 +110,9 @@ pub enum Choice {
     Postgres(postgres::ConnectParams),
     Sqlite {
         /// The connection's own file; calls without `database` use it.
-        default: Option<sqlite::location::Target>,
+        default: Option<location::Target>,
         /// `sqlite.root`: calls may name files inside it.
-        root: Option<sqlite::location::Root>,
+        root: Option<location::Root>,
     },
 }
 
@@ -136,12 +137,12 @@ impl Choice {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Choice, ChoiceError> {
         let root = sqlite_root
-            .map(sqlite::location::Root::new)
+            .map(location::Root::new)
             .transpose()
             .map_err(|e| ChoiceError::Sqlite(format!("sqlite.root: {e}")))?;
         match url {
             Some(url) if url.starts_with("sqlite:") => {
-                let target = sqlite::location::Target::parse(url).map_err(ChoiceError::Sqlite)?;
+                let target = location::Target::parse("sqlite", url).map_err(ChoiceError::Sqlite)?;
                 Ok(Choice::Sqlite {
                     default: Some(target),
                     root,
