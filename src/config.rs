@@ -140,6 +140,8 @@ pub struct RawProtection {
     pub allow_attach: Option<bool>,
     pub allow_pragma_write: Option<bool>,
     pub allow_vacuum_into: Option<bool>,
+    pub allow_export: Option<bool>,
+    pub allow_file_functions: Option<bool>,
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
 }
@@ -640,6 +642,8 @@ impl RawConfig {
             allow_attach: p.allow_attach.unwrap_or(false),
             allow_pragma_write: p.allow_pragma_write.unwrap_or(false),
             allow_vacuum_into: p.allow_vacuum_into.unwrap_or(false),
+            allow_export: p.allow_export.unwrap_or(false),
+            allow_file_functions: p.allow_file_functions.unwrap_or(false),
             blocked_functions,
         };
         if let Some(url) = &self.database

@@ -96,6 +96,8 @@ pub const FIELDS: &[Field] = &[
     field("protection.allow_attach", Kind::Bool),
     field("protection.allow_pragma_write", Kind::Bool),
     field("protection.allow_vacuum_into", Kind::Bool),
+    field("protection.allow_export", Kind::Bool),
+    field("protection.allow_file_functions", Kind::Bool),
 ];
 
 /// The fields asked after the lists.
