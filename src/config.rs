@@ -205,6 +205,7 @@ pub struct RawQuery {
     pub list_tables_timeout_seconds: Option<i64>,
     pub describe_table_timeout_seconds: Option<i64>,
     pub max_rows: Option<i64>,
+    pub default_limit: Option<i64>,
     pub max_result_length: Option<i64>,
     pub max_sql_length: Option<i64>,
     #[serde(default)]
@@ -288,6 +289,9 @@ pub struct QueryConfig {
     pub describe_table_timeout: Duration,
     /// Most rows a `query` call returns; reading stops there. Default 500.
     pub max_rows: usize,
+    /// Rows a `query` call without `limit` returns; `None` means `max_rows`.
+    /// Never more than `max_rows`.
+    pub default_limit: Option<usize>,
     /// Most bytes of row JSON a `query` call returns, cut at whole rows. Default 100,000.
     pub max_result_length: usize,
     /// Longest SQL text accepted, in characters. Default 100,000.
@@ -365,6 +369,7 @@ impl Config {
                 list_tables_timeout: Duration::from_secs(10),
                 describe_table_timeout: Duration::from_secs(10),
                 max_rows: 500,
+                default_limit: None,
                 max_result_length: 100_000,
                 max_sql_length: 100_000,
                 timeout_rules: Vec::new(),
@@ -456,6 +461,10 @@ impl RawConfig {
                 None,
             )?),
             max_rows: positive("query.max_rows", self.query.max_rows, Some(base.query.max_rows as i64))? as usize,
+            default_limit: match self.query.default_limit {
+                None => None,
+                value => Some(positive("query.default_limit", value, None)? as usize),
+            },
             max_result_length: positive(
                 "query.max_result_length",
                 self.query.max_result_length,
@@ -484,6 +493,17 @@ impl RawConfig {
                 })
                 .collect::<Result<_, ConfigError>>()?,
         };
+        if let Some(limit) = query.default_limit
+            && limit > query.max_rows
+        {
+            return Err(fail(
+                "query.default_limit",
+                format!(
+                    "{limit} is more than query.max_rows ({}): a call without limit cannot get more than one with it",
+                    query.max_rows
+                ),
+            ));
+        }
         let error_prompts = self
             .error_prompts
             .iter()
@@ -768,6 +788,9 @@ mod tests {
             (format!(r#"{{"sqlite": {{"root": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: is empty: remove it or give a directory"),
             (format!(r#"{{"sqlite": {{"root": "/no/such/pgmcp-dir"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: /no/such/pgmcp-dir is not a directory"),
             (format!(r#"{{"sqlite": {{"path": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.path: invalid JSON: unknown field `path`, expected `root` at line 1 column 18"),
+            (q(r#", "default_limit": 0"#), "config /etc/pgmcp.json: query.default_limit: must be greater than 0, got 0"),
+            (q(r#", "max_rows": 1000, "default_limit": 1001"#), "config /etc/pgmcp.json: query.default_limit: 1001 is more than query.max_rows (1000): a call without limit cannot get more than one with it"),
+            (q(r#", "default_limit": 501"#), "config /etc/pgmcp.json: query.default_limit: 501 is more than query.max_rows (500): a call without limit cannot get more than one with it"),
         ];
         for (text, expected) in cases {
             assert_eq!(load(&text).unwrap_err().to_string(), expected, "{text}");

@@ -231,10 +231,16 @@ fn instructions(config: &Config, dialect: Dialect) -> String {
         "pgmcp runs SQL on {engine} through a guard that checks {guard}: one \
          statement per call, and statements or functions that could cause damage (DROP, TRUNCATE, DELETE or \
          UPDATE without WHERE, file access, ...) are refused with a message saying why. {mode} \
-         A query returns at most {} rows and {} bytes of rows, and is stopped on the server after {}s. \
+         A query returns {} and at most {} bytes of rows, and is stopped on the server after {}s. \
          When a result says truncated: true, page with ORDER BY plus LIMIT/OFFSET, filter with WHERE, select \
          fewer columns, or aggregate. Start with list_tables and describe_table; pass values as params ({}).",
-        config.query.max_rows,
+        match config.query.default_limit {
+            Some(default) if default < config.query.max_rows => format!(
+                "at most {default} rows unless it passes a larger limit (up to {})",
+                config.query.max_rows
+            ),
+            _ => format!("at most {} rows", config.query.max_rows),
+        },
         config.query.max_result_length,
         config.query.default_timeout.as_secs(),
         match dialect {

@@ -145,7 +145,12 @@ impl Engine {
 
     async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryOutput, Error> {
         let config = &self.config;
-        let max_rows = check_input(input, config.query.max_sql_length, config.query.max_rows)?;
+        let max_rows = check_input(
+            input,
+            config.query.max_sql_length,
+            config.query.max_rows,
+            config.query.default_limit,
+        )?;
         let _slot = self
             .slot(&self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
@@ -411,8 +416,13 @@ impl Drop for Call<'_> {
 }
 
 /// The size and limit checks that need nothing but the input. Returns the row
-/// cap for this call.
-fn check_input(input: &QueryInput, max_sql_length: usize, max_rows: usize) -> Result<usize, Error> {
+/// cap for this call: `limit` up to `max_rows`, else `default_limit`.
+fn check_input(
+    input: &QueryInput,
+    max_sql_length: usize,
+    max_rows: usize,
+    default_limit: Option<usize>,
+) -> Result<usize, Error> {
     let length = input.sql.chars().count();
     if length > max_sql_length {
         return Err(Error::Input(format!(
@@ -422,7 +432,7 @@ fn check_input(input: &QueryInput, max_sql_length: usize, max_rows: usize) -> Re
     match input.limit {
         Some(0) => Err(Error::Input("limit must be at least 1".to_owned())),
         Some(limit) => Ok(limit.min(max_rows)),
-        None => Ok(max_rows),
+        None => Ok(default_limit.unwrap_or(max_rows).min(max_rows)),
     }
 }
 
@@ -438,17 +448,33 @@ mod tests {
             params: vec![],
             limit,
         };
-        assert_eq!(check_input(&input("SELECT 1", None), 100, 500).unwrap(), 500);
-        assert_eq!(check_input(&input("SELECT 1", Some(20)), 100, 500).unwrap(), 20);
-        assert_eq!(check_input(&input("SELECT 1", Some(5000)), 100, 500).unwrap(), 500);
+        assert_eq!(check_input(&input("SELECT 1", None), 100, 500, None).unwrap(), 500);
+        assert_eq!(check_input(&input("SELECT 1", Some(20)), 100, 500, None).unwrap(), 20);
         assert_eq!(
-            check_input(&input("SELECT 1", Some(0)), 100, 500)
+            check_input(&input("SELECT 1", Some(5000)), 100, 500, None).unwrap(),
+            500
+        );
+        // default_limit applies without a limit; limit may go past it, up to max_rows.
+        assert_eq!(
+            check_input(&input("SELECT 1", None), 100, 1000, Some(100)).unwrap(),
+            100
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(400)), 100, 1000, Some(100)).unwrap(),
+            400
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(5000)), 100, 1000, Some(100)).unwrap(),
+            1000
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(0)), 100, 500, None)
                 .unwrap_err()
                 .to_string(),
             "limit must be at least 1"
         );
         assert_eq!(
-            check_input(&input("SELECT 'ééé'", None), 10, 500)
+            check_input(&input("SELECT 'ééé'", None), 10, 500, None)
                 .unwrap_err()
                 .to_string(),
             "the query is 12 characters long, more than the 10 allowed (query.max_sql_length)"

@@ -75,6 +75,7 @@ pub const FIELDS: &[Field] = &[
     field("query.list_tables_timeout_seconds", Kind::Number),
     field("query.describe_table_timeout_seconds", Kind::Number),
     field("query.max_rows", Kind::Number),
+    field("query.default_limit", Kind::Number),
     field("query.max_result_length", Kind::Number),
     field("query.max_sql_length", Kind::Number),
     field("protection.allow_set", Kind::Bool),
