@@ -96,10 +96,25 @@ impl Engine {
         Engine::new(config, Backend::Sqlite(backend))
     }
 
+    /// An engine for a DuckDB file (or `duckdb::memory:`). Opens the database
+    /// at the first call, with the sandbox settings of `config`.
+    #[cfg(feature = "duckdb")]
+    pub fn duckdb(config: Config, target: Target) -> Engine {
+        let backend = crate::backend::duckdb::DuckDbBackend::new(
+            target,
+            config.read_only,
+            config.protection.allow_file_functions,
+            config.duckdb.clone(),
+        );
+        Engine::new(config, Backend::DuckDb(backend))
+    }
+
     pub fn from_choice(config: Config, choice: Choice) -> Engine {
         match choice {
             Choice::Postgres(params) => Engine::postgres(config, params),
             Choice::Sqlite { default, root } => Engine::sqlite(config, default, root),
+            #[cfg(feature = "duckdb")]
+            Choice::DuckDb { target } => Engine::duckdb(config, target),
         }
     }
 
@@ -169,9 +184,10 @@ impl Engine {
                     .map_err(Error::Input)?;
                 Some(checked)
             }
-            // SQLite's own parser tells the guard what the statement does, as
-            // the backend prepares it (guard::sqlite).
-            Dialect::Sqlite => None,
+            // SQLite's and DuckDB's own parsers tell the guard what the
+            // statement does, as the backend prepares it (guard::sqlite,
+            // guard::duckdb).
+            Dialect::Sqlite | Dialect::DuckDb => None,
         };
         let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
 

@@ -50,6 +50,8 @@ const FORMATS: &[&str] = &["text", "json"];
 pub const FIELDS: &[Field] = &[
     field("database", Kind::Text),
     field("sqlite.root", Kind::Text),
+    field("duckdb.memory_limit", Kind::Text),
+    field("duckdb.threads", Kind::Number),
     field("connection.host", Kind::Text),
     field("connection.port", Kind::Number),
     field("connection.dbname", Kind::Text),
@@ -478,6 +480,7 @@ mod tests {
                 Kind::Choice(names) => json!(names[0]),
                 // The one text field checked against the file system.
                 Kind::Text if f.path == "sqlite.root" => json!(std::env::temp_dir()),
+                Kind::Text if f.path == "duckdb.memory_limit" => json!("1GB"),
                 Kind::Text | Kind::Words => json!("/tmp/x"),
             };
             let mut doc = base();
