@@ -29,15 +29,15 @@ use crate::{logging, mcp};
 #[command(
     name = "pgmcp",
     version,
-    about = "A guarded MCP server for PostgreSQL and SQLite: lets a desktop AI agent query your database safely."
+    about = "A guarded MCP server for PostgreSQL, SQLite and DuckDB: lets a desktop AI agent query your database safely."
 )]
 pub struct Cli {
     /// Config file. Default: $PGMCP_CONFIG_PATH, else ./.pgmcp/config.json, else
     /// <config dir>/pgmcp/config.json, else built-in defaults (read-only).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// The database: sqlite:///abs/path.db, sqlite:relative/path.db, or a
-    /// PostgreSQL URL or key=value string. Default: $PGMCP_DATABASE, else
+    /// The database: sqlite:///abs/path.db, sqlite:relative/path.db,
+    /// duckdb:///abs/path.duckdb, or a PostgreSQL URL or key=value string. Default: $PGMCP_DATABASE, else
     /// $PGMCP_PG_CONNSTRING, else the config's "database", else its
     /// "connection" section with PGHOST, PGUSER, ...
     #[arg(long, global = true, value_name = "URL")]
@@ -250,6 +250,13 @@ async fn check(config: Config, database: Option<String>) -> Result<ExitCode, Cli
             let report = crate::check::Report::gather(&config, &engine, target).await;
             return Ok(print_report(&report));
         }
+        #[cfg(feature = "duckdb")]
+        Choice::DuckDb { target } => {
+            let shown = format!("DuckDB file {}", target.shown);
+            let engine = Engine::duckdb(config.clone(), target);
+            let report = crate::check::Report::gather(&config, &engine, shown).await;
+            return Ok(print_report(&report));
+        }
     };
     let target = |c: &postgres::ConnectParams| {
         format!(
@@ -312,7 +319,7 @@ async fn query_once(
     let choice = crate::pipeline::choose(&config, database.as_deref())?;
     let postgres = match &choice {
         Choice::Postgres(conn) => Some(conn.clone()),
-        Choice::Sqlite { .. } => None,
+        _ => None,
     };
     let mut engine = Engine::from_choice(config.clone(), choice);
     let mut result = engine.query(&input, CancellationToken::new()).await;

@@ -48,14 +48,16 @@ impl fmt::Display for ConfigError {
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
-    /// A database URL: `sqlite:...` for an SQLite file, else a PostgreSQL
-    /// connection string. Environment variables and `--database` win over it.
+    /// A database URL: `sqlite:...` for an SQLite file, `duckdb:...` for a
+    /// DuckDB file, else a PostgreSQL connection string. Environment variables and `--database` win over it.
     #[serde(default)]
     pub database: Option<String>,
     #[serde(default)]
     pub connection: ConnectionConfig,
     #[serde(default)]
     pub sqlite: RawSqlite,
+    #[serde(default)]
+    pub duckdb: RawDuckdb,
     #[serde(default)]
     pub pool: RawPool,
     #[serde(default)]
@@ -140,6 +142,8 @@ pub struct RawProtection {
     pub allow_attach: Option<bool>,
     pub allow_pragma_write: Option<bool>,
     pub allow_vacuum_into: Option<bool>,
+    pub allow_export: Option<bool>,
+    pub allow_file_functions: Option<bool>,
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
 }
@@ -174,6 +178,16 @@ pub struct RawSqlite {
     pub root: Option<String>,
 }
 
+/// DuckDB's resource settings, fixed when the database opens.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDuckdb {
+    /// DuckDB's `memory_limit`, e.g. `"1GB"` or `"512MiB"`.
+    pub memory_limit: Option<String>,
+    /// Worker threads a query may use.
+    pub threads: Option<i64>,
+}
+
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPool {
@@ -203,6 +217,7 @@ pub struct RawQuery {
     pub list_tables_timeout_seconds: Option<i64>,
     pub describe_table_timeout_seconds: Option<i64>,
     pub max_rows: Option<i64>,
+    pub default_limit: Option<i64>,
     pub max_result_length: Option<i64>,
     pub max_sql_length: Option<i64>,
     #[serde(default)]
@@ -218,6 +233,8 @@ pub struct Config {
     pub database: Option<String>,
     /// `sqlite.root`, resolved against the config file's directory.
     pub sqlite_root: Option<PathBuf>,
+    /// The `duckdb` section: settings a DuckDB database opens with.
+    pub duckdb: DuckdbConfig,
     pub connection: ConnectionConfig,
     pub pool: PoolConfig,
     /// Every query runs in a `READ ONLY` transaction on sessions with
@@ -239,6 +256,15 @@ pub struct Config {
 pub struct HooksConfig {
     pub before_query: Vec<Hook>,
     pub after_query: Vec<Hook>,
+}
+
+/// How a DuckDB database is opened. `None` leaves DuckDB's own default
+/// (80% of the machine's memory; one thread per core).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DuckdbConfig {
+    /// `memory_limit`, as DuckDB reads it (`1GB`, `512MiB`).
+    pub memory_limit: Option<String>,
+    pub threads: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -286,6 +312,9 @@ pub struct QueryConfig {
     pub describe_table_timeout: Duration,
     /// Most rows a `query` call returns; reading stops there. Default 500.
     pub max_rows: usize,
+    /// Rows a `query` call without `limit` returns; `None` means `max_rows`.
+    /// Never more than `max_rows`.
+    pub default_limit: Option<usize>,
     /// Most bytes of row JSON a `query` call returns, cut at whole rows. Default 100,000.
     pub max_result_length: usize,
     /// Longest SQL text accepted, in characters. Default 100,000.
@@ -346,6 +375,7 @@ impl Config {
             source: None,
             database: None,
             sqlite_root: None,
+            duckdb: DuckdbConfig::default(),
             connection: ConnectionConfig::default(),
             pool: PoolConfig {
                 max_conns: 4,
@@ -363,6 +393,7 @@ impl Config {
                 list_tables_timeout: Duration::from_secs(10),
                 describe_table_timeout: Duration::from_secs(10),
                 max_rows: 500,
+                default_limit: None,
                 max_result_length: 100_000,
                 max_sql_length: 100_000,
                 timeout_rules: Vec::new(),
@@ -454,6 +485,10 @@ impl RawConfig {
                 None,
             )?),
             max_rows: positive("query.max_rows", self.query.max_rows, Some(base.query.max_rows as i64))? as usize,
+            default_limit: match self.query.default_limit {
+                None => None,
+                value => Some(positive("query.default_limit", value, None)? as usize),
+            },
             max_result_length: positive(
                 "query.max_result_length",
                 self.query.max_result_length,
@@ -482,6 +517,17 @@ impl RawConfig {
                 })
                 .collect::<Result<_, ConfigError>>()?,
         };
+        if let Some(limit) = query.default_limit
+            && limit > query.max_rows
+        {
+            return Err(fail(
+                "query.default_limit",
+                format!(
+                    "{limit} is more than query.max_rows ({}): a call without limit cannot get more than one with it",
+                    query.max_rows
+                ),
+            ));
+        }
         let error_prompts = self
             .error_prompts
             .iter()
@@ -640,6 +686,8 @@ impl RawConfig {
             allow_attach: p.allow_attach.unwrap_or(false),
             allow_pragma_write: p.allow_pragma_write.unwrap_or(false),
             allow_vacuum_into: p.allow_vacuum_into.unwrap_or(false),
+            allow_export: p.allow_export.unwrap_or(false),
+            allow_file_functions: p.allow_file_functions.unwrap_or(false),
             blocked_functions,
         };
         if let Some(url) = &self.database
@@ -661,10 +709,28 @@ impl RawConfig {
                 Some(path)
             }
         };
+        let duckdb = DuckdbConfig {
+            memory_limit: match self.duckdb.memory_limit {
+                None => None,
+                Some(limit) if memory_size(&limit) => Some(limit.trim().to_owned()),
+                Some(limit) => {
+                    return Err(fail(
+                        "duckdb.memory_limit",
+                        format!("\"{limit}\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
+                    ));
+                }
+            },
+            threads: match self.duckdb.threads {
+                None => None,
+                Some(n) if n > 0 => Some(n as u64),
+                Some(n) => return Err(fail("duckdb.threads", format!("must be greater than 0, got {n}"))),
+            },
+        };
         Ok(Config {
             source: file.map(Path::to_owned),
             database: self.database,
             sqlite_root,
+            duckdb,
             connection: self.connection,
             pool,
             read_only,
@@ -676,6 +742,25 @@ impl RawConfig {
             hooks,
         })
     }
+}
+
+/// A size DuckDB's `memory_limit` accepts: a number and a byte unit.
+fn memory_size(text: &str) -> bool {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number_ok = !number.is_empty()
+        && number.chars().filter(|c| *c == '.').count() <= 1
+        && !number.starts_with('.')
+        && !number.ends_with('.');
+    let unit = unit.trim().to_ascii_lowercase();
+    number_ok
+        && matches!(
+            unit.as_str(),
+            "b" | "bytes" | "kb" | "mb" | "gb" | "tb" | "kib" | "mib" | "gib" | "tib"
+        )
 }
 
 /// A hook command with a `/` in it is a path; a relative one is taken from the
@@ -764,6 +849,13 @@ mod tests {
             (format!(r#"{{"sqlite": {{"root": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: is empty: remove it or give a directory"),
             (format!(r#"{{"sqlite": {{"root": "/no/such/pgmcp-dir"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: /no/such/pgmcp-dir is not a directory"),
             (format!(r#"{{"sqlite": {{"path": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.path: invalid JSON: unknown field `path`, expected `root` at line 1 column 18"),
+            (q(r#", "default_limit": 0"#), "config /etc/pgmcp.json: query.default_limit: must be greater than 0, got 0"),
+            (q(r#", "max_rows": 1000, "default_limit": 1001"#), "config /etc/pgmcp.json: query.default_limit: 1001 is more than query.max_rows (1000): a call without limit cannot get more than one with it"),
+            (q(r#", "default_limit": 501"#), "config /etc/pgmcp.json: query.default_limit: 501 is more than query.max_rows (500): a call without limit cannot get more than one with it"),
+            (format!(r#"{{"duckdb": {{"memory_limit": "lots"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.memory_limit: \"lots\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
+            (format!(r#"{{"duckdb": {{"memory_limit": "100"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.memory_limit: \"100\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
+            (format!(r#"{{"duckdb": {{"threads": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.threads: must be greater than 0, got 0"),
+            (format!(r#"{{"duckdb": {{"temp_directory": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.temp_directory: invalid JSON: unknown field `temp_directory`, expected `memory_limit` or `threads` at line 1 column 28"),
         ];
         for (text, expected) in cases {
             assert_eq!(load(&text).unwrap_err().to_string(), expected, "{text}");
@@ -905,6 +997,26 @@ mod tests {
         assert!(with(r#""hooks": {}"#).is_ok());
         let e = load(r#"{"query": {"default_timeout_seconds": 1, "list_tables_timeout_seconds": 1, "describe_table_timeout_seconds": 1, "timeout_rules": [{"pattern": "x", "timeout_seconds": 0}]}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("query.timeout_rules[0].timeout_seconds"));
+    }
+
+    #[test]
+    fn duckdb_section_and_default_limit() {
+        let c = load(MINIMAL).unwrap();
+        assert_eq!(c.duckdb, DuckdbConfig::default());
+        assert_eq!(c.query.default_limit, None);
+        let c = load(
+            r#"{"duckdb": {"memory_limit": " 1.5GB ", "threads": 2}, "query": {"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10, "max_rows": 1000, "default_limit": 100}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.duckdb.memory_limit.as_deref(), Some("1.5GB"));
+        assert_eq!(c.duckdb.threads, Some(2));
+        assert_eq!((c.query.default_limit, c.query.max_rows), (Some(100), 1000));
+        for size in ["1GB", "512MiB", "100 mb", "2TB", "1024B", "1kib"] {
+            assert!(memory_size(size), "{size}");
+        }
+        for size in ["", "GB", "1", "1.GB", ".5GB", "1.2.3GB", "-1GB", "1 PB", "80%"] {
+            assert!(!memory_size(size), "{size}");
+        }
     }
 
     #[test]

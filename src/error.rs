@@ -118,8 +118,9 @@ impl DbError {
         Ok(err)
     }
 
-    /// The SQLSTATE code, e.g. `57014` for a cancelled statement, or SQLite's
-    /// result code name, e.g. `SQLITE_CONSTRAINT`.
+    /// The SQLSTATE code, e.g. `57014` for a cancelled statement, SQLite's
+    /// result code name, e.g. `SQLITE_CONSTRAINT`, or DuckDB's error kind,
+    /// e.g. `DUCKDB_CATALOG`.
     pub fn code(&self) -> &str {
         &self.code
     }
@@ -131,6 +132,8 @@ impl DbError {
             "SQLITE_ERROR" => {
                 self.message.starts_with("no such table: ") || self.message.starts_with("no such column: ")
             }
+            "DUCKDB_CATALOG" => self.message.contains("Table with name "),
+            "DUCKDB_BINDER" => self.message.contains("Referenced column \""),
             _ => false,
         }
     }
@@ -140,6 +143,14 @@ impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.code.starts_with("SQLITE_") {
             write!(f, "{} ({})", self.message, self.code)?;
+        } else if self.code.starts_with("DUCKDB_") {
+            // DuckDB's message may go on with the query's line and a caret
+            // under the position: the code goes on the first line, so the
+            // caret still lines up.
+            match self.message.split_once('\n') {
+                Some((first, rest)) => write!(f, "{first} ({})\n{rest}", self.code)?,
+                None => write!(f, "{} ({})", self.message, self.code)?,
+            }
         } else {
             write!(f, "{} (SQLSTATE {})", self.message, self.code)?;
         }
@@ -192,6 +203,18 @@ mod tests {
                     suggestions: vec!["public.users".into(), "auth.user_accounts".into()],
                 })),
                 "relation \"x\" does not exist (SQLSTATE 42P01)\nDid you mean: public.users, auth.user_accounts?\nHINT: Check the name.\nat character 15 of the query",
+            ),
+            (
+                Error::Db(Box::new(DbError {
+                    severity: "ERROR".into(),
+                    code: "DUCKDB_PARSER".into(),
+                    message: "Parser Error: syntax error at or near \"SELEC\"\n\nLINE 1: SELEC 1\n        ^".into(),
+                    detail: None,
+                    hint: None,
+                    position: None,
+                    suggestions: vec![],
+                })),
+                "Parser Error: syntax error at or near \"SELEC\" (DUCKDB_PARSER)\n\nLINE 1: SELEC 1\n        ^",
             ),
         ];
         for (err, expected) in cases {

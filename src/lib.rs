@@ -1,4 +1,5 @@
-//! pgmcp: a guarded MCP server that lets desktop AI agents query PostgreSQL and SQLite.
+//! pgmcp: a guarded MCP server that lets desktop AI agents query PostgreSQL
+//! (and SQLite and DuckDB files).
 //!
 //! Desktop agents (Claude Desktop, Cursor) start `pgmcp serve` as a child
 //! process and speak MCP to it over stdin/stdout. Every SQL statement goes
@@ -21,10 +22,17 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Features
+//!
+//! | Feature | Default | What it adds |
+//! | --- | --- | --- |
+//! | `duckdb` | off | DuckDB files (`duckdb:` URLs), with DuckDB compiled in: a C++ build of about 20 minutes on two cores. |
+//!
 //! # Layout
 //!
 //! - [`pipeline`]: [`Engine`], the one place that shows every stage of a call.
-//! - [`guard`]: the pure SQL check on PostgreSQL's parse tree.
+//! - [`guard`]: the pure SQL check on PostgreSQL's parse tree (and on what
+//!   SQLite's and DuckDB's parsers report).
 //! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
 //! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
 //! - [`backend`]: database engines; they connect, execute and return neutral rows.

@@ -90,6 +90,14 @@ const SQLITE_QUERY: &str = "Run one SQL statement against the SQLite database an
      params (? or ?1, ?2, ...), never by pasting them into the SQL. Call list_tables and describe_table first to \
      learn the schema.";
 
+/// The `query` tool's description on a DuckDB server.
+const DUCKDB_QUERY: &str = "Run one SQL statement against the DuckDB database (an analytical engine: aggregate \
+     with GROUP BY rather than reading raw rows) and get the rows back as JSON: columns (with DuckDB type names), rows \
+     as objects, returned_rows, total_rows when the whole result was read, and truncated. Results are capped; when \
+     truncated is true, aggregate, filter with WHERE or page with ORDER BY plus LIMIT/OFFSET. Only one statement per \
+     call. Files, COPY, EXPORT, ATTACH and extensions are blocked. Pass values through params (? or $1, $2, ...), \
+     never by pasting them into the SQL. Call list_tables and describe_table first to learn the schema.";
+
 /// How often a long call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
@@ -113,10 +121,15 @@ impl Server {
                 route.attr = route.attr.clone().with_title(title).with_annotations(hints);
             }
         }
-        if engine.dialect() == Dialect::Sqlite
+        let query_description = match engine.dialect() {
+            Dialect::Postgres => None,
+            Dialect::Sqlite => Some(SQLITE_QUERY),
+            Dialect::DuckDb => Some(DUCKDB_QUERY),
+        };
+        if let Some(description) = query_description
             && let Some(route) = tool_router.map.get_mut("query")
         {
-            route.attr.description = Some(SQLITE_QUERY.into());
+            route.attr.description = Some(description.into());
         }
         // The database argument means nothing unless calls may choose a file.
         if engine.config().sqlite_root.is_none() {
@@ -207,6 +220,7 @@ impl ServerHandler for Server {
                 match self.engine.dialect() {
                     Dialect::Postgres => "PostgreSQL (pgmcp)",
                     Dialect::Sqlite => "SQLite (pgmcp)",
+                    Dialect::DuckDb => "DuckDB (pgmcp)",
                 },
             ))
             .with_instructions(instructions(self.engine.config(), self.engine.dialect()))
@@ -221,25 +235,36 @@ fn instructions(config: &Config, dialect: Dialect) -> String {
             "This session is read-only: every statement runs in a READ ONLY transaction, so writes fail."
         }
         (true, Dialect::Sqlite) => "This session is read-only: the database file is opened read-only, so writes fail.",
+        (true, Dialect::DuckDb) => {
+            "This session is read-only: the database file is opened in DuckDB's read-only mode, so writes fail."
+        }
         (false, _) => "This session may write: each statement commits on its own.",
     };
     let (engine, guard) = match dialect {
         Dialect::Postgres => ("a PostgreSQL database", "PostgreSQL's own parse tree"),
         Dialect::Sqlite => ("an SQLite database", "what SQLite's own parser reports"),
+        Dialect::DuckDb => ("a DuckDB database", "what DuckDB's own parser reports"),
     };
     format!(
         "pgmcp runs SQL on {engine} through a guard that checks {guard}: one \
          statement per call, and statements or functions that could cause damage (DROP, TRUNCATE, DELETE or \
          UPDATE without WHERE, file access, ...) are refused with a message saying why. {mode} \
-         A query returns at most {} rows and {} bytes of rows, and is stopped on the server after {}s. \
+         A query returns {} and at most {} bytes of rows, and is stopped on the server after {}s. \
          When a result says truncated: true, page with ORDER BY plus LIMIT/OFFSET, filter with WHERE, select \
          fewer columns, or aggregate. Start with list_tables and describe_table; pass values as params ({}).",
-        config.query.max_rows,
+        match config.query.default_limit {
+            Some(default) if default < config.query.max_rows => format!(
+                "at most {default} rows unless it passes a larger limit (up to {})",
+                config.query.max_rows
+            ),
+            _ => format!("at most {} rows", config.query.max_rows),
+        },
         config.query.max_result_length,
         config.query.default_timeout.as_secs(),
         match dialect {
             Dialect::Postgres => "$1, $2",
             Dialect::Sqlite => "? or ?1, ?2",
+            Dialect::DuckDb => "? or $1, $2",
         }
     )
 }

@@ -24,9 +24,9 @@ use std::sync::Mutex;
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
+use crate::backend::location::{Root, Target};
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
-use crate::backend::sqlite::location::{Root, Target};
 use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
@@ -96,10 +96,25 @@ impl Engine {
         Engine::new(config, Backend::Sqlite(backend))
     }
 
+    /// An engine for a DuckDB file (or `duckdb::memory:`). Opens the database
+    /// at the first call, with the sandbox settings of `config`.
+    #[cfg(feature = "duckdb")]
+    pub fn duckdb(config: Config, target: Target) -> Engine {
+        let backend = crate::backend::duckdb::DuckDbBackend::new(
+            target,
+            config.read_only,
+            config.protection.allow_file_functions,
+            config.duckdb.clone(),
+        );
+        Engine::new(config, Backend::DuckDb(backend))
+    }
+
     pub fn from_choice(config: Config, choice: Choice) -> Engine {
         match choice {
             Choice::Postgres(params) => Engine::postgres(config, params),
             Choice::Sqlite { default, root } => Engine::sqlite(config, default, root),
+            #[cfg(feature = "duckdb")]
+            Choice::DuckDb { target } => Engine::duckdb(config, target),
         }
     }
 
@@ -145,7 +160,12 @@ impl Engine {
 
     async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryOutput, Error> {
         let config = &self.config;
-        let max_rows = check_input(input, config.query.max_sql_length, config.query.max_rows)?;
+        let max_rows = check_input(
+            input,
+            config.query.max_sql_length,
+            config.query.max_rows,
+            config.query.default_limit,
+        )?;
         let _slot = self
             .slot(&self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
@@ -164,9 +184,10 @@ impl Engine {
                     .map_err(Error::Input)?;
                 Some(checked)
             }
-            // SQLite's own parser tells the guard what the statement does, as
-            // the backend prepares it (guard::sqlite).
-            Dialect::Sqlite => None,
+            // SQLite's and DuckDB's own parsers tell the guard what the
+            // statement does, as the backend prepares it (guard::sqlite,
+            // guard::duckdb).
+            Dialect::Sqlite | Dialect::DuckDb => None,
         };
         let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
 
@@ -411,8 +432,13 @@ impl Drop for Call<'_> {
 }
 
 /// The size and limit checks that need nothing but the input. Returns the row
-/// cap for this call.
-fn check_input(input: &QueryInput, max_sql_length: usize, max_rows: usize) -> Result<usize, Error> {
+/// cap for this call: `limit` up to `max_rows`, else `default_limit`.
+fn check_input(
+    input: &QueryInput,
+    max_sql_length: usize,
+    max_rows: usize,
+    default_limit: Option<usize>,
+) -> Result<usize, Error> {
     let length = input.sql.chars().count();
     if length > max_sql_length {
         return Err(Error::Input(format!(
@@ -422,7 +448,7 @@ fn check_input(input: &QueryInput, max_sql_length: usize, max_rows: usize) -> Re
     match input.limit {
         Some(0) => Err(Error::Input("limit must be at least 1".to_owned())),
         Some(limit) => Ok(limit.min(max_rows)),
-        None => Ok(max_rows),
+        None => Ok(default_limit.unwrap_or(max_rows).min(max_rows)),
     }
 }
 
@@ -438,17 +464,33 @@ mod tests {
             params: vec![],
             limit,
         };
-        assert_eq!(check_input(&input("SELECT 1", None), 100, 500).unwrap(), 500);
-        assert_eq!(check_input(&input("SELECT 1", Some(20)), 100, 500).unwrap(), 20);
-        assert_eq!(check_input(&input("SELECT 1", Some(5000)), 100, 500).unwrap(), 500);
+        assert_eq!(check_input(&input("SELECT 1", None), 100, 500, None).unwrap(), 500);
+        assert_eq!(check_input(&input("SELECT 1", Some(20)), 100, 500, None).unwrap(), 20);
         assert_eq!(
-            check_input(&input("SELECT 1", Some(0)), 100, 500)
+            check_input(&input("SELECT 1", Some(5000)), 100, 500, None).unwrap(),
+            500
+        );
+        // default_limit applies without a limit; limit may go past it, up to max_rows.
+        assert_eq!(
+            check_input(&input("SELECT 1", None), 100, 1000, Some(100)).unwrap(),
+            100
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(400)), 100, 1000, Some(100)).unwrap(),
+            400
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(5000)), 100, 1000, Some(100)).unwrap(),
+            1000
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(0)), 100, 500, None)
                 .unwrap_err()
                 .to_string(),
             "limit must be at least 1"
         );
         assert_eq!(
-            check_input(&input("SELECT 'ééé'", None), 10, 500)
+            check_input(&input("SELECT 'ééé'", None), 10, 500, None)
                 .unwrap_err()
                 .to_string(),
             "the query is 12 characters long, more than the 10 allowed (query.max_sql_length)"

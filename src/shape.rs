@@ -20,6 +20,11 @@ pub struct QueryOutput {
     pub rows_affected: Option<u64>,
     /// How many rows are in `rows`.
     pub returned_rows: usize,
+    /// How many rows the statement produced, when that is known without more
+    /// work: reading reached the end of the result. Absent when reading stopped
+    /// at the row cap (the rest was never computed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_rows: Option<u64>,
     /// True when more rows existed than were returned.
     pub truncated: bool,
     /// What to do about a truncated result.
@@ -42,8 +47,12 @@ pub fn query_output(rows: Rows, max_rows: usize) -> QueryOutput {
              filter with WHERE, or aggregate."
         )
     });
+    // Every row was read unless reading stopped at the cap; a byte cap applied
+    // later returns fewer, but the total stays known.
+    let total_rows = (!rows.more).then_some(returned.len() as u64);
     QueryOutput {
         returned_rows: returned.len(),
+        total_rows,
         rows: returned,
         columns,
         rows_affected: rows.rows_affected,
@@ -106,6 +115,8 @@ pub fn from_hook_json(text: &str) -> Result<QueryOutput, serde_json::Error> {
         #[serde(default)]
         rows_affected: Option<u64>,
         #[serde(default)]
+        total_rows: Option<u64>,
+        #[serde(default)]
         truncated: bool,
         #[serde(default)]
         hint: Option<String>,
@@ -124,6 +135,7 @@ pub fn from_hook_json(text: &str) -> Result<QueryOutput, serde_json::Error> {
             })
             .collect(),
         returned_rows: out.rows.len(),
+        total_rows: out.total_rows,
         rows: out.rows,
         rows_affected: out.rows_affected,
         truncated: out.truncated,
@@ -178,7 +190,7 @@ mod tests {
         );
         assert!(!out.truncated);
         assert_eq!(out.hint, None);
-        assert_eq!(out.returned_rows, 1);
+        assert_eq!((out.returned_rows, out.total_rows), (1, Some(1)));
     }
 
     #[test]
@@ -195,6 +207,7 @@ mod tests {
         let one_row = serde_json::to_vec(&out.rows[0]).unwrap().len();
         cap_bytes(&mut out, 2 + one_row * 3 + 2);
         assert_eq!(out.returned_rows, 3);
+        assert_eq!(out.total_rows, Some(10), "every row was read: the total is known");
         assert_eq!(out.rows.len(), 3);
         assert!(out.truncated);
         assert!(
@@ -267,6 +280,9 @@ mod tests {
         let out = query_output(rows, 2);
         assert!(out.truncated);
         assert_eq!(out.returned_rows, 2);
+        assert_eq!(out.total_rows, None, "reading stopped at the cap: the total is unknown");
+        let json = serde_json::to_value(&out).unwrap();
+        assert!(json.get("total_rows").is_none(), "{json}");
         assert!(out.hint.unwrap().starts_with("Only the first 2 rows were returned"));
     }
 }

@@ -50,6 +50,8 @@ const FORMATS: &[&str] = &["text", "json"];
 pub const FIELDS: &[Field] = &[
     field("database", Kind::Text),
     field("sqlite.root", Kind::Text),
+    field("duckdb.memory_limit", Kind::Text),
+    field("duckdb.threads", Kind::Number),
     field("connection.host", Kind::Text),
     field("connection.port", Kind::Number),
     field("connection.dbname", Kind::Text),
@@ -75,6 +77,7 @@ pub const FIELDS: &[Field] = &[
     field("query.list_tables_timeout_seconds", Kind::Number),
     field("query.describe_table_timeout_seconds", Kind::Number),
     field("query.max_rows", Kind::Number),
+    field("query.default_limit", Kind::Number),
     field("query.max_result_length", Kind::Number),
     field("query.max_sql_length", Kind::Number),
     field("protection.allow_set", Kind::Bool),
@@ -96,6 +99,8 @@ pub const FIELDS: &[Field] = &[
     field("protection.allow_attach", Kind::Bool),
     field("protection.allow_pragma_write", Kind::Bool),
     field("protection.allow_vacuum_into", Kind::Bool),
+    field("protection.allow_export", Kind::Bool),
+    field("protection.allow_file_functions", Kind::Bool),
 ];
 
 /// The fields asked after the lists.
@@ -475,6 +480,7 @@ mod tests {
                 Kind::Choice(names) => json!(names[0]),
                 // The one text field checked against the file system.
                 Kind::Text if f.path == "sqlite.root" => json!(std::env::temp_dir()),
+                Kind::Text if f.path == "duckdb.memory_limit" => json!("1GB"),
                 Kind::Text | Kind::Words => json!("/tmp/x"),
             };
             let mut doc = base();

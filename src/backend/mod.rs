@@ -2,6 +2,9 @@
 //! rows (JSON values plus column names and type names); every policy decision
 //! (guard, timeouts, caps) is made once, above, in [`crate::pipeline`].
 
+#[cfg(feature = "duckdb")]
+pub mod duckdb;
+pub mod location;
 pub mod postgres;
 pub mod sqlite;
 
@@ -42,7 +45,8 @@ pub struct Statement<'a> {
     /// Stop reading after this many rows.
     pub fetch_limit: usize,
     /// The protection policy. PostgreSQL's guard ran before the backend; SQLite
-    /// applies it while preparing, through its authorizer ([`crate::guard::sqlite`]).
+    /// applies it while preparing, through its authorizer ([`crate::guard::sqlite`]),
+    /// and DuckDB to the statement its parser prepared ([`crate::guard::duckdb`]).
     pub policy: &'a Policy,
     /// A database file inside `sqlite.root` named by the call (SQLite only).
     pub database: Option<&'a str>,
@@ -91,6 +95,8 @@ fn postgres_has_no_files() -> Error {
 pub enum Backend {
     Postgres(postgres::PgBackend),
     Sqlite(sqlite::SqliteBackend),
+    #[cfg(feature = "duckdb")]
+    DuckDb(duckdb::DuckDbBackend),
 }
 
 /// Whose SQL a backend speaks, which decides where the guard reads it.
@@ -98,10 +104,12 @@ pub enum Backend {
 pub enum Dialect {
     Postgres,
     Sqlite,
+    DuckDb,
 }
 
 /// The database a session uses, as the configuration and environment name it:
-/// `sqlite:` forms select SQLite, anything else is a PostgreSQL connection.
+/// `sqlite:` forms select SQLite, `duckdb:` forms DuckDB, anything else is a
+/// PostgreSQL connection.
 #[derive(Debug)]
 // Made once per process, then consumed: boxing would buy nothing.
 #[allow(clippy::large_enum_variant)]
@@ -109,9 +117,14 @@ pub enum Choice {
     Postgres(postgres::ConnectParams),
     Sqlite {
         /// The connection's own file; calls without `database` use it.
-        default: Option<sqlite::location::Target>,
+        default: Option<location::Target>,
         /// `sqlite.root`: calls may name files inside it.
-        root: Option<sqlite::location::Root>,
+        root: Option<location::Root>,
+    },
+    #[cfg(feature = "duckdb")]
+    DuckDb {
+        /// The database file, or `duckdb::memory:`.
+        target: location::Target,
     },
 }
 
@@ -122,6 +135,8 @@ pub enum ChoiceError {
     Postgres(#[from] postgres::ParamsError),
     #[error("database: {0}")]
     Sqlite(String),
+    #[error("database: {0}")]
+    DuckDb(String),
 }
 
 impl Choice {
@@ -136,12 +151,13 @@ impl Choice {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Choice, ChoiceError> {
         let root = sqlite_root
-            .map(sqlite::location::Root::new)
+            .map(location::Root::new)
             .transpose()
             .map_err(|e| ChoiceError::Sqlite(format!("sqlite.root: {e}")))?;
         match url {
+            Some(url) if url.starts_with("duckdb:") => Self::duckdb(url),
             Some(url) if url.starts_with("sqlite:") => {
-                let target = sqlite::location::Target::parse(url).map_err(ChoiceError::Sqlite)?;
+                let target = location::Target::parse("sqlite", url).map_err(ChoiceError::Sqlite)?;
                 Ok(Choice::Sqlite {
                     default: Some(target),
                     root,
@@ -151,6 +167,21 @@ impl Choice {
             url => Ok(Choice::Postgres(postgres::params::resolve(url, connection, env)?)),
         }
     }
+
+    #[cfg(feature = "duckdb")]
+    fn duckdb(url: &str) -> Result<Choice, ChoiceError> {
+        let target = location::Target::parse("duckdb", url).map_err(ChoiceError::DuckDb)?;
+        Ok(Choice::DuckDb { target })
+    }
+
+    #[cfg(not(feature = "duckdb"))]
+    fn duckdb(url: &str) -> Result<Choice, ChoiceError> {
+        // Still parsed, so a malformed URL is named as such either way.
+        location::Target::parse("duckdb", url).map_err(ChoiceError::DuckDb)?;
+        Err(ChoiceError::DuckDb(
+            "this pgmcp was built without DuckDB support: build with --features duckdb".to_owned(),
+        ))
+    }
 }
 
 impl Backend {
@@ -158,6 +189,8 @@ impl Backend {
         match self {
             Backend::Postgres(_) => Dialect::Postgres,
             Backend::Sqlite(_) => Dialect::Sqlite,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(_) => Dialect::DuckDb,
         }
     }
 
@@ -166,6 +199,8 @@ impl Backend {
             Backend::Postgres(_) if stmt.database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.execute(stmt, deadline).await,
             Backend::Sqlite(lite) => lite.execute(stmt, deadline).await,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(duck) => duck.execute(stmt, deadline).await,
         }
     }
 
@@ -174,6 +209,8 @@ impl Backend {
             Backend::Postgres(_) if filter.database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.list_tables(filter, deadline).await,
             Backend::Sqlite(lite) => lite.list_tables(filter, deadline).await,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(duck) => duck.list_tables(filter, deadline).await,
         }
     }
 
@@ -188,6 +225,8 @@ impl Backend {
             Backend::Postgres(_) if database.is_some() => Err(postgres_has_no_files()),
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
             Backend::Sqlite(lite) => lite.describe_table(database, schema, table, deadline).await,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(duck) => duck.describe_table(database, schema, table, deadline).await,
         }
     }
 
@@ -202,6 +241,8 @@ impl Backend {
         match self {
             Backend::Postgres(pg) => pg.suggest(error, relations, deadline).await,
             Backend::Sqlite(lite) => lite.suggest(error, database, deadline).await,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(duck) => duck.suggest(error, deadline).await,
         }
     }
 
@@ -209,6 +250,8 @@ impl Backend {
         match self {
             Backend::Postgres(pg) => pg.session_report(deadline).await,
             Backend::Sqlite(lite) => lite.session_report(deadline).await,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(duck) => duck.session_report(deadline).await,
         }
     }
 
@@ -218,6 +261,46 @@ impl Backend {
             Backend::Postgres(pg) => pg.close().await,
             // Connections live for one call.
             Backend::Sqlite(_) => {}
+            // The database stays open until the engine is dropped; calls
+            // still running keep using it.
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(url: &str) -> Result<Choice, ChoiceError> {
+        Choice::resolve(Some(url), None, &crate::config::ConnectionConfig::default(), &|_| None)
+    }
+
+    #[cfg(feature = "duckdb")]
+    #[test]
+    fn duckdb_urls_select_duckdb() {
+        match resolve("duckdb:///data/w.duckdb") {
+            Ok(Choice::DuckDb { target }) => assert_eq!(target.shown, "/data/w.duckdb"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(resolve("duckdb::memory:"), Ok(Choice::DuckDb { .. })));
+    }
+
+    #[cfg(not(feature = "duckdb"))]
+    #[test]
+    fn duckdb_urls_need_the_feature() {
+        let e = resolve("duckdb:///data/w.duckdb").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "database: this pgmcp was built without DuckDB support: build with --features duckdb"
+        );
+    }
+
+    /// A malformed URL is named as such with or without DuckDB support.
+    #[test]
+    fn malformed_duckdb_urls_are_refused() {
+        let e = resolve("duckdb://host/w.duckdb").unwrap_err();
+        assert!(e.to_string().contains("duckdb:// takes an absolute path"), "{e}");
     }
 }

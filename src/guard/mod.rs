@@ -9,6 +9,8 @@
 //! (PostgreSQL enforces the second again, because pgmcp uses the extended
 //! protocol).
 
+pub mod duckdb;
+pub mod outline;
 mod rules;
 pub mod sqlite;
 mod tree;
@@ -47,6 +49,12 @@ pub struct Policy {
     pub allow_pragma_write: bool,
     /// SQLite: `VACUUM INTO`, which writes a copy of the database anywhere.
     pub allow_vacuum_into: bool,
+    /// DuckDB: `EXPORT DATABASE` and `IMPORT DATABASE`.
+    pub allow_export: bool,
+    /// DuckDB: table functions that read files (`read_csv`, `read_parquet`,
+    /// `glob`, ...) and files named as tables (`FROM 'data.csv'`). Also turns
+    /// DuckDB's external access on, which any file access needs.
+    pub allow_file_functions: bool,
     /// Functions that may not be called anywhere in a statement.
     pub blocked_functions: Vec<FunctionPattern>,
 }
@@ -74,6 +82,8 @@ impl Default for Policy {
             allow_attach: false,
             allow_pragma_write: false,
             allow_vacuum_into: false,
+            allow_export: false,
+            allow_file_functions: false,
             blocked_functions: DEFAULT_BLOCKED_FUNCTIONS
                 .iter()
                 .map(|p| FunctionPattern::new(p))
@@ -85,7 +95,7 @@ impl Default for Policy {
 impl Policy {
     /// The `allow_*` switches by config name (`protection.allow_drop`, ...), in
     /// the README's order.
-    pub const FLAGS: [&'static str; 19] = [
+    pub const FLAGS: [&'static str; 21] = [
         "allow_set",
         "allow_drop",
         "allow_truncate",
@@ -105,6 +115,8 @@ impl Policy {
         "allow_attach",
         "allow_pragma_write",
         "allow_vacuum_into",
+        "allow_export",
+        "allow_file_functions",
     ];
 
     /// A switch by its config name; `None` for an unknown name.
@@ -139,6 +151,8 @@ impl Policy {
             "allow_attach" => &mut self.allow_attach,
             "allow_pragma_write" => &mut self.allow_pragma_write,
             "allow_vacuum_into" => &mut self.allow_vacuum_into,
+            "allow_export" => &mut self.allow_export,
+            "allow_file_functions" => &mut self.allow_file_functions,
             other => return Err(format!("unknown protection flag \"{other}\"")),
         };
         *slot = value;
@@ -169,6 +183,8 @@ impl Policy {
             allow_attach: true,
             allow_pragma_write: true,
             allow_vacuum_into: true,
+            allow_export: true,
+            allow_file_functions: true,
             blocked_functions: Vec::new(),
         }
     }
@@ -202,10 +218,14 @@ pub enum Rule {
     Attach,
     Pragma,
     VacuumInto,
+    /// DuckDB's `EXPORT DATABASE` / `IMPORT DATABASE`.
+    Export,
+    /// DuckDB's file-reading table functions, and files named as tables.
+    FileFunction,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 23] = [
+    pub const ALL: [Rule; 25] = [
         Rule::Parse,
         Rule::MultiStatement,
         Rule::ReadOnly,
@@ -229,10 +249,19 @@ impl Rule {
         Rule::Attach,
         Rule::Pragma,
         Rule::VacuumInto,
+        Rule::Export,
+        Rule::FileFunction,
     ];
 
-    /// Rules only SQLite's guard applies: PostgreSQL has no such statements.
-    pub const SQLITE_ONLY: [Rule; 3] = [Rule::Attach, Rule::Pragma, Rule::VacuumInto];
+    /// Rules only the guards of the embedded engines (SQLite, DuckDB) apply:
+    /// PostgreSQL has no such statements.
+    pub const EMBEDDED_ONLY: [Rule; 5] = [
+        Rule::Attach,
+        Rule::Pragma,
+        Rule::VacuumInto,
+        Rule::Export,
+        Rule::FileFunction,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -259,6 +288,8 @@ impl Rule {
             Rule::Attach => "attach",
             Rule::Pragma => "pragma",
             Rule::VacuumInto => "vacuum-into",
+            Rule::Export => "export",
+            Rule::FileFunction => "file-function",
         }
     }
 
@@ -414,7 +445,8 @@ fn walk_fields(policy: &Policy, kind: &str, fields: &Value, params: &mut usize) 
 pub enum Placeholders {
     /// PostgreSQL's `$1..$n`.
     Dollar,
-    /// SQLite's `?`, `?NNN`, `:name`, `@name` and `$name`, bound in order.
+    /// SQLite's `?`, `?NNN`, `:name`, `@name` and `$name`, and DuckDB's `?`,
+    /// `$1` and `$name`, bound in order.
     Positional,
 }
 

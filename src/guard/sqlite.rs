@@ -10,6 +10,8 @@
 
 use rusqlite::hooks::AuthAction;
 
+pub use super::outline::Outline;
+use super::outline::{Token, tokens};
 use super::rules::{flag, violation};
 use super::{Policy, Rule, Violation};
 
@@ -36,55 +38,6 @@ const READING_PRAGMAS: &[&str] = &[
 
 /// Pragmas that change the database or the connection even without a value.
 const ACTING_PRAGMAS: &[&str] = &["optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"];
-
-/// What the tokens of a statement say about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outline {
-    /// The statement's verb, upper-cased: `SELECT`, `DELETE`, `VACUUM`, ...
-    /// (after `EXPLAIN [QUERY PLAN]` and any `WITH` clause).
-    pub verb: String,
-    /// Words outside any parentheses after the verb, upper-cased.
-    top_level: Vec<String>,
-}
-
-impl Outline {
-    pub fn of(sql: &str) -> Outline {
-        let mut outline = Outline::default();
-        let mut in_with = false;
-        for (word, depth) in words(sql) {
-            if depth > 0 {
-                continue;
-            }
-            if outline.verb.is_empty() {
-                match word.as_str() {
-                    "EXPLAIN" | "QUERY" | "PLAN" => {}
-                    "WITH" => in_with = true,
-                    // A WITH clause's own words (names, AS, RECURSIVE) come
-                    // before the verb; its queries are all in parentheses.
-                    _ if in_with
-                        && !matches!(
-                            word.as_str(),
-                            "SELECT" | "INSERT" | "REPLACE" | "UPDATE" | "DELETE" | "VALUES"
-                        ) => {}
-                    _ => outline.verb = word,
-                }
-            } else {
-                outline.top_level.push(word);
-            }
-        }
-        outline
-    }
-
-    fn has(&self, word: &str) -> bool {
-        self.top_level.iter().any(|w| w == word)
-    }
-
-    /// A `DELETE` or `UPDATE` with a `WHERE` of its own (one inside a subquery
-    /// does not count).
-    pub fn has_where(&self) -> bool {
-        self.has("WHERE")
-    }
-}
 
 /// Decide one action SQLite reported while preparing the statement. `accessor`
 /// is the trigger or view the action comes from (`None` for the statement
@@ -249,17 +202,6 @@ pub fn statement(policy: &Policy, outline: &Outline, sqlite_says_read_only: bool
     Ok(())
 }
 
-/// A token outside strings, quoted identifiers and comments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    /// A bare word, upper-cased, with its parenthesis depth.
-    Word(String, usize),
-    /// A `;`, with the byte offset just after it.
-    Semicolon(usize),
-    /// Anything else: a literal, a number, an operator.
-    Other,
-}
-
 /// The statements of `sql` as SQLite splits them: the text up to each `;`
 /// that completes a statement (`sqlite3_complete`, so a trigger body's own
 /// `;` does not split), keeping only pieces that hold more than comments.
@@ -295,124 +237,9 @@ fn complete(text: &str) -> bool {
     }
 }
 
-/// The bare words of `sql` (upper-cased) with their parenthesis depth.
-fn words(sql: &str) -> impl Iterator<Item = (String, usize)> {
-    tokens(sql).into_iter().filter_map(|t| match t {
-        Token::Word(w, depth) => Some((w, depth)),
-        _ => None,
-    })
-}
-
-fn tokens(sql: &str) -> Vec<Token> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    let mut chars = sql.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
-        match c {
-            '(' => {
-                depth += 1;
-                out.push(Token::Other);
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                out.push(Token::Other);
-            }
-            ';' => out.push(Token::Semicolon(start + 1)),
-            '\'' | '"' | '`' => {
-                // A doubled quote is an escaped quote; both halves are skipped
-                // by reading it as two adjacent quoted runs.
-                for (_, d) in chars.by_ref() {
-                    if d == c {
-                        break;
-                    }
-                }
-                out.push(Token::Other);
-            }
-            '[' => {
-                for (_, d) in chars.by_ref() {
-                    if d == ']' {
-                        break;
-                    }
-                }
-                out.push(Token::Other);
-            }
-            '-' if chars.peek().map(|(_, d)| *d) == Some('-') => {
-                for (_, d) in chars.by_ref() {
-                    if d == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek().map(|(_, d)| *d) == Some('*') => {
-                chars.next();
-                let mut star = false;
-                for (_, d) in chars.by_ref() {
-                    if star && d == '/' {
-                        break;
-                    }
-                    star = d == '*';
-                }
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let mut end = start + c.len_utf8();
-                while let Some((i, d)) = chars.next_if(|(_, d)| d.is_alphanumeric() || *d == '_' || *d == '$') {
-                    end = i + d.len_utf8();
-                }
-                out.push(Token::Word(sql[start..end].to_ascii_uppercase(), depth));
-            }
-            c if c.is_whitespace() => {}
-            _ => out.push(Token::Other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn outlines() {
-        // (sql, verb, has a top-level WHERE)
-        let cases = [
-            ("SELECT 1", "SELECT", false),
-            ("  select * from t where x", "SELECT", true),
-            ("DELETE FROM t", "DELETE", false),
-            ("delete from t where id = 1", "DELETE", true),
-            ("DELETE FROM t -- WHERE id = 1", "DELETE", false),
-            ("DELETE FROM t /* WHERE */", "DELETE", false),
-            ("DELETE FROM \"where\"", "DELETE", false),
-            ("DELETE FROM [where]", "DELETE", false),
-            ("DELETE FROM `where`", "DELETE", false),
-            ("DELETE FROM t RETURNING 'where'", "DELETE", false),
-            ("DELETE FROM t WHERE id IN (SELECT id FROM u)", "DELETE", true),
-            ("UPDATE t SET a = (SELECT b FROM u WHERE u.id = 1)", "UPDATE", false),
-            ("UPDATE t SET a = 'it''s WHERE'", "UPDATE", false),
-            ("UPDATE t SET a = 1 FROM u WHERE t.id = u.id", "UPDATE", true),
-            ("WITH x AS (SELECT 1 WHERE 1) DELETE FROM t", "DELETE", false),
-            (
-                "WITH RECURSIVE x(n) AS (SELECT 1) UPDATE t SET a = 1 WHERE a IN x",
-                "UPDATE",
-                true,
-            ),
-            ("EXPLAIN QUERY PLAN DELETE FROM t", "DELETE", false),
-            ("/* lead */ -- more\nVACUUM INTO '/tmp/x.db'", "VACUUM", false),
-            (
-                "INSERT INTO t VALUES (1) ON CONFLICT DO UPDATE SET a = 2",
-                "INSERT",
-                false,
-            ),
-            ("", "", false),
-        ];
-        for (sql, verb, has_where) in cases {
-            let o = Outline::of(sql);
-            assert_eq!((o.verb.as_str(), o.has_where()), (verb, has_where), "{sql}");
-        }
-        assert!(Outline::of("VACUUM INTO 'x.db'").has("INTO"));
-        assert!(!Outline::of("VACUUM").has("INTO"));
-        assert!(Outline::of("ALTER TABLE t DROP COLUMN c").has("DROP"));
-        assert!(!Outline::of("ALTER TABLE t ADD COLUMN c DEFAULT 'drop'").has("DROP"));
-    }
 
     #[test]
     fn splitting() {

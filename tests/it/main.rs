@@ -5,6 +5,8 @@ mod cli;
 mod configure;
 mod connect;
 mod demo;
+#[cfg(feature = "duckdb")]
+mod duckdb;
 mod engine;
 mod faults;
 mod guard_attacks;

@@ -61,7 +61,7 @@ fn url(path: &Path) -> String {
 fn engine_on(path: &Path, edit: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::builtin();
     edit(&mut config);
-    Engine::sqlite(config, Some(Target::parse(&url(path)).unwrap()), None)
+    Engine::sqlite(config, Some(Target::parse("sqlite", &url(path)).unwrap()), None)
 }
 
 /// A writable engine with the one protection flag `flag` set.
@@ -1308,7 +1308,7 @@ fn root_fixture() -> RootFixture {
 fn root_engine(root: &Path, default: Option<&Path>) -> Engine {
     Engine::sqlite(
         Config::builtin(),
-        default.map(|p| Target::parse(&url(p)).unwrap()),
+        default.map(|p| Target::parse("sqlite", &url(p)).unwrap()),
         Some(Root::new(root).unwrap()),
     )
 }

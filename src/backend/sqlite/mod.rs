@@ -10,7 +10,8 @@
 //! cannot be read without its `-shm` index, which SQLite creates if missing.)
 
 mod catalog;
-pub mod location;
+/// Where the SQLite files are; shared with DuckDB, kept at this path too.
+pub use crate::backend::location;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

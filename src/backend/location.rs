@@ -1,10 +1,11 @@
-//! Which SQLite file a call uses: the connection's own (`sqlite:` forms), or a
-//! file a call names inside the configured root directory. Error texts show
-//! paths as they were given, never the server's absolute paths.
+//! Which database file a call uses: the connection's own (`sqlite:` and
+//! `duckdb:` forms), or an SQLite file a call names inside the configured root
+//! directory. Error texts show paths as they were given, never the server's
+//! absolute paths.
 
 use std::path::{Component, Path, PathBuf};
 
-/// An SQLite database to open, and how to name it in messages.
+/// A database file to open, and how to name it in messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub file: DbFile,
@@ -14,19 +15,25 @@ pub struct Target {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbFile {
-    /// `sqlite::memory:`: a private, empty in-memory database per call.
+    /// `sqlite::memory:` (a private, empty database per call) or
+    /// `duckdb::memory:` (one empty database for the session).
     Memory,
     Path(PathBuf),
 }
 
 impl Target {
-    /// Parse a connection string: `sqlite:///abs/path.db`, `sqlite:/abs/path.db`,
-    /// `sqlite:relative/path.db` (relative to the working directory) or
-    /// `sqlite::memory:`. The `sqlite://` form is percent-decoded.
-    pub fn parse(url: &str) -> Result<Target, String> {
+    /// Parse a connection string of `scheme` (`sqlite` or `duckdb`):
+    /// `sqlite:///abs/path.db`, `sqlite:/abs/path.db`, `sqlite:relative/path.db`
+    /// (relative to the working directory) or `sqlite::memory:`, and the same
+    /// with `duckdb:`. The `scheme://` form is percent-decoded.
+    pub fn parse(scheme: &str, url: &str) -> Result<Target, String> {
         let rest = url
-            .strip_prefix("sqlite:")
-            .ok_or_else(|| format!("\"{url}\" is not an sqlite: connection string"))?;
+            .strip_prefix(scheme)
+            .and_then(|r| r.strip_prefix(':'))
+            .ok_or_else(|| {
+                let article = if scheme == "sqlite" { "an" } else { "a" };
+                format!("\"{url}\" is not {article} {scheme}: connection string")
+            })?;
         if rest == ":memory:" {
             return Ok(Target {
                 file: DbFile::Memory,
@@ -41,8 +48,9 @@ impl Target {
         let path = match rest.strip_prefix("//") {
             Some(abs) if abs.starts_with('/') => percent_decode(abs)?,
             Some(_) => {
+                let ext = if scheme == "sqlite" { "db" } else { scheme };
                 return Err(format!(
-                    "\"{url}\": sqlite:// takes an absolute path (three slashes: sqlite:///path/to/file.db); use sqlite:relative/path.db for a relative one"
+                    "\"{url}\": {scheme}:// takes an absolute path (three slashes: {scheme}:///path/to/file.{ext}); use {scheme}:relative/path.{ext} for a relative one"
                 ));
             }
             None => rest.to_owned(),
@@ -148,9 +156,15 @@ mod tests {
             ("sqlite:", Err("names no file")),
             ("sqlite:///bad%zz", Err("invalid percent-encoding")),
             ("postgres://x", Err("is not an sqlite: connection string")),
+            ("sqlitex:y.db", Err("is not an sqlite: connection string")),
+            ("duckdb:///abs/w.duckdb", Ok(path("/abs/w.duckdb"))),
+            ("duckdb:rel/w.duckdb", Ok(path("rel/w.duckdb"))),
+            ("duckdb::memory:", Ok(DbFile::Memory)),
+            ("duckdb://host/w.duckdb", Err("duckdb:// takes an absolute path")),
         ];
         for (url, want) in cases {
-            match (Target::parse(url), want) {
+            let scheme = if url.starts_with("duckdb") { "duckdb" } else { "sqlite" };
+            match (Target::parse(scheme, url), want) {
                 (Ok(t), Ok(file)) => assert_eq!(t.file, file, "{url}"),
                 (Err(e), Err(part)) => assert!(e.contains(part), "{url}: {e}"),
                 (got, want) => panic!("{url}: got {got:?}, want {want:?}"),

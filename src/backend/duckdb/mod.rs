@@ -1,0 +1,567 @@
+//! DuckDB files. The database opens once, lazily, on a blocking thread, with
+//! DuckDB's own sandbox settings locked for the session (`lock_configuration`):
+//! external access off (no file, URL or extension outside the database file)
+//! unless `allow_file_functions`, extension autoloading off, `READ_ONLY` access
+//! mode when `server.read_only`, and `memory_limit`/`threads` from the config.
+//!
+//! Each call gets its own connections on a blocking thread. DuckDB's parser
+//! counts the statements and prepares the one statement on a raw connection
+//! ([`native`]), so the guard ([`crate::guard::duckdb`]) decides by the
+//! statement type DuckDB reports; the statement then runs, streaming, on the
+//! `duckdb` crate's connection, and reading stops at the row cap. A deadline
+//! or a cancellation interrupts it (`duckdb_interrupt`), repeatedly until the
+//! work ends.
+//!
+//! Values come through the crate's Arrow reader and are converted by
+//! [`value`], guided by the types DuckDB declared for the columns.
+
+mod catalog;
+mod native;
+pub mod value;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use self::native::{Database, Session};
+use self::value::{DuckType, to_json};
+use super::location::{DbFile, Target};
+use super::{Column, Deadline, Rows, SessionReport, Statement};
+use crate::catalog::{TableDescription, TableFilter, TableList};
+use crate::config::DuckdbConfig;
+use crate::error::{DbError, Error};
+use crate::guard::duckdb::Kind;
+use crate::guard::outline::{Outline, without_final_semicolon};
+use crate::guard::{self, Placeholders, Policy};
+
+/// How often an interrupt is repeated while the interrupted work winds down
+/// (one sent just before DuckDB starts a query is reset by the start).
+const INTERRUPT_AGAIN: Duration = Duration::from_millis(50);
+
+/// A DuckDB database file (or `duckdb::memory:`).
+#[derive(Clone)]
+pub struct DuckDbBackend {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    target: Target,
+    /// `server.read_only`: the file opens in `READ_ONLY` access mode.
+    read_only: bool,
+    /// `protection.allow_file_functions`: external access stays on.
+    file_access: bool,
+    settings: DuckdbConfig,
+    /// Opened by the first call that needs it.
+    db: Mutex<Option<Arc<Database>>>,
+}
+
+impl DuckDbBackend {
+    pub fn new(target: Target, read_only: bool, file_access: bool, settings: DuckdbConfig) -> DuckDbBackend {
+        DuckDbBackend {
+            shared: Arc::new(Shared {
+                target,
+                read_only,
+                file_access,
+                settings,
+                db: Mutex::new(None),
+            }),
+        }
+    }
+
+    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+        if stmt.database.is_some() {
+            return Err(no_root());
+        }
+        let sql = stmt.sql.to_owned();
+        let params = stmt.params.to_vec();
+        let policy = stmt.policy.clone();
+        let limit = stmt.fetch_limit;
+        self.blocking(deadline, move |session, stop| {
+            run(session, stop, &policy, &sql, &params, limit)
+        })
+        .await
+    }
+
+    pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
+        if filter.database.is_some() {
+            return Err(no_root());
+        }
+        let filter = filter.clone();
+        self.blocking(deadline, move |session, _| {
+            catalog::list_tables(&session.conn, &filter).map_err(db_error)
+        })
+        .await
+    }
+
+    pub async fn describe_table(
+        &self,
+        database: Option<&str>,
+        schema: Option<&str>,
+        table: &str,
+        deadline: &Deadline,
+    ) -> Result<TableDescription, Error> {
+        if database.is_some() {
+            return Err(no_root());
+        }
+        let schema = schema.map(str::to_owned);
+        let table = table.to_owned();
+        self.blocking(deadline, move |session, _| {
+            catalog::describe_table(&session.conn, schema.as_deref(), &table)
+        })
+        .await
+    }
+
+    /// Close names for DuckDB's unknown table or column errors, leaving out
+    /// the ones DuckDB's own message already offers. Best effort.
+    pub async fn suggest(&self, error: &DbError, deadline: &Deadline) -> Vec<String> {
+        let message = error.message.clone();
+        self.blocking(deadline, move |session, _| {
+            Ok(catalog::suggest(&session.conn, &message))
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// What `pgmcp check` shows: DuckDB's version, the file, and the access
+    /// mode DuckDB reports.
+    pub async fn session_report(&self, deadline: &Deadline) -> Result<SessionReport, Error> {
+        let shown = self.shared.target.shown.clone();
+        let memory = self.shared.target.file == DbFile::Memory;
+        let read_only = self.shared.read_only;
+        self.blocking(deadline, move |session, _| {
+            let (version, access, memory_limit, threads): (String, String, String, String) = session
+                .conn
+                .query_row(
+                    "SELECT version(), current_setting('access_mode'), current_setting('memory_limit'), \
+                     current_setting('threads')::VARCHAR",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .map_err(db_error)?;
+            // An in-memory database cannot be opened read-only: there the
+            // guard alone refuses writes.
+            let (read_only, setting) = if memory {
+                (read_only, "the guard (an in-memory database is never opened read-only)")
+            } else {
+                (access.eq_ignore_ascii_case("read_only"), "access_mode = read_only")
+            };
+            Ok(SessionReport {
+                server: format!("DuckDB {version} (memory_limit {memory_limit}, {threads} threads)"),
+                endpoint: shown.clone(),
+                user: String::new(),
+                database: shown,
+                encryption: None,
+                read_only,
+                password_from: None,
+                read_only_setting: setting,
+                file: true,
+            })
+        })
+        .await
+    }
+
+    /// Run `work` on a blocking thread with a session of its own. At the
+    /// deadline, on cancellation, or when this future is dropped, the
+    /// session's statement is interrupted; interrupted work becomes a timeout
+    /// or a cancellation.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        deadline: &Deadline,
+        work: impl FnOnce(&Session, &Stop) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let stop = Arc::new(Stop::default());
+        let mut interrupt_on_drop = InterruptOnDrop {
+            stop: Arc::clone(&stop),
+            armed: true,
+        };
+        let shared = Arc::clone(&self.shared);
+        let worker_stop = Arc::clone(&stop);
+        let task = tokio::task::spawn_blocking(move || {
+            let db = shared.database()?;
+            let session = Session::open(&db).map_err(Error::Connection)?;
+            worker_stop.attach(session.conn.interrupt_handle());
+            work(&session, &worker_stop)
+        });
+        tokio::pin!(task);
+        let at = tokio::time::Instant::from_std(deadline.at);
+        let joined = tokio::select! {
+            joined = &mut task => joined,
+            _ = tokio::time::sleep_until(at) => stop.until_done(&mut task).await,
+            _ = deadline.cancel.cancelled() => stop.until_done(&mut task).await,
+        };
+        interrupt_on_drop.armed = false;
+        let result = joined.map_err(|e| Error::Connection(format!("the DuckDB worker failed: {e}")))?;
+        match result {
+            Err(_) if stop.fired() => Err(if deadline.cancel.is_cancelled() {
+                Error::Cancelled
+            } else {
+                Error::Timeout {
+                    after: deadline.timeout,
+                }
+            }),
+            other => other,
+        }
+    }
+}
+
+impl Shared {
+    /// The database, opened on first use. Never creates a file.
+    fn database(&self) -> Result<Arc<Database>, Error> {
+        let mut slot = lock(&self.db);
+        if let Some(db) = slot.as_ref() {
+            return Ok(Arc::clone(db));
+        }
+        let path = match &self.target.file {
+            DbFile::Memory => ":memory:".to_owned(),
+            DbFile::Path(path) if !path.is_file() => {
+                return Err(Error::Input(format!("Database not found: {}", self.target.shown)));
+            }
+            DbFile::Path(path) => path
+                .to_str()
+                .ok_or_else(|| Error::Input(format!("{}: the path is not UTF-8", self.target.shown)))?
+                .to_owned(),
+        };
+        let settings = self.settings();
+        let db = Database::open(&path, &settings)
+            .map_err(|e| Error::Connection(format!("cannot open {}: {e}", self.target.shown)))?;
+        let db = Arc::new(db);
+        *slot = Some(Arc::clone(&db));
+        Ok(db)
+    }
+
+    /// The settings the database opens with; `lock_configuration` last, so
+    /// no statement can change any of them afterwards.
+    fn settings(&self) -> Vec<(&'static str, String)> {
+        let mut settings = vec![
+            ("enable_external_access", self.file_access.to_string()),
+            ("autoinstall_known_extensions", "false".to_owned()),
+            ("autoload_known_extensions", "false".to_owned()),
+            ("allow_community_extensions", "false".to_owned()),
+        ];
+        // DuckDB cannot open an in-memory database read-only; the guard
+        // refuses its writes instead.
+        if self.read_only && self.target.file != DbFile::Memory {
+            settings.push(("access_mode", "READ_ONLY".to_owned()));
+        }
+        if let Some(limit) = &self.settings.memory_limit {
+            settings.push(("memory_limit", limit.clone()));
+        }
+        if let Some(threads) = self.settings.threads {
+            settings.push(("threads", threads.to_string()));
+        }
+        // Persistent secrets would be written under the home directory.
+        settings.push(("allow_persistent_secrets", "false".to_owned()));
+        settings.push(("lock_configuration", "true".to_owned()));
+        settings
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn no_root() -> Error {
+    Error::Input(
+        "the database argument names an SQLite file inside sqlite.root; this server is connected to one DuckDB database"
+            .to_owned(),
+    )
+}
+
+/// How the async side stops the blocking work: a flag the work checks, and
+/// the interrupt handle of the connection running the statement.
+#[derive(Default)]
+pub struct Stop {
+    fired: AtomicBool,
+    handle: Mutex<Option<Arc<duckdb::InterruptHandle>>>,
+}
+
+impl Stop {
+    fn attach(&self, handle: Arc<duckdb::InterruptHandle>) {
+        *lock(&self.handle) = Some(handle);
+    }
+
+    fn fire(&self) {
+        // The flag first: work that has not started its statement yet sees
+        // it; work that has is interrupted.
+        self.fired.store(true, Ordering::SeqCst);
+        if let Some(handle) = lock(&self.handle).as_ref() {
+            handle.interrupt();
+        }
+    }
+
+    fn fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+
+    /// For the work: stop here if the call was stopped.
+    fn check(&self) -> Result<(), Error> {
+        if self.fired() { Err(Error::Cancelled) } else { Ok(()) }
+    }
+
+    /// Interrupt, and keep interrupting until the work ends.
+    async fn until_done<T>(
+        &self,
+        task: &mut std::pin::Pin<&mut tokio::task::JoinHandle<T>>,
+    ) -> Result<T, tokio::task::JoinError> {
+        loop {
+            self.fire();
+            tokio::select! {
+                joined = task.as_mut() => return joined,
+                _ = tokio::time::sleep(INTERRUPT_AGAIN) => {}
+            }
+        }
+    }
+}
+
+/// Interrupts the work if the call's future is dropped before it ends.
+struct InterruptOnDrop {
+    stop: Arc<Stop>,
+    armed: bool,
+}
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.stop.fire();
+        }
+    }
+}
+
+/// Count the statements with DuckDB's parser, apply the guard to the one
+/// statement as DuckDB prepared it, then run it streaming and read up to
+/// `limit` rows (and one more, to know whether there are more).
+fn run(
+    session: &Session,
+    stop: &Stop,
+    policy: &Policy,
+    sql: &str,
+    params: &[Value],
+    limit: usize,
+) -> Result<Rows, Error> {
+    let outline = Outline::of(sql);
+    let extracted = session.extract(sql).map_err(db_error)?;
+    guard::one_statement(extracted.count)?;
+    guard::duckdb::text(policy, &outline)?;
+    let prepared = match extracted.prepare(0) {
+        Ok(prepared) => prepared,
+        Err(message) => {
+            // DuckDB's sandbox refuses some statements while preparing them
+            // (a COPY to a file with external access off): the rule that
+            // refuses the statement says why, when one does.
+            if let Some(kind) = Kind::from_verb(&outline) {
+                guard::duckdb::statement(policy, &outline, kind)?;
+            }
+            return Err(db_error(message));
+        }
+    };
+    let kind = Kind::from_code(prepared.kind());
+    guard::duckdb::statement(policy, &outline, kind)?;
+    guard::check_params(prepared.param_count(), params, Placeholders::Positional).map_err(Error::Input)?;
+    let types = prepared.column_types();
+    let names = prepared.column_names();
+    drop(prepared);
+    drop(extracted);
+    let values = params.iter().map(param).collect::<Vec<_>>();
+
+    // Columns the crate cannot read come back as DuckDB's own text: a query
+    // runs inside one that casts them (`CAST(#2 AS VARCHAR)`); anything else
+    // leaves them null. A bare NULL column is null either way.
+    let known = !types.contains(&DuckType::Unknown);
+    let as_text: Vec<bool> = types.iter().map(|t| !t.readable() && *t != DuckType::Null).collect();
+    let wrapped = (known && kind == Kind::Select && as_text.contains(&true)).then(|| text_columns(sql, &as_text));
+    stop.check()?;
+    let (mut stmt, cast) = match wrapped.as_deref().map(|w| session.conn.prepare(w)) {
+        Some(Ok(stmt)) => (stmt, true),
+        _ => (session.conn.prepare(sql).map_err(db_error)?, false),
+    };
+    drop(stmt.stream_arrow(duckdb::params_from_iter(values)).map_err(db_error)?);
+    stop.check()?;
+    // With parameters DuckDB may know the result's types only once it ran.
+    let (names, types) = if known {
+        (names, types)
+    } else {
+        let names = stmt.column_names();
+        let types = (0..names.len())
+            .map(|i| native::describe_handle(&stmt.column_logical_type(i), &stmt.column_type(i)))
+            .collect();
+        (names, types)
+    };
+    let read: Vec<bool> = types
+        .iter()
+        .map(|t| *t != DuckType::Null && (t.readable() || cast))
+        .collect();
+    // A write reports how many rows it changed as one row, `Count`.
+    let counts_rows = matches!(
+        kind,
+        Kind::Insert | Kind::Update | Kind::Delete | Kind::MergeInto | Kind::Copy | Kind::Create
+    ) && names.len() == 1
+        && names[0] == "Count"
+        && !outline.has("RETURNING");
+    // A statement that changes something must run to its end: DuckDB rolls
+    // back one whose streaming result is dropped early. Only its first rows
+    // are kept.
+    let to_the_end = !matches!(kind, Kind::Select | Kind::Explain | Kind::Pragma | Kind::Call);
+    let columns: Vec<Column> = names
+        .iter()
+        .zip(&types)
+        .map(|(name, ty)| Column {
+            name: name.clone(),
+            type_name: ty.name(),
+        })
+        .collect();
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    let mut more = false;
+    let mut rows = stmt.raw_query();
+    while let Some(row) = rows.next().map_err(db_error)? {
+        if out.len() == limit {
+            more = true;
+            if to_the_end {
+                continue;
+            }
+            break;
+        }
+        let mut values = Vec::with_capacity(columns.len());
+        for (i, ty) in types.iter().enumerate() {
+            if read[i] {
+                values.push(to_json(row.get_ref(i).map_err(db_error)?.to_owned(), ty));
+            } else {
+                values.push(Value::Null);
+            }
+        }
+        out.push(values);
+    }
+    if counts_rows {
+        let changed = out.first().and_then(|row| row.first()).and_then(Value::as_u64);
+        return Ok(Rows {
+            columns: Vec::new(),
+            rows: Vec::new(),
+            rows_affected: changed,
+            more: false,
+        });
+    }
+    Ok(Rows {
+        columns,
+        rows: out,
+        rows_affected: None,
+        more,
+    })
+}
+
+/// `sql`, a query, inside one that returns its columns by position, those
+/// marked in `as_text` cast to `VARCHAR`. The guard judged `sql`; this adds
+/// only casts around it.
+fn text_columns(sql: &str, as_text: &[bool]) -> String {
+    let columns: Vec<String> = as_text
+        .iter()
+        .enumerate()
+        .map(|(i, text)| match text {
+            true => format!("CAST(#{} AS VARCHAR)", i + 1),
+            false => format!("#{}", i + 1),
+        })
+        .collect();
+    format!(
+        "SELECT {} FROM (\n{}\n) AS pgmcp_result",
+        columns.join(", "),
+        without_final_semicolon(sql)
+    )
+}
+
+/// A JSON parameter as a DuckDB value. An integer beyond 64 bits goes as its
+/// digits, which DuckDB casts to the type the placeholder needs.
+fn param(value: &Value) -> duckdb::types::Value {
+    use duckdb::types::Value as Duck;
+    match value {
+        Value::Null => Duck::Null,
+        Value::Bool(b) => Duck::Boolean(*b),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Duck::BigInt(i)
+            } else if let Some(u) = n.as_u64() {
+                Duck::UBigInt(u)
+            } else {
+                let text = n.to_string();
+                if text.contains(['.', 'e', 'E']) {
+                    Duck::Double(n.as_f64().unwrap_or(f64::NAN))
+                } else {
+                    Duck::Text(text)
+                }
+            }
+        }
+        Value::String(s) => Duck::Text(s.clone()),
+        // check_params refused these already.
+        Value::Array(_) | Value::Object(_) => Duck::Null,
+    }
+}
+
+/// A DuckDB error as a [`DbError`]: the message verbatim (DuckDB's own
+/// wording, with the line and a caret under the position), the code its
+/// kind: `Parser Error: ...` → `DUCKDB_PARSER`.
+pub(crate) fn db_error(error: impl std::fmt::Display) -> Error {
+    let message = error.to_string();
+    Error::Db(Box::new(DbError {
+        severity: "ERROR".to_owned(),
+        code: code(&message),
+        message,
+        detail: None,
+        hint: None,
+        position: None,
+        suggestions: Vec::new(),
+    }))
+}
+
+/// `DUCKDB_<KIND>` from a message's `<Kind> Error:` prefix.
+fn code(message: &str) -> String {
+    let kind = message
+        .split_once(" Error: ")
+        .map(|(kind, _)| kind)
+        .filter(|kind| !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic() || c == ' '));
+    match kind {
+        Some(kind) => format!("DUCKDB_{}", kind.to_ascii_uppercase().replace(' ', "_")),
+        None => "DUCKDB_ERROR".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_codes() {
+        let cases = [
+            ("Parser Error: syntax error at or near \"SELEC\"", "DUCKDB_PARSER"),
+            ("Catalog Error: Table with name x does not exist!", "DUCKDB_CATALOG"),
+            ("Binder Error: Referenced column \"y\" not found", "DUCKDB_BINDER"),
+            ("Invalid Input Error: bad", "DUCKDB_INVALID_INPUT"),
+            ("INTERRUPT Error: Interrupted!", "DUCKDB_INTERRUPT"),
+            ("Out of Memory Error: failed to allocate", "DUCKDB_OUT_OF_MEMORY"),
+            ("something else", "DUCKDB_ERROR"),
+            ("a: b Error: c", "DUCKDB_ERROR"),
+        ];
+        for (message, want) in cases {
+            assert_eq!(code(message), want, "{message}");
+        }
+    }
+
+    #[test]
+    fn params() {
+        use duckdb::types::Value as Duck;
+        let cases: Vec<(&str, Duck)> = vec![
+            ("null", Duck::Null),
+            ("true", Duck::Boolean(true)),
+            ("-5", Duck::BigInt(-5)),
+            ("18446744073709551615", Duck::UBigInt(u64::MAX)),
+            (
+                "123456789012345678901234567890",
+                Duck::Text("123456789012345678901234567890".into()),
+            ),
+            ("1.5", Duck::Double(1.5)),
+            ("\"x\"", Duck::Text("x".into())),
+        ];
+        for (json, want) in cases {
+            let value: Value = serde_json::from_str(json).unwrap();
+            assert_eq!(param(&value), want, "{json}");
+        }
+    }
+}

@@ -1,0 +1,697 @@
+//! The guard for DuckDB. DuckDB's dialect is not PostgreSQL's, so DuckDB's own
+//! parser decides what a statement is: the backend counts the statements with
+//! `duckdb_extract_statements` (→ [`super::one_statement`]), prepares the one
+//! statement, and hands the statement type DuckDB reports ([`Kind`]) to
+//! [`statement`]. Before that, [`text`] refuses what the tokens already show:
+//! calls of file-reading table functions and of blocked functions, and files
+//! named as tables (`FROM 'data.csv'`). [`Outline`] supplies what the statement
+//! type does not say: which way a `COPY` goes, whether a `DELETE` has a
+//! `WHERE`, what an `EXPLAIN ANALYZE` runs.
+//!
+//! These rules are the first line, and give the reasons; DuckDB's own settings
+//! are the second, locked for the session: external access off (no file,
+//! network or extension outside the database file unless
+//! `allow_file_functions`), read-only access mode when `server.read_only`.
+//! All of it is pure.
+
+use super::outline::Outline;
+use super::rules::{flag, violation};
+use super::{Policy, Rule, Violation};
+
+/// Table functions that read files (or list them). With external access off
+/// DuckDB refuses them as well; the guard says why and names the flag.
+pub const FILE_FUNCTIONS: &[&str] = &[
+    "read_csv",
+    "read_csv_auto",
+    "read_parquet",
+    "parquet_scan",
+    "read_json",
+    "read_json_auto",
+    "read_json_objects",
+    "read_json_objects_auto",
+    "read_ndjson",
+    "read_ndjson_auto",
+    "read_ndjson_objects",
+    "read_text",
+    "read_blob",
+    "glob",
+    "sniff_csv",
+    "parquet_metadata",
+    "parquet_schema",
+    "parquet_file_metadata",
+    "parquet_kv_metadata",
+    "parquet_bloom_probe",
+    "read_xlsx",
+    "read_duckdb",
+    "sqlite_scan",
+    "sqlite_attach",
+    "st_read",
+    "iceberg_scan",
+    "delta_scan",
+];
+
+/// Table functions that run SQL given as text, which the guard cannot check.
+const SQL_TEXT_FUNCTIONS: &[&str] = &["query", "query_table"];
+
+/// Pragmas that only report.
+const READING_PRAGMAS: &[&str] = &[
+    "table_info",
+    "show",
+    "show_tables",
+    "show_tables_expanded",
+    "show_databases",
+    "database_list",
+    "database_size",
+    "storage_info",
+    "metadata_info",
+    "version",
+    "platform",
+    "functions",
+    "collations",
+    "user_agent",
+];
+
+/// What a DuckDB statement is, as DuckDB's `duckdb_statement_type` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Invalid,
+    Select,
+    Insert,
+    Update,
+    Explain,
+    Delete,
+    Prepare,
+    Create,
+    Execute,
+    Alter,
+    Transaction,
+    Copy,
+    Analyze,
+    VariableSet,
+    CreateFunc,
+    Drop,
+    Export,
+    Pragma,
+    Vacuum,
+    Call,
+    Set,
+    Load,
+    Relation,
+    Extension,
+    LogicalPlan,
+    Attach,
+    Detach,
+    Multi,
+    CopyDatabase,
+    UpdateExtensions,
+    MergeInto,
+}
+
+impl Kind {
+    /// DuckDB's `duckdb_statement_type` numbering (the C API's enum); an
+    /// unknown number is `Invalid`, which the guard refuses.
+    pub fn from_code(code: u32) -> Kind {
+        const KINDS: [Kind; 31] = [
+            Kind::Invalid,
+            Kind::Select,
+            Kind::Insert,
+            Kind::Update,
+            Kind::Explain,
+            Kind::Delete,
+            Kind::Prepare,
+            Kind::Create,
+            Kind::Execute,
+            Kind::Alter,
+            Kind::Transaction,
+            Kind::Copy,
+            Kind::Analyze,
+            Kind::VariableSet,
+            Kind::CreateFunc,
+            Kind::Drop,
+            Kind::Export,
+            Kind::Pragma,
+            Kind::Vacuum,
+            Kind::Call,
+            Kind::Set,
+            Kind::Load,
+            Kind::Relation,
+            Kind::Extension,
+            Kind::LogicalPlan,
+            Kind::Attach,
+            Kind::Detach,
+            Kind::Multi,
+            Kind::CopyDatabase,
+            Kind::UpdateExtensions,
+            Kind::MergeInto,
+        ];
+        usize::try_from(code)
+            .ok()
+            .and_then(|i| KINDS.get(i))
+            .copied()
+            .unwrap_or(Kind::Invalid)
+    }
+
+    /// The kind a statement's first word names, for the statements DuckDB may
+    /// refuse while preparing, before it reports a type (a `COPY` to a file
+    /// with external access off, a `CREATE SECRET` of an extension's type):
+    /// the refusal is then explained by the rule that would have applied.
+    /// `None` for every other verb.
+    pub fn from_verb(outline: &Outline) -> Option<Kind> {
+        Some(match outline.verb.as_str() {
+            "COPY" if outline.has("DATABASE") && outline.object() == Some("FROM") => Kind::CopyDatabase,
+            "COPY" => Kind::Copy,
+            "EXPORT" => Kind::Export,
+            // IMPORT DATABASE runs as a pragma; the outline tells it apart.
+            "IMPORT" => Kind::Pragma,
+            "ATTACH" => Kind::Attach,
+            "DETACH" => Kind::Detach,
+            "INSTALL" | "LOAD" | "FORCE" => Kind::Load,
+            "UPDATE" if outline.object() == Some("EXTENSIONS") => Kind::UpdateExtensions,
+            "CREATE" => Kind::Create,
+            _ => return None,
+        })
+    }
+
+    /// Statements that change the database (its data, schema or statistics).
+    fn writes(self, outline: &Outline) -> bool {
+        match self {
+            Kind::Insert
+            | Kind::Update
+            | Kind::Delete
+            | Kind::Create
+            | Kind::CreateFunc
+            | Kind::Alter
+            | Kind::Drop
+            | Kind::Analyze
+            | Kind::Vacuum
+            | Kind::MergeInto
+            | Kind::CopyDatabase => true,
+            Kind::Copy => copies_from(outline),
+            _ => false,
+        }
+    }
+}
+
+/// `COPY t FROM 'file'` (into the database) rather than `COPY ... TO 'file'`.
+fn copies_from(outline: &Outline) -> bool {
+    outline.has("FROM") && !outline.has("TO")
+}
+
+/// The rules the tokens alone decide, applied before DuckDB prepares the
+/// statement: preparing already reads files (a CSV's columns are sniffed
+/// while binding), so a file function must be refused before.
+pub fn text(policy: &Policy, outline: &Outline) -> Result<(), Violation> {
+    for name in &outline.calls {
+        let bare = name.as_str();
+        if SQL_TEXT_FUNCTIONS.contains(&bare) {
+            return violation(
+                Rule::BlockedFunction,
+                format!("function {bare}() is not allowed: it runs SQL given as text, which the guard cannot check"),
+            );
+        }
+        if FILE_FUNCTIONS.contains(&bare) && !policy.allow_file_functions {
+            return flag(
+                Rule::FileFunction,
+                &format!("function {bare}() is not allowed"),
+                "it reads files on the server",
+                "allow_file_functions",
+            );
+        }
+        if policy.blocked_functions.iter().any(|p| p.matches(bare)) {
+            return violation(
+                Rule::BlockedFunction,
+                format!("function {bare}() is not allowed. Remove it from protection.blocked_functions to allow it"),
+            );
+        }
+    }
+    // COPY's own file (`COPY t FROM 'x.csv'`) is the COPY rules' to judge.
+    if let Some(file) = outline.quoted_tables.first()
+        && outline.verb != "COPY"
+        && !policy.allow_file_functions
+    {
+        return flag(
+            Rule::FileFunction,
+            &format!("reading the file '{file}' as a table is not allowed"),
+            "it reads files on the server",
+            "allow_file_functions",
+        );
+    }
+    Ok(())
+}
+
+/// Decide the prepared statement by the type DuckDB reports.
+pub fn statement(policy: &Policy, outline: &Outline, kind: Kind) -> Result<(), Violation> {
+    match kind {
+        Kind::Drop if !policy.allow_drop => flag(
+            Rule::Drop,
+            "DROP statements are not allowed",
+            "they destroy objects and the data in them",
+            "allow_drop",
+        )?,
+        Kind::Alter if outline.has("DROP") && !policy.allow_drop => flag(
+            Rule::Drop,
+            "ALTER TABLE ... DROP is not allowed",
+            "it destroys a column or constraint",
+            "allow_drop",
+        )?,
+        // DuckDB reports TRUNCATE as a DELETE.
+        Kind::Delete if outline.verb == "TRUNCATE" && !policy.allow_truncate => flag(
+            Rule::Truncate,
+            "TRUNCATE is not allowed",
+            "it deletes every row of the table",
+            "allow_truncate",
+        )?,
+        Kind::Delete if outline.verb == "DELETE" && !outline.has_where() && !policy.allow_delete_without_where => flag(
+            Rule::DeleteWithoutWhere,
+            "DELETE without WHERE is not allowed",
+            "it deletes every row of the table",
+            "allow_delete_without_where",
+        )?,
+        Kind::Update if !outline.has_where() && !policy.allow_update_without_where => flag(
+            Rule::UpdateWithoutWhere,
+            "UPDATE without WHERE is not allowed",
+            "it changes every row of the table",
+            "allow_update_without_where",
+        )?,
+        Kind::Copy if copies_from(outline) && !policy.allow_copy_from => flag(
+            Rule::CopyFrom,
+            "COPY ... FROM is not allowed",
+            "it loads a file from the server into the database",
+            "allow_copy_from",
+        )?,
+        Kind::Copy if !copies_from(outline) && !policy.allow_copy_to_file => flag(
+            Rule::CopyToFile,
+            "COPY ... TO is not allowed",
+            "it writes a file on the server",
+            "allow_copy_to_file",
+        )?,
+        Kind::CopyDatabase if !policy.allow_attach => flag(
+            Rule::Attach,
+            "COPY FROM DATABASE is not allowed",
+            "it copies between attached databases, which ATTACH opens or creates",
+            "allow_attach",
+        )?,
+        Kind::Export if !policy.allow_export => flag(
+            Rule::Export,
+            "EXPORT DATABASE is not allowed",
+            "it writes the whole database to files on the server",
+            "allow_export",
+        )?,
+        Kind::Pragma if outline.verb == "IMPORT" && !policy.allow_export => flag(
+            Rule::Export,
+            "IMPORT DATABASE is not allowed",
+            "it runs the SQL files of an exported database, unchecked",
+            "allow_export",
+        )?,
+        Kind::Pragma if outline.verb != "IMPORT" => pragma(policy, outline)?,
+        Kind::Attach | Kind::Detach if !policy.allow_attach => flag(
+            Rule::Attach,
+            "ATTACH and DETACH are not allowed",
+            "ATTACH opens, and can create, any database file the server can reach",
+            "allow_attach",
+        )?,
+        Kind::Load | Kind::UpdateExtensions if !policy.allow_load => flag(
+            Rule::Load,
+            "INSTALL and LOAD are not allowed",
+            "an extension is native code run inside the server",
+            "allow_load",
+        )?,
+        Kind::Extension if !policy.allow_load => flag(
+            Rule::Load,
+            "statements of extensions are not allowed",
+            "the guard cannot see what they do",
+            "allow_load",
+        )?,
+        // DuckDB reports CREATE MACRO and CREATE FUNCTION as CREATE.
+        Kind::Create | Kind::CreateFunc
+            if matches!(created(outline), Some("MACRO" | "FUNCTION")) && !policy.allow_create_function =>
+        {
+            flag(
+                Rule::CreateFunction,
+                "CREATE MACRO and CREATE FUNCTION are not allowed",
+                "a macro's body runs later, where the guard does not check it",
+                "allow_create_function",
+            )?
+        }
+        // A secret holds credentials for other servers (S3, HTTP, databases).
+        Kind::Create if created(outline) == Some("SECRET") && !policy.allow_create_extension => flag(
+            Rule::CreateExtension,
+            "CREATE SECRET is not allowed",
+            "a secret holds credentials for reaching other servers",
+            "allow_create_extension",
+        )?,
+        Kind::CreateFunc if !policy.allow_create_function => flag(
+            Rule::CreateFunction,
+            "CREATE MACRO and CREATE FUNCTION are not allowed",
+            "a macro's body runs later, where the guard does not check it",
+            "allow_create_function",
+        )?,
+        Kind::Set | Kind::VariableSet if !policy.allow_set => flag(
+            Rule::Set,
+            "SET and RESET are not allowed",
+            "they change how later statements behave",
+            "allow_set",
+        )?,
+        Kind::Prepare | Kind::Execute if !policy.allow_prepare => flag(
+            Rule::Prepare,
+            "PREPARE and EXECUTE are not allowed",
+            "a prepared statement runs later, where the guard does not check it",
+            "allow_prepare",
+        )?,
+        Kind::MergeInto if !policy.allow_merge => flag(
+            Rule::Merge,
+            "MERGE is not allowed",
+            "its UPDATE and DELETE actions have no WHERE clause to check",
+            "allow_merge",
+        )?,
+        // EXPLAIN ANALYZE runs the statement it explains: judge that one.
+        Kind::Explain if outline.analyze => {
+            let inner = Kind::from_verb(outline).or_else(|| verb_kind(&outline.verb));
+            match inner {
+                Some(inner) => return statement(policy, outline, inner),
+                None => {
+                    return violation(
+                        Rule::Parse,
+                        format!(
+                            "EXPLAIN ANALYZE of {} is not supported: explain it without ANALYZE",
+                            outline.verb
+                        ),
+                    );
+                }
+            }
+        }
+        Kind::Invalid | Kind::Multi | Kind::Relation | Kind::LogicalPlan => violation(
+            Rule::Parse,
+            format!("this kind of DuckDB statement ({kind:?}) is not supported"),
+        )?,
+        _ => {}
+    }
+    if policy.read_only && kind.writes(outline) {
+        let verb = if outline.verb.is_empty() {
+            "this statement"
+        } else {
+            outline.verb.as_str()
+        };
+        return violation(
+            Rule::ReadOnly,
+            format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)"),
+        );
+    }
+    Ok(())
+}
+
+/// The kind of the statement an `EXPLAIN ANALYZE` runs, from its verb.
+fn verb_kind(verb: &str) -> Option<Kind> {
+    Some(match verb {
+        "SELECT" | "FROM" | "VALUES" | "TABLE" | "SUMMARIZE" | "DESCRIBE" | "SHOW" | "PIVOT" | "UNPIVOT" => {
+            Kind::Select
+        }
+        "INSERT" => Kind::Insert,
+        "UPDATE" => Kind::Update,
+        "DELETE" | "TRUNCATE" => Kind::Delete,
+        "CREATE" => Kind::Create,
+        "DROP" => Kind::Drop,
+        "ALTER" => Kind::Alter,
+        "MERGE" => Kind::MergeInto,
+        _ => return None,
+    })
+}
+
+/// What a `CREATE` creates: `CREATE OR REPLACE TEMP MACRO m ...` → `MACRO`.
+fn created(outline: &Outline) -> Option<&str> {
+    if outline.verb != "CREATE" {
+        return None;
+    }
+    outline
+        .top_level_words()
+        .find(|w| !matches!(*w, "OR" | "REPLACE" | "TEMP" | "TEMPORARY" | "PERSISTENT" | "UNIQUE"))
+}
+
+fn pragma(policy: &Policy, outline: &Outline) -> Result<(), Violation> {
+    // `PRAGMA name ...`, or a statement DuckDB runs as a pragma (`CHECKPOINT`).
+    let name = if outline.verb == "PRAGMA" {
+        outline.object().unwrap_or_default()
+    } else {
+        outline.verb.as_str()
+    };
+    let name = name.to_ascii_lowercase();
+    if READING_PRAGMAS.contains(&name.as_str()) || policy.allow_pragma_write {
+        return Ok(());
+    }
+    flag(
+        Rule::Pragma,
+        &format!("PRAGMA {name} is not allowed"),
+        "a PRAGMA that sets or does something changes the database or the session",
+        "allow_pragma_write",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::FunctionPattern;
+
+    fn policy(flags: &[&str]) -> Policy {
+        let mut p = Policy::default();
+        for f in flags {
+            p.set_flag(f, true).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn kinds_follow_duckdbs_numbering() {
+        assert_eq!(Kind::from_code(0), Kind::Invalid);
+        assert_eq!(Kind::from_code(1), Kind::Select);
+        assert_eq!(Kind::from_code(11), Kind::Copy);
+        assert_eq!(Kind::from_code(16), Kind::Export);
+        assert_eq!(Kind::from_code(21), Kind::Load);
+        assert_eq!(Kind::from_code(25), Kind::Attach);
+        assert_eq!(Kind::from_code(30), Kind::MergeInto);
+        assert_eq!(Kind::from_code(31), Kind::Invalid);
+        assert_eq!(Kind::from_code(u32::MAX), Kind::Invalid);
+    }
+
+    #[test]
+    fn text_rules() {
+        let default = Policy::default();
+        let files = policy(&["allow_file_functions"]);
+        let blocking = Policy {
+            blocked_functions: vec![FunctionPattern::new("random"), FunctionPattern::new("md5*")],
+            ..Policy::default()
+        };
+        let cases: Vec<(&Policy, &str, Option<Rule>)> = vec![
+            (
+                &default,
+                "SELECT * FROM read_csv('/etc/passwd')",
+                Some(Rule::FileFunction),
+            ),
+            (
+                &default,
+                "SELECT * FROM READ_CSV_AUTO('x.csv')",
+                Some(Rule::FileFunction),
+            ),
+            (&default, "SELECT * FROM glob('*')", Some(Rule::FileFunction)),
+            (
+                &default,
+                "SELECT * FROM \"read_text\"('/etc/hosts')",
+                Some(Rule::FileFunction),
+            ),
+            (&default, "SELECT * FROM 'data.csv'", Some(Rule::FileFunction)),
+            (&default, "FROM 'data.parquet'", Some(Rule::FileFunction)),
+            (&default, "SELECT * FROM \"data.csv\"", Some(Rule::FileFunction)),
+            (
+                &default,
+                "SELECT * FROM t JOIN 'x.json' USING (id)",
+                Some(Rule::FileFunction),
+            ),
+            (&files, "SELECT * FROM read_csv('x.csv')", None),
+            (&files, "SELECT * FROM 'x.csv'", None),
+            (&default, "SELECT 'read_csv(x)' AS a, 'data.csv' AS b", None),
+            (&default, "COPY t FROM 'x.csv'", None),
+            (&default, "SELECT * FROM \"Users\"", None),
+            (&default, "SELECT * FROM query('SELECT 1')", Some(Rule::BlockedFunction)),
+            (&files, "SELECT * FROM query_table('t')", Some(Rule::BlockedFunction)),
+            (&blocking, "SELECT random()", Some(Rule::BlockedFunction)),
+            (&blocking, "SELECT md5('a')", Some(Rule::BlockedFunction)),
+            (&blocking, "SELECT lower('a')", None),
+            (&default, "SELECT count(*) FROM t", None),
+        ];
+        for (policy, sql, want) in cases {
+            let got = text(policy, &Outline::of(sql)).err().map(|v| v.rule);
+            assert_eq!(got, want, "{sql}");
+        }
+        assert_eq!(
+            text(&default, &Outline::of("SELECT * FROM read_parquet('x')"))
+                .unwrap_err()
+                .to_string(),
+            "function read_parquet() is not allowed: it reads files on the server. Set protection.allow_file_functions to true to allow it"
+        );
+    }
+
+    #[test]
+    fn statement_rules() {
+        let default = Policy::default();
+        let writable_default = Policy::default();
+        let read_only = Policy {
+            read_only: true,
+            ..Policy::permissive()
+        };
+        let all = Policy::permissive();
+        // (policy, sql, the kind DuckDB reports, refusing rule)
+        let cases: Vec<(&Policy, &str, Kind, Option<Rule>)> = vec![
+            (&default, "SELECT 1", Kind::Select, None),
+            (&default, "DROP TABLE t", Kind::Drop, Some(Rule::Drop)),
+            (&all, "DROP TABLE t", Kind::Drop, None),
+            (&default, "ALTER TABLE t DROP COLUMN c", Kind::Alter, Some(Rule::Drop)),
+            (&default, "ALTER TABLE t ADD COLUMN c INT", Kind::Alter, None),
+            (&default, "TRUNCATE t", Kind::Delete, Some(Rule::Truncate)),
+            (&default, "DELETE FROM t", Kind::Delete, Some(Rule::DeleteWithoutWhere)),
+            (&default, "DELETE FROM t WHERE id = 1", Kind::Delete, None),
+            (
+                &default,
+                "UPDATE t SET a = 1",
+                Kind::Update,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (&writable_default, "UPDATE t SET a = 1 WHERE id = 2", Kind::Update, None),
+            (&default, "COPY t TO '/tmp/x.csv'", Kind::Copy, Some(Rule::CopyToFile)),
+            (
+                &default,
+                "COPY (SELECT * FROM t) TO 'x.parquet'",
+                Kind::Copy,
+                Some(Rule::CopyToFile),
+            ),
+            (&default, "COPY t FROM 'x.csv'", Kind::Copy, Some(Rule::CopyFrom)),
+            (&all, "COPY t TO 'x.csv'", Kind::Copy, None),
+            (
+                &default,
+                "COPY FROM DATABASE a TO b",
+                Kind::CopyDatabase,
+                Some(Rule::Attach),
+            ),
+            (&default, "EXPORT DATABASE '/tmp/out'", Kind::Export, Some(Rule::Export)),
+            (&all, "EXPORT DATABASE '/tmp/out'", Kind::Export, None),
+            (&default, "IMPORT DATABASE '/tmp/out'", Kind::Pragma, Some(Rule::Export)),
+            (&default, "ATTACH 'x.duckdb' AS x", Kind::Attach, Some(Rule::Attach)),
+            (&default, "DETACH x", Kind::Detach, Some(Rule::Attach)),
+            (&all, "ATTACH 'x.duckdb'", Kind::Attach, None),
+            (&default, "INSTALL httpfs", Kind::Load, Some(Rule::Load)),
+            (&default, "LOAD httpfs", Kind::Load, Some(Rule::Load)),
+            (&default, "UPDATE EXTENSIONS", Kind::UpdateExtensions, Some(Rule::Load)),
+            (
+                &default,
+                "CREATE MACRO m(a) AS a + 1",
+                Kind::CreateFunc,
+                Some(Rule::CreateFunction),
+            ),
+            (
+                &default,
+                "CREATE MACRO m(a) AS a + 1",
+                Kind::Create,
+                Some(Rule::CreateFunction),
+            ),
+            (
+                &default,
+                "CREATE OR REPLACE TEMP FUNCTION f(a) AS a",
+                Kind::Create,
+                Some(Rule::CreateFunction),
+            ),
+            (&all, "CREATE MACRO m(a) AS a + 1", Kind::Create, None),
+            (&default, "CREATE TABLE macro (a INT)", Kind::Create, None),
+            (
+                &default,
+                "CREATE PERSISTENT SECRET s (TYPE s3)",
+                Kind::Create,
+                Some(Rule::CreateExtension),
+            ),
+            (
+                &default,
+                "CREATE SECRET (TYPE s3)",
+                Kind::Create,
+                Some(Rule::CreateExtension),
+            ),
+            (&default, "SET memory_limit = '1GB'", Kind::Set, Some(Rule::Set)),
+            (&default, "SET VARIABLE x = 1", Kind::VariableSet, Some(Rule::Set)),
+            (&default, "PREPARE p AS SELECT 1", Kind::Prepare, Some(Rule::Prepare)),
+            (&default, "EXECUTE p", Kind::Execute, Some(Rule::Prepare)),
+            (
+                &default,
+                "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+                Kind::MergeInto,
+                Some(Rule::Merge),
+            ),
+            (&default, "PRAGMA table_info('t')", Kind::Pragma, None),
+            (&default, "PRAGMA enable_profiling", Kind::Pragma, Some(Rule::Pragma)),
+            (&all, "PRAGMA enable_profiling", Kind::Pragma, None),
+            (&default, "EXPLAIN SELECT 1", Kind::Explain, None),
+            (&default, "EXPLAIN DELETE FROM t", Kind::Explain, None),
+            (&default, "EXPLAIN ANALYZE SELECT 1", Kind::Explain, None),
+            (
+                &default,
+                "EXPLAIN ANALYZE DELETE FROM t",
+                Kind::Explain,
+                Some(Rule::DeleteWithoutWhere),
+            ),
+            (
+                &read_only,
+                "EXPLAIN ANALYZE INSERT INTO t VALUES (1)",
+                Kind::Explain,
+                Some(Rule::ReadOnly),
+            ),
+            (&default, "CALL pragma_version()", Kind::Call, None),
+            (&default, "BEGIN", Kind::Transaction, None),
+            (&default, "SELECT 1", Kind::Invalid, Some(Rule::Parse)),
+            (
+                &read_only,
+                "INSERT INTO t VALUES (1)",
+                Kind::Insert,
+                Some(Rule::ReadOnly),
+            ),
+            (&read_only, "CREATE TABLE u (a INT)", Kind::Create, Some(Rule::ReadOnly)),
+            (&read_only, "COPY t FROM 'x.csv'", Kind::Copy, Some(Rule::ReadOnly)),
+            (&read_only, "COPY t TO 'x.csv'", Kind::Copy, None),
+            (&read_only, "CHECKPOINT", Kind::Pragma, None),
+            (&default, "CHECKPOINT", Kind::Pragma, Some(Rule::Pragma)),
+            (&read_only, "SELECT 1", Kind::Select, None),
+            (&all, "INSERT INTO t VALUES (1)", Kind::Insert, None),
+        ];
+        for (policy, sql, kind, want) in cases {
+            let got = statement(policy, &Outline::of(sql), kind).err().map(|v| v.rule);
+            assert_eq!(got, want, "{sql} ({kind:?})");
+        }
+        assert_eq!(
+            statement(&default, &Outline::of("COPY t TO 'x.csv'"), Kind::Copy)
+                .unwrap_err()
+                .to_string(),
+            "COPY ... TO is not allowed: it writes a file on the server. Set protection.allow_copy_to_file to true to allow it"
+        );
+        assert_eq!(
+            statement(&read_only, &Outline::of("insert into t values (1)"), Kind::Insert)
+                .unwrap_err()
+                .to_string(),
+            "cannot execute INSERT in read-only mode: the database is opened read-only (server.read_only)"
+        );
+    }
+
+    #[test]
+    fn kinds_from_verbs() {
+        let cases = [
+            ("COPY t TO 'x'", Some(Kind::Copy)),
+            ("COPY FROM DATABASE a TO b", Some(Kind::CopyDatabase)),
+            ("EXPORT DATABASE 'd'", Some(Kind::Export)),
+            ("IMPORT DATABASE 'd'", Some(Kind::Pragma)),
+            ("ATTACH 'x.db'", Some(Kind::Attach)),
+            ("DETACH x", Some(Kind::Detach)),
+            ("FORCE INSTALL httpfs", Some(Kind::Load)),
+            ("install httpfs", Some(Kind::Load)),
+            ("UPDATE EXTENSIONS", Some(Kind::UpdateExtensions)),
+            ("UPDATE t SET a = 1", None),
+            ("CREATE SECRET (TYPE s3)", Some(Kind::Create)),
+            ("SELECT 1", None),
+        ];
+        for (sql, want) in cases {
+            assert_eq!(Kind::from_verb(&Outline::of(sql)), want, "{sql}");
+        }
+    }
+}
