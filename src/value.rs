@@ -90,6 +90,19 @@ pub fn from_text(shape: &Shape, text: &str) -> Value {
     }
 }
 
+/// Bytes in PostgreSQL's `bytea` hex form (`\x00ff`): how every backend
+/// writes binary values, so a blob reads the same whichever engine it came from.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 + bytes.len() * 2);
+    out.push_str("\\x");
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
 /// Deepest JSON value embedded as JSON; deeper ones come back as their text,
 /// because reading, sanitizing, encoding and dropping a value all recurse.
 pub const MAX_JSON_DEPTH: usize = 600;

@@ -82,13 +82,6 @@ pub struct SessionReport {
     pub file: bool,
 }
 
-fn postgres_has_no_files() -> Error {
-    Error::Input(
-        "the database argument names an SQLite file inside sqlite.root; this server is connected to PostgreSQL"
-            .to_owned(),
-    )
-}
-
 /// The engine behind a session. A closed enum: one `match` per operation.
 // One engine per process: the size difference between variants costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -194,9 +187,27 @@ impl Backend {
         }
     }
 
+    /// Only SQLite opens files a call names (`sqlite.root`); the other
+    /// engines have one database, and refuse the `database` argument here.
+    fn serves_files(&self) -> bool {
+        matches!(self, Backend::Sqlite(_))
+    }
+
+    fn no_files(&self) -> Error {
+        let connected = match self {
+            Backend::Postgres(_) => "PostgreSQL",
+            Backend::Sqlite(_) => "SQLite",
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(_) => "one DuckDB database",
+        };
+        Error::Input(format!(
+            "the database argument names an SQLite file inside sqlite.root; this server is connected to {connected}"
+        ))
+    }
+
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
         match self {
-            Backend::Postgres(_) if stmt.database.is_some() => Err(postgres_has_no_files()),
+            _ if stmt.database.is_some() && !self.serves_files() => Err(self.no_files()),
             Backend::Postgres(pg) => pg.execute(stmt, deadline).await,
             Backend::Sqlite(lite) => lite.execute(stmt, deadline).await,
             #[cfg(feature = "duckdb")]
@@ -206,7 +217,7 @@ impl Backend {
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         match self {
-            Backend::Postgres(_) if filter.database.is_some() => Err(postgres_has_no_files()),
+            _ if filter.database.is_some() && !self.serves_files() => Err(self.no_files()),
             Backend::Postgres(pg) => pg.list_tables(filter, deadline).await,
             Backend::Sqlite(lite) => lite.list_tables(filter, deadline).await,
             #[cfg(feature = "duckdb")]
@@ -222,7 +233,7 @@ impl Backend {
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
         match self {
-            Backend::Postgres(_) if database.is_some() => Err(postgres_has_no_files()),
+            _ if database.is_some() && !self.serves_files() => Err(self.no_files()),
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
             Backend::Sqlite(lite) => lite.describe_table(database, schema, table, deadline).await,
             #[cfg(feature = "duckdb")]

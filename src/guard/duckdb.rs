@@ -15,7 +15,7 @@
 //! All of it is pure.
 
 use super::outline::Outline;
-use super::rules::{flag, violation};
+use super::rules::{self, flag, violation};
 use super::{Policy, Rule, Violation};
 
 /// Table functions that read files (or list them). With external access off
@@ -387,15 +387,7 @@ pub fn statement(policy: &Policy, outline: &Outline, kind: Kind) -> Result<(), V
         _ => {}
     }
     if policy.read_only && kind.writes(outline) {
-        let verb = if outline.verb.is_empty() {
-            "this statement"
-        } else {
-            outline.verb.as_str()
-        };
-        return violation(
-            Rule::ReadOnly,
-            format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)"),
-        );
+        return rules::write_in_read_only(outline);
     }
     Ok(())
 }

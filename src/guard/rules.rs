@@ -134,6 +134,20 @@ pub(super) fn violation(rule: Rule, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
 }
 
+/// A statement the embedded engine (SQLite, DuckDB) says would write, in
+/// read-only mode: refused before it runs, though the file is read-only too.
+pub(super) fn write_in_read_only(outline: &super::outline::Outline) -> Result<(), Violation> {
+    let verb = if outline.verb.is_empty() {
+        "this statement"
+    } else {
+        outline.verb.as_str()
+    };
+    violation(
+        Rule::ReadOnly,
+        format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)"),
+    )
+}
+
 pub(super) fn flag(rule: Rule, what: &str, why: &str, flag: &str) -> Result<(), Violation> {
     violation(
         rule,

@@ -12,7 +12,7 @@ use rusqlite::hooks::AuthAction;
 
 pub use super::outline::Outline;
 use super::outline::{Token, tokens};
-use super::rules::{flag, violation};
+use super::rules::{self, flag, violation};
 use super::{Policy, Rule, Violation};
 
 /// Read-only pragmas that take an argument: `PRAGMA table_info(t)` reports
@@ -189,15 +189,7 @@ pub fn statement(policy: &Policy, outline: &Outline, sqlite_says_read_only: bool
         && !sqlite_says_read_only
         && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK")
     {
-        let verb = if outline.verb.is_empty() {
-            "this statement"
-        } else {
-            outline.verb.as_str()
-        };
-        return violation(
-            Rule::ReadOnly,
-            format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)"),
-        );
+        return rules::write_in_read_only(outline);
     }
     Ok(())
 }

@@ -71,9 +71,6 @@ impl DuckDbBackend {
     }
 
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
-        if stmt.database.is_some() {
-            return Err(no_root());
-        }
         let sql = stmt.sql.to_owned();
         let params = stmt.params.to_vec();
         let policy = stmt.policy.clone();
@@ -85,9 +82,6 @@ impl DuckDbBackend {
     }
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
-        if filter.database.is_some() {
-            return Err(no_root());
-        }
         let filter = filter.clone();
         self.blocking(deadline, move |session, _| {
             catalog::list_tables(&session.conn, &filter).map_err(db_error)
@@ -102,9 +96,6 @@ impl DuckDbBackend {
         table: &str,
         deadline: &Deadline,
     ) -> Result<TableDescription, Error> {
-        if database.is_some() {
-            return Err(no_root());
-        }
         let schema = schema.map(str::to_owned);
         let table = table.to_owned();
         self.blocking(deadline, move |session, _| {
@@ -260,13 +251,6 @@ impl Shared {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn no_root() -> Error {
-    Error::Input(
-        "the database argument names an SQLite file inside sqlite.root; this server is connected to one DuckDB database"
-            .to_owned(),
-    )
 }
 
 /// How the async side stops the blocking work: a flag the work checks, and

@@ -21,6 +21,8 @@
 use duckdb::types::{TimeUnit, Value as DuckValue};
 use serde_json::{Map, Number, Value};
 
+use crate::value::hex;
+
 /// A column's type as DuckDB declared it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DuckType {
@@ -497,17 +499,6 @@ fn interval(months: i32, days: i32, micros: i64) -> String {
     } else {
         parts.join(" ")
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(2 + bytes.len() * 2);
-    out.push_str("\\x");
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
 }
 
 /// A `BIT` string as DuckDB stores it: a first byte counting the padding

@@ -27,6 +27,7 @@ use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
+use crate::value::hex;
 
 /// How often (in SQLite virtual machine steps) the deadline is checked.
 const PROGRESS_STEPS: i32 = 1000;
@@ -377,17 +378,6 @@ fn to_json(value: ValueRef<'_>) -> Value {
         },
         ValueRef::Blob(bytes) => Value::String(hex(bytes)),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(2 + bytes.len() * 2);
-    out.push_str("\\x");
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
 }
 
 fn storage_class(value: ValueRef<'_>) -> Option<&'static str> {
