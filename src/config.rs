@@ -139,6 +139,8 @@ pub struct RawProtection {
     pub allow_merge: Option<bool>,
     pub allow_create_extension: Option<bool>,
     pub allow_role_changes: Option<bool>,
+    pub allow_maintenance: Option<bool>,
+    pub allow_lock: Option<bool>,
     pub allow_attach: Option<bool>,
     pub allow_pragma_write: Option<bool>,
     pub allow_vacuum_into: Option<bool>,
@@ -146,6 +148,9 @@ pub struct RawProtection {
     pub allow_file_functions: Option<bool>,
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
+    /// Functions read-only mode may run although the catalog cannot show they
+    /// only read (the database's own functions). `*` at the end matches a prefix.
+    pub read_only_functions: Option<Vec<String>>,
 }
 
 /// Where to connect when `PGMCP_PG_CONNSTRING` is not set. Unset fields fall back
@@ -650,21 +655,13 @@ impl RawConfig {
         let defaults = Policy::default();
         let blocked_functions = match p.blocked_functions {
             None => defaults.blocked_functions,
-            Some(list) => {
-                for (i, name) in list.iter().enumerate() {
-                    let bare = name.strip_suffix('*').unwrap_or(name);
-                    if bare.is_empty() || !bare.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
-                        return Err(fail(
-                            &format!("protection.blocked_functions[{i}]"),
-                            format!(
-                                "\"{name}\" is not a function name (letters, digits and _, optionally ending in *)"
-                            ),
-                        ));
-                    }
-                }
-                list.iter().map(|n| FunctionPattern::new(n)).collect()
-            }
+            Some(list) => function_patterns("protection.blocked_functions", &list).map_err(|(f, m)| fail(&f, m))?,
         };
+        let read_only_functions = function_patterns(
+            "protection.read_only_functions",
+            &p.read_only_functions.unwrap_or_default(),
+        )
+        .map_err(|(f, m)| fail(&f, m))?;
         let protection = Policy {
             read_only,
             allow_set: p.allow_set.unwrap_or(false),
@@ -683,12 +680,15 @@ impl RawConfig {
             allow_merge: p.allow_merge.unwrap_or(false),
             allow_create_extension: p.allow_create_extension.unwrap_or(false),
             allow_role_changes: p.allow_role_changes.unwrap_or(false),
+            allow_maintenance: p.allow_maintenance.unwrap_or(false),
+            allow_lock: p.allow_lock.unwrap_or(false),
             allow_attach: p.allow_attach.unwrap_or(false),
             allow_pragma_write: p.allow_pragma_write.unwrap_or(false),
             allow_vacuum_into: p.allow_vacuum_into.unwrap_or(false),
             allow_export: p.allow_export.unwrap_or(false),
             allow_file_functions: p.allow_file_functions.unwrap_or(false),
             blocked_functions,
+            read_only_functions,
         };
         if let Some(url) = &self.database
             && url.trim().is_empty()
@@ -745,6 +745,21 @@ impl RawConfig {
 }
 
 /// A size DuckDB's `memory_limit` accepts: a number and a byte unit.
+/// A list of function names, each optionally ending in `*` (a prefix).
+/// Errors name the entry: (`field[i]`, message).
+fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern>, (String, String)> {
+    for (i, name) in list.iter().enumerate() {
+        let bare = name.strip_suffix('*').unwrap_or(name);
+        if bare.is_empty() || !bare.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            return Err((
+                format!("{field}[{i}]"),
+                format!("\"{name}\" is not a function name (letters, digits and _, optionally ending in *)"),
+            ));
+        }
+    }
+    Ok(list.iter().map(|n| FunctionPattern::new(n)).collect())
+}
+
 fn memory_size(text: &str) -> bool {
     let text = text.trim();
     let split = text

@@ -179,7 +179,11 @@ impl Engine {
         .await?;
         let checked = match self.backend.dialect() {
             Dialect::Postgres => {
-                let checked = guard::check(&self.policy, &sql)?;
+                let routines = self
+                    .backend
+                    .routines(&self.deadline(config.query.default_timeout, cancel.clone()))
+                    .await?;
+                let checked = guard::check(&self.policy, &routines, &sql)?;
                 guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
                     .map_err(Error::Input)?;
                 Some(checked)

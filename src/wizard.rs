@@ -96,6 +96,8 @@ pub const FIELDS: &[Field] = &[
     field("protection.allow_merge", Kind::Bool),
     field("protection.allow_create_extension", Kind::Bool),
     field("protection.allow_role_changes", Kind::Bool),
+    field("protection.allow_maintenance", Kind::Bool),
+    field("protection.allow_lock", Kind::Bool),
     field("protection.allow_attach", Kind::Bool),
     field("protection.allow_pragma_write", Kind::Bool),
     field("protection.allow_vacuum_into", Kind::Bool),

@@ -215,6 +215,15 @@ impl Backend {
         }
     }
 
+    /// The catalog's facts about functions for the PostgreSQL guard; the
+    /// embedded engines' guards ask their own engine instead, and get none.
+    pub async fn routines(&self, deadline: &Deadline) -> Result<std::sync::Arc<crate::guard::Routines>, Error> {
+        match self {
+            Backend::Postgres(pg) => pg.routines(deadline).await,
+            _ => Ok(std::sync::Arc::default()),
+        }
+    }
+
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         match self {
             _ if filter.database.is_some() && !self.serves_files() => Err(self.no_files()),

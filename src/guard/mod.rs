@@ -11,14 +11,18 @@
 
 pub mod duckdb;
 pub mod outline;
+mod reach;
+mod read_only;
+pub mod routines;
 mod rules;
 pub mod sqlite;
 mod tree;
 
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+pub use routines::Routines;
 pub use rules::{DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern};
 pub use tree::{ParseError, Tree, parse};
 
@@ -43,6 +47,11 @@ pub struct Policy {
     pub allow_merge: bool,
     pub allow_create_extension: bool,
     pub allow_role_changes: bool,
+    /// `VACUUM`, `ANALYZE`, `CLUSTER`, `REINDEX`, `CHECKPOINT`, `REFRESH
+    /// MATERIALIZED VIEW`: they rewrite tables or lock them for their duration.
+    pub allow_maintenance: bool,
+    /// `LOCK TABLE` in any mode stronger than `ACCESS SHARE`.
+    pub allow_lock: bool,
     /// SQLite: `ATTACH`/`DETACH`.
     pub allow_attach: bool,
     /// SQLite: `PRAGMA`s that change the file or the connection.
@@ -55,8 +64,12 @@ pub struct Policy {
     /// `glob`, ...) and files named as tables (`FROM 'data.csv'`). Also turns
     /// DuckDB's external access on, which any file access needs.
     pub allow_file_functions: bool,
-    /// Functions that may not be called anywhere in a statement.
+    /// Functions that may not be called anywhere in a statement, by any route.
     pub blocked_functions: Vec<FunctionPattern>,
+    /// Functions the person running pgmcp vouches only read, which read-only
+    /// mode then runs although the catalog cannot show it (their own
+    /// functions, or built-in volatile ones).
+    pub read_only_functions: Vec<FunctionPattern>,
 }
 
 impl Default for Policy {
@@ -79,6 +92,8 @@ impl Default for Policy {
             allow_merge: false,
             allow_create_extension: false,
             allow_role_changes: false,
+            allow_maintenance: false,
+            allow_lock: false,
             allow_attach: false,
             allow_pragma_write: false,
             allow_vacuum_into: false,
@@ -88,6 +103,7 @@ impl Default for Policy {
                 .iter()
                 .map(|p| FunctionPattern::new(p))
                 .collect(),
+            read_only_functions: Vec::new(),
         }
     }
 }
@@ -95,7 +111,7 @@ impl Default for Policy {
 impl Policy {
     /// The `allow_*` switches by config name (`protection.allow_drop`, ...), in
     /// the README's order.
-    pub const FLAGS: [&'static str; 21] = [
+    pub const FLAGS: [&'static str; 23] = [
         "allow_set",
         "allow_drop",
         "allow_truncate",
@@ -112,6 +128,8 @@ impl Policy {
         "allow_merge",
         "allow_create_extension",
         "allow_role_changes",
+        "allow_maintenance",
+        "allow_lock",
         "allow_attach",
         "allow_pragma_write",
         "allow_vacuum_into",
@@ -148,6 +166,8 @@ impl Policy {
             "allow_merge" => &mut self.allow_merge,
             "allow_create_extension" => &mut self.allow_create_extension,
             "allow_role_changes" => &mut self.allow_role_changes,
+            "allow_maintenance" => &mut self.allow_maintenance,
+            "allow_lock" => &mut self.allow_lock,
             "allow_attach" => &mut self.allow_attach,
             "allow_pragma_write" => &mut self.allow_pragma_write,
             "allow_vacuum_into" => &mut self.allow_vacuum_into,
@@ -180,12 +200,15 @@ impl Policy {
             allow_merge: true,
             allow_create_extension: true,
             allow_role_changes: true,
+            allow_maintenance: true,
+            allow_lock: true,
             allow_attach: true,
             allow_pragma_write: true,
             allow_vacuum_into: true,
             allow_export: true,
             allow_file_functions: true,
             blocked_functions: Vec::new(),
+            read_only_functions: Vec::new(),
         }
     }
 }
@@ -215,6 +238,8 @@ pub enum Rule {
     CreateExtension,
     RoleChanges,
     BlockedFunction,
+    Maintenance,
+    Lock,
     Attach,
     Pragma,
     VacuumInto,
@@ -225,7 +250,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 25] = [
+    pub const ALL: [Rule; 27] = [
         Rule::Parse,
         Rule::MultiStatement,
         Rule::ReadOnly,
@@ -246,6 +271,8 @@ impl Rule {
         Rule::CreateExtension,
         Rule::RoleChanges,
         Rule::BlockedFunction,
+        Rule::Maintenance,
+        Rule::Lock,
         Rule::Attach,
         Rule::Pragma,
         Rule::VacuumInto,
@@ -285,6 +312,8 @@ impl Rule {
             Rule::CreateExtension => "create-extension",
             Rule::RoleChanges => "role-changes",
             Rule::BlockedFunction => "blocked-function",
+            Rule::Maintenance => "maintenance",
+            Rule::Lock => "lock",
             Rule::Attach => "attach",
             Rule::Pragma => "pragma",
             Rule::VacuumInto => "vacuum-into",
@@ -350,8 +379,10 @@ impl Checked {
     }
 }
 
-/// Parse `sql` once and apply every rule of `policy` to every node.
-pub fn check(policy: &Policy, sql: &str) -> Result<Checked, Violation> {
+/// Parse `sql` once and apply every rule of `policy` to every node. `routines`
+/// are the catalog's facts about functions (see [`routines`]): every function
+/// the statement can run, by any route, is judged with them.
+pub fn check(policy: &Policy, routines: &Routines, sql: &str) -> Result<Checked, Violation> {
     let tree = parse(sql).map_err(|e| Violation {
         rule: Rule::Parse,
         message: match e.position {
@@ -360,11 +391,22 @@ pub fn check(policy: &Policy, sql: &str) -> Result<Checked, Violation> {
         },
     })?;
     one_statement(tree.stmts.len())?;
-    let mut params = 0;
+    let mut walk = Walk {
+        policy,
+        routines,
+        params: 0,
+    };
     for stmt in &tree.stmts {
-        walk(policy, stmt, &mut params)?;
+        walk.value(stmt)?;
+        if policy.read_only {
+            read_only::statement(policy, stmt)?;
+        }
     }
-    Ok(Checked { tree, params })
+    routines::judge_implicit(policy, routines)?;
+    Ok(Checked {
+        tree,
+        params: walk.params,
+    })
 }
 
 /// The rule no setting switches off: exactly one statement per call, whichever
@@ -385,30 +427,69 @@ pub fn one_statement(count: usize) -> Result<(), Violation> {
     }
 }
 
-/// Visit every node: in libpg_query's JSON every node is `{"NodeType": {..}}`.
-/// A field typed as one specific struct is printed without that wrapper; the
-/// ones a rule cares about are named in [`UNWRAPPED`] and checked as their type.
-/// `params` gathers the highest `$n` seen, so the tree is walked only once.
-fn walk(policy: &Policy, value: &Value, params: &mut usize) -> Result<(), Violation> {
-    match value {
-        Value::Object(map) => {
-            if map.len() == 1
-                && let Some((kind, fields)) = map.iter().next()
-                && kind.starts_with(|c: char| c.is_ascii_uppercase())
-                && fields.is_object()
-            {
-                if kind == "ParamRef"
-                    && let Some(n) = fields.get("number").and_then(Value::as_u64)
+/// One walk over the tree. `params` gathers the highest `$n` seen, so the tree
+/// is walked only once.
+struct Walk<'a> {
+    policy: &'a Policy,
+    routines: &'a Routines,
+    params: usize,
+}
+
+impl Walk<'_> {
+    /// Visit every node: in libpg_query's JSON every node is `{"NodeType": {..}}`.
+    /// A field typed as one specific struct is printed without that wrapper; the
+    /// ones a rule cares about are named in [`UNWRAPPED`] and checked as their type.
+    fn value(&mut self, value: &Value) -> Result<(), Violation> {
+        match value {
+            Value::Object(map) => {
+                if map.len() == 1
+                    && let Some((kind, fields)) = map.iter().next()
+                    && kind.starts_with(|c: char| c.is_ascii_uppercase())
+                    && let Value::Object(fields) = fields
                 {
-                    *params = (*params).max(usize::try_from(n).unwrap_or(usize::MAX));
+                    if kind == "ParamRef"
+                        && let Some(n) = fields.get("number").and_then(Value::as_u64)
+                    {
+                        self.params = self.params.max(usize::try_from(n).unwrap_or(usize::MAX));
+                    }
+                    self.node(kind, fields)?;
+                    return self.fields(kind, fields);
                 }
-                rules::check_node(policy, kind, fields)?;
-                return walk_fields(policy, kind, fields, params);
+                self.fields("", map)
             }
-            walk_fields(policy, "", value, params)
+            Value::Array(items) => items.iter().try_for_each(|item| self.value(item)),
+            _ => Ok(()),
         }
-        Value::Array(items) => items.iter().try_for_each(|item| walk(policy, item, params)),
-        _ => Ok(()),
+    }
+
+    /// Every rule for one node: the rule table, the functions it can run, and
+    /// in read-only mode, that it does not write.
+    fn node(&self, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
+        rules::check_node(self.policy, kind, fields)?;
+        reach::check(self.policy, self.routines, kind, fields)?;
+        if self.policy.read_only {
+            read_only::node_in_read(kind, fields)?;
+        }
+        Ok(())
+    }
+
+    /// Walk the fields of a node of type `kind` ("" for a plain object).
+    fn fields(&mut self, kind: &str, map: &Map<String, Value>) -> Result<(), Violation> {
+        for (key, child) in map {
+            if let Some((_, typed)) = UNWRAPPED.iter().find(|(field, _)| field == key)
+                && let Value::Object(child_fields) = child
+            {
+                if kind == "AlterSystemStmt" {
+                    // ALTER SYSTEM's SET is governed by allow_alter_system, not
+                    // allow_set; read-only mode still applies to it.
+                    rules::check_read_only_set(self.policy, child_fields)?;
+                } else {
+                    self.node(typed, child_fields)?;
+                }
+            }
+            self.value(child)?;
+        }
+        Ok(())
     }
 }
 
@@ -419,26 +500,6 @@ const UNWRAPPED: &[(&str, &str)] = &[
     // CALL: the procedure called.
     ("funccall", "FuncCall"),
 ];
-
-/// Walk the fields of a node of type `kind` ("" for a plain object).
-fn walk_fields(policy: &Policy, kind: &str, fields: &Value, params: &mut usize) -> Result<(), Violation> {
-    let Value::Object(map) = fields else { return Ok(()) };
-    for (key, child) in map {
-        if let Some((_, typed)) = UNWRAPPED.iter().find(|(field, _)| field == key)
-            && child.is_object()
-        {
-            if kind == "AlterSystemStmt" {
-                // ALTER SYSTEM's SET is governed by allow_alter_system, not
-                // allow_set; read-only mode still applies to it.
-                rules::check_read_only_set(policy, child)?;
-            } else {
-                rules::check_node(policy, typed, child)?;
-            }
-        }
-        walk(policy, child, params)?;
-    }
-    Ok(())
-}
 
 /// How a dialect writes placeholders, for the messages of [`check_params`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -494,6 +555,7 @@ mod param_tests {
     fn relations_mentioned() {
         let checked = check(
             &Policy::default(),
+            &Routines::default(),
             "SELECT * FROM users u JOIN sales.orders o ON true WHERE EXISTS (SELECT 1 FROM users)",
         )
         .unwrap();
@@ -540,7 +602,13 @@ mod param_tests {
             ("SELECT '$1'", 0),
         ];
         for (sql, n) in cases {
-            assert_eq!(check(&Policy::default(), sql).unwrap().param_count(), n, "{sql}");
+            assert_eq!(
+                check(&Policy::default(), &Routines::default(), sql)
+                    .unwrap()
+                    .param_count(),
+                n,
+                "{sql}"
+            );
         }
     }
 }

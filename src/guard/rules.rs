@@ -52,12 +52,13 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "pg_wal_replay_resume",
     "pg_stat_reset*",
     "pg_import_system_collations",
-    // Functions that run SQL given as text, which the guard cannot see.
-    "query_to_xml",
-    "query_to_xmlschema",
-    "query_to_xml_and_xmlschema",
-    "cursor_to_xml",
-    "cursor_to_xmlschema",
+    // Functions that run SQL given as text, which the guard cannot see, or
+    // run queries of their own past the row cap (the *_to_xml family).
+    "query_to_xml*",
+    "cursor_to_xml*",
+    "table_to_xml*",
+    "schema_to_xml*",
+    "database_to_xml*",
     "ts_stat",
     "ts_rewrite",
     // contrib's tablefunc and xml2, and pg_background: they run SQL from text too.
@@ -95,7 +96,7 @@ impl FunctionPattern {
 }
 
 /// Why a default-blocked function is dangerous, for the message.
-fn function_reason(name: &str) -> &'static str {
+pub(super) fn function_reason(name: &str) -> &'static str {
     match name {
         n if n.starts_with("pg_ls_") || n == "pg_logdir_ls" => "lists files on the database server",
         "pg_read_file" | "pg_read_binary_file" | "pg_stat_file" => "reads files on the database server",
@@ -115,16 +116,15 @@ fn function_reason(name: &str) -> &'static str {
         }
         n if n.starts_with("pg_stat_reset") => "resets the server's statistics, even in a read-only transaction",
         "pg_import_system_collations" => "writes into the system catalog, even in a read-only transaction",
-        "query_to_xml"
-        | "query_to_xmlschema"
-        | "query_to_xml_and_xmlschema"
-        | "cursor_to_xml"
-        | "cursor_to_xmlschema"
-        | "ts_stat"
-        | "ts_rewrite"
-        | "connectby"
-        | "xpath_table"
-        | "pg_background_launch" => "runs SQL given as text, which the guard cannot check",
+        n if n.starts_with("table_to_xml") || n.starts_with("schema_to_xml") || n.starts_with("database_to_xml") => {
+            "runs queries of its own, which the guard and the row cap cannot bound"
+        }
+        n if n.starts_with("query_to_xml") || n.starts_with("cursor_to_xml") => {
+            "runs SQL given as text, which the guard cannot check"
+        }
+        "ts_stat" | "ts_rewrite" | "connectby" | "xpath_table" | "pg_background_launch" => {
+            "runs SQL given as text, which the guard cannot check"
+        }
         n if n.starts_with("crosstab") => "runs SQL given as text, which the guard cannot check",
         _ => "is listed in protection.blocked_functions",
     }
@@ -189,13 +189,6 @@ fn is_read_only_setting(name: &str) -> bool {
     name.eq_ignore_ascii_case("default_transaction_read_only") || name.eq_ignore_ascii_case("transaction_read_only")
 }
 
-/// The called function's own name, lower-cased (the last part of a qualified name).
-fn function_name(fields: &Map<String, Value>) -> Option<String> {
-    let parts = fields.get("funcname")?.as_array()?;
-    let last = parts.last()?.get("String")?.get("sval")?.as_str()?;
-    Some(last.to_ascii_lowercase())
-}
-
 /// The target table's name of an INSERT/UPDATE/DELETE (its `relation` RangeVar).
 fn relation_name(fields: &Map<String, Value>) -> Option<&str> {
     fields.get("relation")?.get("relname")?.as_str()
@@ -215,8 +208,7 @@ const READ_ONLY_NOTE: &str = "server.read_only is on";
 
 /// In read-only mode, refuse a `VariableSetStmt` that could change the
 /// transaction's read-only state. Runs before `allow_set` is considered.
-pub(super) fn check_read_only_set(policy: &Policy, node: &Value) -> Result<(), Violation> {
-    let Some(fields) = node.as_object() else { return Ok(()) };
+pub(super) fn check_read_only_set(policy: &Policy, fields: &Map<String, Value>) -> Result<(), Violation> {
     if !policy.read_only {
         return Ok(());
     }
@@ -254,11 +246,10 @@ pub(super) fn check_read_only_set(policy: &Policy, node: &Value) -> Result<(), V
 }
 
 /// Apply every rule that concerns a node of type `kind`.
-pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<(), Violation> {
-    let Some(fields) = node.as_object() else { return Ok(()) };
+pub(super) fn check_node(policy: &Policy, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
     match kind {
         "VariableSetStmt" => {
-            check_read_only_set(policy, node)?;
+            check_read_only_set(policy, fields)?;
             let name = text(fields, "name");
             if !policy.allow_set {
                 let why = "session settings outlive the statement and can weaken the guard or later calls";
@@ -430,16 +421,54 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
             "rules rewrite later statements and can hide writes behind reads",
             "allow_create_rule",
         ),
-        "FuncCall" => match function_name(fields) {
-            Some(name) if policy.blocked_functions.iter().any(|p| p.matches(&name)) => violation(
-                Rule::BlockedFunction,
-                format!(
-                    "function {name}() is not allowed: it {}. Remove it from protection.blocked_functions to allow it",
-                    function_reason(&name)
-                ),
-            ),
-            _ => Ok(()),
-        },
+        // Maintenance rewrites or scans whole tables under strong locks, and
+        // runs inside a READ ONLY transaction all the same.
+        "VacuumStmt" | "ClusterStmt" | "ReindexStmt" | "CheckPointStmt" | "RefreshMatViewStmt"
+            if !policy.allow_maintenance =>
+        {
+            let what = match kind {
+                "VacuumStmt" if truthy(fields, "is_vacuumcmd") => "VACUUM",
+                "VacuumStmt" => "ANALYZE",
+                "ClusterStmt" => "CLUSTER",
+                "ReindexStmt" => "REINDEX",
+                "CheckPointStmt" => "CHECKPOINT",
+                _ => "REFRESH MATERIALIZED VIEW",
+            };
+            flag(
+                Rule::Maintenance,
+                &format!("{what} is not allowed"),
+                "maintenance rewrites or scans whole tables and locks them while it runs",
+                "allow_maintenance",
+            )
+        }
+        // LOCK's mode: 1 is ACCESS SHARE (what a read takes); the default,
+        // omitted from the JSON as 0, means ACCESS EXCLUSIVE.
+        "LockStmt" if !policy.allow_lock && fields.get("mode").and_then(Value::as_i64).unwrap_or(0) != 1 => flag(
+            Rule::Lock,
+            "LOCK TABLE in a mode stronger than ACCESS SHARE is not allowed",
+            "it blocks other sessions' reads or writes of the table",
+            "allow_lock",
+        ),
+        // Changing a column's type rewrites every row with the USING
+        // expression (or a cast): an UPDATE of the whole table.
+        "AlterTableCmd"
+            if !policy.allow_update_without_where
+                && matches!(text(fields, "subtype"), "AT_AlterColumnType" | "AT_SetExpression") =>
+        {
+            flag(
+                Rule::UpdateWithoutWhere,
+                "ALTER TABLE ... ALTER COLUMN ... TYPE (or SET EXPRESSION) is not allowed",
+                "it rewrites the column in every row, like an UPDATE without WHERE",
+                "allow_update_without_where",
+            )
+        }
+        // CREATE OR REPLACE VIEW drops the view it replaces.
+        "ViewStmt" if !policy.allow_drop && truthy(fields, "replace") => flag(
+            Rule::Drop,
+            "CREATE OR REPLACE VIEW is not allowed",
+            "it replaces, and so drops, the existing view",
+            "allow_drop",
+        ),
         _ => Ok(()),
     }
 }

@@ -4,6 +4,7 @@
 //! which setting allows it.
 
 use super::*;
+use crate::guard::routines::tests::pg15;
 
 /// A policy from a short spec: `default`, `all` (every allow flag on), or
 /// `+`-joined flags such as `read_only+allow_set`.
@@ -437,8 +438,21 @@ const SEED: &[Case] = &[
         "read_only",
         Some("BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction"),
     ),
-    ("ReadOnly_AllowsBeginReadOnly", "BEGIN READ ONLY", "read_only", None),
-    ("ReadOnly_AllowsBeginDefault", "BEGIN", "read_only", None),
+    // The seed allowed these two; read-only mode is now an allowlist of
+    // statements that read (issue: "Read-only mode must be an allowlist"),
+    // and each call runs in its own transaction anyway.
+    (
+        "ReadOnly_RefusesBeginReadOnly",
+        "BEGIN READ ONLY",
+        "read_only",
+        Some("BEGIN, COMMIT or another transaction statement"),
+    ),
+    (
+        "ReadOnly_RefusesBeginDefault",
+        "BEGIN",
+        "read_only",
+        Some("BEGIN, COMMIT or another transaction statement"),
+    ),
     (
         "ReadOnly_AllowsOtherSet",
         "SET search_path = 'public'",
@@ -969,9 +983,10 @@ const BEYOND: &[Case] = &[
 ];
 
 fn run(cases: &[Case]) {
+    let facts = pg15();
     let mut failures = Vec::new();
     for (name, sql, spec, expected) in cases {
-        let got = check(&policy(spec), sql);
+        let got = check(&policy(spec), &facts, sql);
         let ok = match (&got, expected) {
             (Ok(_), None) => true,
             (Err(v), Some(prefix)) => v.message.starts_with(prefix),
@@ -1014,9 +1029,10 @@ fn every_rule_has_a_stable_name() {
 #[test]
 fn concurrent_checks() {
     let policy = Policy::default();
+    let facts = pg15();
     std::thread::scope(|s| {
         for i in 0..10 {
-            let policy = &policy;
+            let (policy, facts) = (&policy, &facts);
             s.spawn(move || {
                 for j in 0..50 {
                     let (sql, allowed) = if (i + j) % 2 == 0 {
@@ -1024,7 +1040,7 @@ fn concurrent_checks() {
                     } else {
                         ("DROP TABLE t".to_owned(), false)
                     };
-                    assert_eq!(check(policy, &sql).is_ok(), allowed, "{sql}");
+                    assert_eq!(check(policy, facts, &sql).is_ok(), allowed, "{sql}");
                 }
             });
         }

@@ -157,7 +157,10 @@ mod tests {
         let sql = sum(operands);
         let checked = std::thread::Builder::new()
             .stack_size(1 << 20)
-            .spawn(move || crate::guard::check(&crate::guard::Policy::default(), &sql).is_ok())
+            .spawn(move || {
+                let facts = crate::guard::routines::tests::pg15();
+                crate::guard::check(&crate::guard::Policy::default(), &facts, &sql).is_ok()
+            })
             .unwrap()
             .join()
             .unwrap();

@@ -401,11 +401,11 @@ fn write(sql: impl Into<String>, allow: fn(&mut Policy), code: &'static str) -> 
     }
 }
 
-/// With `read_only = true` (the default) and the guard rule that would stop
-/// each write switched off, PostgreSQL's READ ONLY transaction refuses the
-/// write itself, and nothing changes. Writes the guard never blocked (INSERT,
-/// CREATE TABLE, nextval, a writable CTE with WHERE) are refused the
-/// same way.
+/// Read-only mode has two layers: the guard's allowlist refuses every
+/// statement that is not a read, and PostgreSQL's READ ONLY transaction
+/// refuses table writes. Each write here is refused by the first layer, and,
+/// sent straight to the backend with no guard at all, by the second too,
+/// with nothing changed.
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_mode_refuses_writes_the_guard_lets_through() {
     let target = Target::new().await;
@@ -500,27 +500,25 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
         ),
     ];
 
+    let backend = read_only_backend(&target.db);
     let mut findings = Findings::default();
     for w in &writes {
-        let engine = engine_for(&target.db, |c| (w.allow)(&mut c.protection));
-        // The engine's policy is the config's with read_only from the config:
-        // make sure the guard really is out of the way, or the test proves nothing.
-        let mut policy = engine.config().protection.clone();
-        policy.read_only = engine.config().read_only;
-        assert!(engine.config().read_only, "the default is read-only");
-        if let Err(v) = guard::check(&policy, &w.sql) {
-            findings.case(
-                &w.sql,
-                [format!(
-                    "the guard still refuses it (`{}`), so PostgreSQL was never asked",
-                    v.rule.name()
-                )],
-            );
-            continue;
-        }
         let mut problems = Vec::new();
+        // The first layer: even with the rule that names the statement
+        // switched off, read-only mode refuses it through the engine.
+        let engine = engine_for(&target.db, |c| (w.allow)(&mut c.protection));
+        assert!(engine.config().read_only, "the default is read-only");
         let before = target.state();
-        let result = call(&engine, &w.sql).await;
+        match call(&engine, &w.sql).await {
+            Err(Error::Guard(v)) if v.rule == Rule::ReadOnly => {}
+            other => problems.push(format!(
+                "through the engine: expected the read-only rule, got {}",
+                verdict(&other)
+            )),
+        }
+        problems.extend(changed(&before, &target.state()));
+        // The second layer alone.
+        let result = exec_unguarded(&backend, &w.sql).await;
         if db_code(&result) != Some(w.code) {
             problems.push(format!(
                 "expected: refused by PostgreSQL with {}\n  got: {}",
@@ -557,10 +555,11 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
         ("RESET default_transaction_read_only", Some(Rule::ReadOnly)),
         ("RESET ALL", Some(Rule::ReadOnly)),
         ("BEGIN READ WRITE", Some(Rule::ReadOnly)),
-        // Allowed, and harmless: they end the call's transaction early, but
-        // the call has no statement left to run.
-        ("COMMIT", None),
-        ("ROLLBACK", None),
+        // Harmless (they would end the call's transaction early, with no
+        // statement left to run), but not reads: read-only mode's allowlist
+        // refuses them.
+        ("COMMIT", Some(Rule::ReadOnly)),
+        ("ROLLBACK", Some(Rule::ReadOnly)),
     ];
 
     let engine = engine_for(&db, |c| c.protection.allow_set = true);
@@ -583,33 +582,8 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
         );
     }
 
-    let params = params::resolve(Some(&db.url), &Default::default(), &|_| None).expect("test URL resolves");
-    let backend = Backend::Postgres(PgBackend::new(
-        params,
-        PgOptions {
-            read_only: true,
-            max_conn_lifetime: Duration::from_secs(60),
-            max_conn_idle: Duration::from_secs(60),
-        },
-    ));
-    let exec = |sql: &'static str| {
-        let backend = &backend;
-        async move {
-            let deadline = Deadline {
-                at: Instant::now() + Duration::from_secs(10),
-                timeout: Duration::from_secs(10),
-                cancel: CancellationToken::new(),
-            };
-            let stmt = Statement {
-                database: None,
-                policy: &pgmcp::guard::Policy::default(),
-                sql,
-                params: &[],
-                fetch_limit: 10,
-            };
-            backend.execute(stmt, &deadline).await
-        }
-    };
+    let backend = read_only_backend(&db);
+    let exec = |sql: &'static str| exec_unguarded(&backend, sql);
     let pid = exec("SELECT pg_backend_pid()").await.expect("pid").rows;
     for (sql, _) in tricks {
         // Whatever the trick itself does (most succeed), the write after it
@@ -631,29 +605,90 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
     findings.assert_none("read-only tricks were not contained");
 }
 
-/// Where read-only mode is no layer at all: a superuser's READ ONLY
-/// transaction still runs programs, reads server files and imports them as
-/// large objects. Shown here with the guard switched off, so that nobody
-/// mistakes read-only mode for a backstop on these: for them the guard is the
-/// only layer, and the real backstop is a role without superuser,
-/// `pg_read_server_files` and `pg_execute_server_program`.
+/// Where PostgreSQL's READ ONLY transaction is no layer at all: a
+/// superuser's still runs programs, reads server files and imports them as
+/// large objects. Shown here straight to the backend, with no guard, so that
+/// nobody mistakes the transaction for a backstop on these: for them the
+/// guard is the only layer in pgmcp, and the real backstop is a role without
+/// superuser, `pg_read_server_files` and `pg_execute_server_program`
+/// (`connection.role`). Through the engine, the guard refuses each of them
+/// even with every `allow_*` flag on and no blocked functions.
 #[tokio::test(flavor = "multi_thread")]
 async fn without_the_guard_read_only_mode_does_not_stop_superuser_side_effects() {
     let target = Target::new().await;
     let engine = engine_for(&target.db, |c| c.protection = Policy::permissive());
     assert!(engine.config().read_only);
+    let backend = read_only_backend(&target.db);
 
     let sql = format!("COPY (SELECT 1) TO PROGRAM 'touch {}'", target.program_file.display());
-    let result = call(&engine, &sql).await;
+    let refused = call(&engine, &sql).await;
+    assert!(
+        matches!(&refused, Err(Error::Guard(v)) if v.rule == Rule::ReadOnly),
+        "{sql}: {}",
+        verdict(&refused)
+    );
+    assert!(
+        !target.program_file.exists(),
+        "{sql} ran its program through the engine"
+    );
+    let result = exec_unguarded(&backend, &sql).await;
     assert!(result.is_ok(), "{sql}: {}", verdict(&result));
     assert!(target.program_file.exists(), "{sql} did not run its program");
 
-    let read = rows(&engine, "SELECT length(pg_read_file('/etc/hostname')) > 0 AS read").await;
-    assert_eq!(read, json!([{ "read": true }]));
+    let sql = "SELECT length(pg_read_file('/etc/hostname')) > 0 AS read";
+    let refused = call(&engine, sql).await;
+    assert!(
+        matches!(&refused, Err(Error::Guard(v)) if v.rule == Rule::ReadOnly),
+        "{sql}: {}",
+        verdict(&refused)
+    );
+    let read = exec_unguarded(&backend, sql).await.expect("read").rows;
+    assert_eq!(serde_json::to_value(read).unwrap(), json!([{ "read": true }]));
 
-    let result = call(&engine, "SELECT lo_import('/etc/hostname')").await;
+    let sql = "SELECT lo_import('/etc/hostname')";
+    let refused = call(&engine, sql).await;
+    assert!(
+        matches!(&refused, Err(Error::Guard(v)) if v.rule == Rule::ReadOnly),
+        "{sql}: {}",
+        verdict(&refused)
+    );
+    assert_eq!(db_count(&target.db, "pg_largeobject_metadata"), 0);
+    let result = exec_unguarded(&backend, sql).await;
     assert!(result.is_ok(), "lo_import: {}", verdict(&result));
     assert_eq!(db_count(&target.db, "pg_largeobject_metadata"), 1);
+}
+
+/// A read-only PostgreSQL backend with no engine, and so no guard, in front.
+fn read_only_backend(db: &TestDb) -> Backend {
+    let params = params::resolve(Some(&db.url), &Default::default(), &|_| None).expect("test URL resolves");
+    Backend::Postgres(PgBackend::new(
+        params,
+        PgOptions {
+            read_only: true,
+            max_conn_lifetime: Duration::from_secs(60),
+            max_conn_idle: Duration::from_secs(60),
+        },
+    ))
+}
+
+/// Run `sql` on `backend` as a query would run, without the guard.
+async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Error> {
+    let deadline = Deadline {
+        at: Instant::now() + Duration::from_secs(10),
+        timeout: Duration::from_secs(10),
+        cancel: CancellationToken::new(),
+    };
+    let stmt = Statement {
+        database: None,
+        policy: &Policy::default(),
+        sql,
+        params: &[],
+        fetch_limit: 10,
+    };
+    backend
+        .execute(stmt, &deadline)
+        .await
+        .map(|rows| pgmcp::shape::query_output(rows, 10))
 }
 
 fn db_count(db: &TestDb, table: &str) -> u64 {

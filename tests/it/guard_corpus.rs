@@ -8,6 +8,10 @@
 //! - `expect`: `allow`, or the name of the rule that must refuse it;
 //! - `message` (optional): a prefix the refusal's message must start with;
 //! - `policy` (optional, default `default`): a spec read by [`policy`];
+//! - `catalog` (optional, default `pg15`): the catalog facts the guard judges
+//!   functions with: `pg15` (a fresh PostgreSQL 15 database) or `planted` (one
+//!   where a database user planted look-alike functions, operators, a cast and
+//!   a domain: see `fixtures/guard/planted.sql`);
 //! - `note` (optional): why the verdict is what it is. Notes starting with
 //!   `GUARD BUG` mark cases the guard got wrong when they were written.
 //!
@@ -15,9 +19,13 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Policy, Rule};
 use serde::Deserialize;
+
+static PG15: LazyLock<guard::Routines> = LazyLock::new(crate::support::pg15_routines);
+static PLANTED: LazyLock<guard::Routines> = LazyLock::new(|| crate::support::routines_fixture("planted-routines.json"));
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/guard/corpus.jsonl");
 
@@ -28,6 +36,7 @@ struct Case {
     expect: String,
     message: Option<String>,
     policy: Option<String>,
+    catalog: Option<String>,
     note: Option<String>,
 }
 
@@ -72,13 +81,18 @@ fn corpus() -> Vec<(usize, Case)> {
 
 /// A policy from a spec: `default` (every `allow_*` off, the default blocked
 /// functions) or `all` ([`Policy::permissive`]), then `+`-joined terms. A term
-/// is a flag to turn on (`read_only`, `allow_set`, ...) or `block:PATTERN`,
-/// which adds PATTERN to the blocked functions.
+/// is a flag to turn on (`read_only`, `allow_set`, ...), `block:PATTERN`,
+/// which adds PATTERN to the blocked functions, or `vouch:PATTERN`, which adds
+/// it to `read_only_functions`.
 fn policy(spec: &str) -> Result<Policy, String> {
     let mut p = Policy::default();
     for term in spec.split('+') {
         if let Some(pattern) = term.strip_prefix("block:") {
             p.blocked_functions.push(FunctionPattern::new(pattern));
+            continue;
+        }
+        if let Some(pattern) = term.strip_prefix("vouch:") {
+            p.read_only_functions.push(FunctionPattern::new(pattern));
             continue;
         }
         match term {
@@ -96,7 +110,12 @@ fn run(case: &Case) -> Option<String> {
         (Ok(policy), Ok(expected)) => (policy, expected),
         (Err(e), _) | (_, Err(e)) => return Some(e),
     };
-    let got = guard::check(&policy, &case.sql);
+    let facts = match case.catalog.as_deref().unwrap_or("pg15") {
+        "pg15" => &*PG15,
+        "planted" => &*PLANTED,
+        other => return Some(format!("unknown catalog `{other}` (pg15 or planted)")),
+    };
+    let got = guard::check(&policy, facts, &case.sql);
     let got_text = match &got {
         Ok(_) => "allow".to_owned(),
         Err(v) => format!("{}: {}", v.rule.name(), v.message),

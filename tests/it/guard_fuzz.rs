@@ -6,6 +6,8 @@
 //! however deep it is wrapped. Pure: no database, nothing written to disk.
 
 use pgmcp::guard::{self, Policy, Rule, Violation};
+static FACTS: std::sync::LazyLock<guard::Routines> = std::sync::LazyLock::new(crate::support::pg15_routines);
+
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
@@ -31,8 +33,8 @@ fn config() -> ProptestConfig {
 /// (parse, multi-statement), with the same verdict the default policy gets for
 /// those.
 fn verdict(sql: &str) -> Result<(), Violation> {
-    let strict = guard::check(&Policy::default(), sql).map(|_| ());
-    let again = guard::check(&Policy::default(), sql).map(|_| ());
+    let strict = guard::check(&Policy::default(), &FACTS, sql).map(|_| ());
+    let again = guard::check(&Policy::default(), &FACTS, sql).map(|_| ());
     assert_eq!(strict, again, "two verdicts for {sql:?}");
     if let Err(v) = &strict {
         assert!(
@@ -40,7 +42,7 @@ fn verdict(sql: &str) -> Result<(), Violation> {
             "{v:?} for {sql:?}"
         );
     }
-    let loose = guard::check(&Policy::permissive(), sql).map(|_| ());
+    let loose = guard::check(&Policy::permissive(), &FACTS, sql).map(|_| ());
     if let Err(v) = &loose {
         assert!(always_on(v.rule), "the permissive policy refused {sql:?} with {v:?}");
     }
@@ -403,10 +405,10 @@ proptest! {
         };
         let without = wrap(body.to_owned());
         gets_a_verdict(&without);
-        let got = guard::check(&policy, &without).map(|_| ());
+        let got = guard::check(&policy, &FACTS, &without).map(|_| ());
         prop_assert_eq!(rule_of(&got), Some(rule), "{}", without);
         let with = wrap(format!("{body} WHERE id = 1"));
-        prop_assert_eq!(guard::check(&policy, &with).map(|_| ()), Ok(()), "{}", with);
+        prop_assert_eq!(guard::check(&policy, &FACTS, &with).map(|_| ()), Ok(()), "{}", with);
     }
 }
 

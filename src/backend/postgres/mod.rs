@@ -4,11 +4,12 @@
 mod catalog;
 pub mod params;
 pub mod passfile;
+mod routines;
 mod tls;
 mod types;
 mod wire;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -69,6 +70,8 @@ pub struct PgBackend {
     idle: Mutex<Vec<(Connection, Instant)>>,
     /// Column type names and shapes, learned from the catalog as they appear.
     types: TypeCatalog,
+    /// What the catalog says about functions, for the guard.
+    routines: routines::Cache,
 }
 
 impl PgBackend {
@@ -80,7 +83,21 @@ impl PgBackend {
             options,
             idle: Mutex::new(Vec::new()),
             types: TypeCatalog::default(),
+            routines: routines::Cache::default(),
         }
+    }
+
+    /// The catalog's facts about functions, operators and casts, for the
+    /// guard: read on first use, again after a new connection opened (it may
+    /// be to a database changed since), and at least every minute.
+    pub async fn routines(&self, deadline: &Deadline) -> Result<Arc<crate::guard::Routines>, Error> {
+        if let Some(routines) = self.routines.get() {
+            return Ok(routines);
+        }
+        let doc = self.catalog_json(routines::SQL, &[], deadline).await?;
+        let routines = Arc::new(routines::from_json(doc)?);
+        self.routines.put(Arc::clone(&routines));
+        Ok(routines)
     }
 
     pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
@@ -408,7 +425,10 @@ impl PgBackend {
         let connect = Connection::connect(&self.params, &startup);
         tokio::select! {
             r = tokio::time::timeout(budget, connect) => match r {
-                Ok(Ok(conn)) => Ok(conn),
+                Ok(Ok(conn)) => {
+                    self.routines.clear();
+                    Ok(conn)
+                }
                 Ok(Err(e)) => Err(connect_error(&self.params, e)),
                 Err(_) => {
                     let limit = if budget >= self.params.connect_timeout { "connect_timeout" } else { "the call's timeout" };

@@ -1,0 +1,89 @@
+//! Every way a node of the parse tree can run a function, each handed to the
+//! one judgement in `routines.rs`. A route is found by the node's type, not by
+//! what the query looks like, so a new spelling of a known route is still seen:
+//!
+//! | node | route |
+//! |---|---|
+//! | `FuncCall` | a call: `f(x)`, `schema.f(x)`, `CALL f()`, `x AT TIME ZONE` |
+//! | `ColumnRef` past its first name, `A_Indirection` names | attribute notation: `t.f`, `(x).f`, `(x).a.f` |
+//! | `A_Expr`, `SubLink.operName`, `SortBy.useOp` | an operator: `a + b`, `OPERATOR(s.+)`, `= ANY`, `ORDER BY x USING <` |
+//! | `TypeCast` | a cast: `x::t`, `CAST(x AS t)`, `t 'literal'` |
+//!
+//! A `TABLESAMPLE` method is a function too, but one taking `internal`, which
+//! only C code a superuser installed can be; it is not a route.
+
+use serde_json::{Map, Value};
+
+use super::routines::{Route, Routines, judge, judge_cast, judge_operator};
+use super::{Policy, Violation};
+
+/// Judge every function node `kind` can run.
+pub(super) fn check(
+    policy: &Policy,
+    routines: &Routines,
+    kind: &str,
+    fields: &Map<String, Value>,
+) -> Result<(), Violation> {
+    match kind {
+        "FuncCall" => match last_name(fields.get("funcname")) {
+            Some(name) => judge(policy, routines, name, Route::Call),
+            None => Ok(()),
+        },
+        // `t.f` is a column f of t, or f(t) when t has no such column; only
+        // the catalog can tell a function name from a column name here.
+        "ColumnRef" => names(fields.get("fields"))
+            .skip(1)
+            .try_for_each(|name| attribute(policy, routines, name)),
+        "A_Indirection" => names(fields.get("indirection")).try_for_each(|name| attribute(policy, routines, name)),
+        "A_Expr" => match fields.get("kind").and_then(Value::as_str) {
+            // BETWEEN's name is the keyword; it compares with <= and >=.
+            Some(k) if k.contains("BETWEEN") => ["<=", ">="]
+                .into_iter()
+                .try_for_each(|op| judge_operator(policy, routines, op)),
+            _ => operator(policy, routines, fields.get("name")),
+        },
+        "SubLink" => operator(policy, routines, fields.get("operName")),
+        "SortBy" => operator(policy, routines, fields.get("useOp")),
+        "TypeCast" => match fields.get("typeName").and_then(|t| last_name(t.get("names"))) {
+            Some(ty) => judge_cast(policy, routines, ty),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+fn attribute(policy: &Policy, routines: &Routines, name: &str) -> Result<(), Violation> {
+    // Without catalog facts (a caller that has none), a blocked name is
+    // assumed to be the function, never the column.
+    let blocked = || {
+        policy
+            .blocked_functions
+            .iter()
+            .any(|p| p.matches(&name.to_ascii_lowercase()))
+    };
+    if routines.is_function(name) || (routines.is_empty() && blocked()) {
+        judge(policy, routines, name, Route::Attribute)
+    } else {
+        Ok(())
+    }
+}
+
+fn operator(policy: &Policy, routines: &Routines, name: Option<&Value>) -> Result<(), Violation> {
+    match last_name(name) {
+        Some(op) => judge_operator(policy, routines, op),
+        None => Ok(()),
+    }
+}
+
+/// The `String` names of a name list (`[{"String": {"sval": "pg_catalog"}}, ...]`).
+fn names(list: Option<&Value>) -> impl Iterator<Item = &str> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.get("String")?.get("sval")?.as_str())
+}
+
+/// The last name of a qualified name list: the object's own name.
+fn last_name(list: Option<&Value>) -> Option<&str> {
+    names(list).last()
+}

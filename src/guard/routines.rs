@@ -1,0 +1,313 @@
+//! What the database's catalog says about the functions a query can reach,
+//! and the one judgement every route to a function goes through.
+//!
+//! A query runs functions by more routes than calls: attribute notation
+//! (`(x).f` is `f(x)`), operators (each is a function), casts and domain
+//! constraints (a cast into a type runs its cast function and the domain's
+//! checks), and the comparison and support functions sorting, grouping and
+//! joining use without naming them. The guard collects every route from the
+//! parse tree (`reach.rs`) and judges the function behind each one here, with
+//! the same rules: `protection.blocked_functions` in every mode, and in
+//! read-only mode only functions known to change nothing.
+//!
+//! "Known to change nothing" is read from the catalog ([`Routines`], looked up
+//! by the backend and handed over as data, so the guard stays pure):
+//! PostgreSQL's own volatility (`pg_proc.provolatile`) is trusted for functions
+//! in `pg_catalog` and `information_schema` and for those an extension
+//! installed, because only a superuser puts functions there. A function
+//! anybody else defined may declare itself `STABLE` and still call anything,
+//! so it is refused unless the person running pgmcp vouches for it in
+//! `protection.read_only_functions`.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use super::rules::violation;
+use super::{Policy, Rule, Violation};
+
+/// What the catalog says about every function of one name, in any schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trust {
+    /// Every function of that name is `IMMUTABLE` or `STABLE`, and defined
+    /// in `pg_catalog`, `information_schema` or by an extension.
+    ReadOnly,
+    /// Every one is PostgreSQL's own (`pg_catalog`), and at least one is
+    /// `VOLATILE`: it may change something, unless it is on
+    /// [`HARMLESS_VOLATILE`].
+    BuiltIn,
+    /// At least one is defined by a database user, or is an extension's
+    /// `VOLATILE` function.
+    Untrusted,
+}
+
+/// The catalog facts the guard needs, as the backend reads them
+/// (`backend/postgres/routines.sql`). Built-in operators, casts and support
+/// functions are all `pg_catalog` functions that change nothing (checked by a
+/// test against the server), so only the others are listed: on most
+/// databases `casts` and `implicit` are empty.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Routines {
+    /// Every function name in the database.
+    functions: HashMap<String, Trust>,
+    /// Every operator name, with the functions behind the ones defined outside
+    /// `pg_catalog` (empty for an operator only PostgreSQL defines).
+    operators: HashMap<String, Vec<String>>,
+    /// Type name → functions a value runs on its way into that type (cast
+    /// functions and domain constraints defined outside `pg_catalog`).
+    #[serde(deserialize_with = "null_is_empty")]
+    casts: HashMap<String, Vec<String>>,
+    /// Functions that run without being named: comparison operators and
+    /// operator-class support functions defined outside `pg_catalog`, which
+    /// sorting, grouping, joins, `IN` and `CASE` use.
+    #[serde(deserialize_with = "null_is_empty")]
+    implicit: Vec<String>,
+}
+
+/// `json_object_agg` over no rows is `null`, not `{}`.
+fn null_is_empty<'de, D, T>(de: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(de)?.unwrap_or_default())
+}
+
+impl Routines {
+    /// Facts from the JSON document the backend's catalog query returns.
+    pub fn from_json(json: serde_json::Value) -> Result<Routines, serde_json::Error> {
+        serde_json::from_value(json)
+    }
+
+    /// Whether any function of this name exists.
+    pub fn is_function(&self, name: &str) -> bool {
+        self.functions.contains_key(name)
+    }
+
+    /// No facts at all: the caller could not read the catalog.
+    pub fn is_empty(&self) -> bool {
+        self.functions.is_empty()
+    }
+}
+
+/// Built-in `VOLATILE` functions that change nothing: volatile because their
+/// answer changes between calls (random values, clocks, sizes on disk), not
+/// because they write. Only their `pg_catalog` versions are accepted
+/// ([`Trust::BuiltIn`]): a user's function of the same name makes the name
+/// untrusted.
+pub const HARMLESS_VOLATILE: &[&str] = &[
+    "random",
+    "random_normal",
+    "setseed",
+    "clock_timestamp",
+    "timeofday",
+    "gen_random_uuid",
+    "uuidv4",
+    "uuidv7",
+    "pg_sleep",
+    "pg_sleep_for",
+    "pg_sleep_until",
+    "pg_relation_size",
+    "pg_total_relation_size",
+    "pg_table_size",
+    "pg_indexes_size",
+    "pg_database_size",
+    "pg_tablespace_size",
+    "pg_partition_tree",
+    "pg_partition_ancestors",
+    "pg_is_in_recovery",
+    "pg_last_xact_replay_timestamp",
+    "pg_last_wal_receive_lsn",
+    "pg_last_wal_replay_lsn",
+    "pg_current_wal_lsn",
+    "pg_jit_available",
+    "pg_blocking_pids",
+    "pg_notification_queue_usage",
+];
+
+/// Built-in functions PostgreSQL marks `STABLE` that still change something:
+/// each assigns the transaction an ID, which writes to the server's state.
+const NOT_HARMLESS_STABLE: &[&str] = &["txid_current", "pg_current_xact_id"];
+
+/// How the query reaches a function, for the message.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Route<'a> {
+    Call,
+    /// `(x).f` or `t.f`.
+    Attribute,
+    Operator(&'a str),
+    Cast(&'a str),
+    /// Sorting, grouping, joins and comparisons.
+    Implicit,
+}
+
+impl Route<'_> {
+    fn describe(self, name: &str) -> String {
+        match self {
+            Route::Call => format!("function {name}()"),
+            Route::Attribute => format!("function {name}() (called through attribute notation, x.{name})"),
+            Route::Operator(op) => format!("function {name}() (behind the operator {op})"),
+            Route::Cast(ty) => format!("function {name}() (run by a cast into {ty})"),
+            Route::Implicit => format!("function {name}() (run by comparisons, sorting and grouping)"),
+        }
+    }
+}
+
+/// The one judgement for a function the query can run, whatever the route.
+pub(super) fn judge(policy: &Policy, routines: &Routines, name: &str, route: Route<'_>) -> Result<(), Violation> {
+    let lower = name.to_ascii_lowercase();
+    if policy.blocked_functions.iter().any(|p| p.matches(&lower)) {
+        return violation(
+            Rule::BlockedFunction,
+            format!(
+                "{} is not allowed: it {}. Remove it from protection.blocked_functions to allow it",
+                route.describe(&lower),
+                super::rules::function_reason(&lower)
+            ),
+        );
+    }
+    if !policy.read_only || policy.read_only_functions.iter().any(|p| p.matches(&lower)) {
+        return Ok(());
+    }
+    let why = match routines.functions.get(name) {
+        _ if NOT_HARMLESS_STABLE.contains(&lower.as_str()) => {
+            "it assigns a transaction ID, which changes the server's state"
+        }
+        Some(Trust::ReadOnly) => return Ok(()),
+        Some(Trust::BuiltIn) if HARMLESS_VOLATILE.contains(&lower.as_str()) => return Ok(()),
+        Some(Trust::BuiltIn) => "it is VOLATILE: PostgreSQL says it can change the database or the server",
+        Some(Trust::Untrusted) => {
+            "it is defined in the database rather than by PostgreSQL or an extension (or is an extension's VOLATILE function), so nothing shows it only reads"
+        }
+        None => {
+            "it is not in the database's catalog as pgmcp last read it: check the name (the catalog is read again on each new connection and every minute)"
+        }
+    };
+    violation(
+        Rule::ReadOnly,
+        format!(
+            "{} is not allowed in read-only mode: {why}. Read-only mode runs only functions known to change nothing; if it only reads, add it to protection.read_only_functions",
+            route.describe(name)
+        ),
+    )
+}
+
+/// Judge the functions behind an operator. An operator name the catalog does
+/// not know is refused in read-only mode: it may have been defined after the
+/// catalog was read.
+pub(super) fn judge_operator(policy: &Policy, routines: &Routines, op: &str) -> Result<(), Violation> {
+    match routines.operators.get(op) {
+        Some(functions) => functions
+            .iter()
+            .try_for_each(|f| judge(policy, routines, f, Route::Operator(op))),
+        None if policy.read_only => violation(
+            Rule::ReadOnly,
+            format!(
+                "operator {op} is not allowed in read-only mode: it is not in the database's catalog, so nothing shows what it runs"
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Judge the functions a value runs on its way into type `ty`.
+pub(super) fn judge_cast(policy: &Policy, routines: &Routines, ty: &str) -> Result<(), Violation> {
+    routines
+        .casts
+        .get(ty)
+        .into_iter()
+        .flatten()
+        .try_for_each(|f| judge(policy, routines, f, Route::Cast(ty)))
+}
+
+/// Judge the functions every statement may run without naming them.
+pub(super) fn judge_implicit(policy: &Policy, routines: &Routines) -> Result<(), Violation> {
+    routines
+        .implicit
+        .iter()
+        .try_for_each(|f| judge(policy, routines, f, Route::Implicit))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// PostgreSQL 15's catalog facts, as `backend/postgres/routines.sql`
+    /// returned them from a fresh cluster (a test in tests/it compares this
+    /// file with the live server's answer).
+    pub(crate) fn pg15() -> Routines {
+        let text = include_str!("../../fixtures/guard/pg15-routines.json");
+        Routines::from_json(serde_json::from_str(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_fixture_has_postgres_own_facts() {
+        let r = pg15();
+        assert_eq!(r.functions.get("lower"), Some(&Trust::ReadOnly));
+        assert_eq!(r.functions.get("random"), Some(&Trust::BuiltIn));
+        assert_eq!(r.functions.get("pg_read_file"), Some(&Trust::BuiltIn));
+        assert_eq!(r.operators.get("="), Some(&Vec::new()));
+        assert!(r.casts.is_empty() && r.implicit.is_empty());
+    }
+
+    #[test]
+    fn every_harmless_volatile_function_is_volatile_on_postgres_15() {
+        let r = pg15();
+        // Functions newer than PostgreSQL 15 are simply absent there.
+        let newer = ["random_normal", "uuidv4", "uuidv7"];
+        for name in HARMLESS_VOLATILE.iter().filter(|n| !newer.contains(n)) {
+            assert_eq!(r.functions.get(*name), Some(&Trust::BuiltIn), "{name}");
+        }
+        for name in NOT_HARMLESS_STABLE {
+            assert_eq!(r.functions.get(*name), Some(&Trust::ReadOnly), "{name}");
+        }
+    }
+
+    #[test]
+    fn judgements() {
+        let ro = Policy {
+            read_only: true,
+            ..Policy::default()
+        };
+        let rw = Policy::default();
+        let mut planted = pg15();
+        planted.functions.insert("evil".into(), Trust::Untrusted);
+        planted.functions.insert("lower".into(), Trust::Untrusted);
+        // (policy, function, allowed?)
+        let cases: &[(&Policy, &str, Option<Rule>)] = &[
+            (&ro, "lower", Some(Rule::ReadOnly)),
+            (&ro, "upper", None),
+            (&ro, "random", None),
+            (&ro, "pg_total_relation_size", None),
+            (&ro, "pg_advisory_lock", Some(Rule::ReadOnly)),
+            (&ro, "txid_current", Some(Rule::ReadOnly)),
+            (&ro, "evil", Some(Rule::ReadOnly)),
+            (&ro, "no_such_function", Some(Rule::ReadOnly)),
+            (&ro, "pg_read_file", Some(Rule::BlockedFunction)),
+            (&ro, "ts_rewrite", Some(Rule::BlockedFunction)),
+            (&ro, "table_to_xml", Some(Rule::BlockedFunction)),
+            (&rw, "evil", None),
+            (&rw, "pg_advisory_lock", None),
+            (&rw, "lo_import", Some(Rule::BlockedFunction)),
+            (&rw, "PG_READ_FILE", Some(Rule::BlockedFunction)),
+        ];
+        for (policy, name, want) in cases {
+            let got = judge(policy, &planted, name, Route::Call).err().map(|v| v.rule);
+            assert_eq!(got, *want, "{name} read_only={}", policy.read_only);
+        }
+        let vouched = Policy {
+            read_only: true,
+            read_only_functions: vec![super::super::FunctionPattern::new("evil")],
+            ..Policy::default()
+        };
+        assert!(judge(&vouched, &planted, "evil", Route::Call).is_ok());
+        // Vouching never overrides the blocked list.
+        let vouched = Policy {
+            read_only_functions: vec![super::super::FunctionPattern::new("pg_read_file")],
+            ..vouched
+        };
+        assert!(judge(&vouched, &planted, "pg_read_file", Route::Call).is_err());
+    }
+}
