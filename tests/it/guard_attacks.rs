@@ -590,6 +590,7 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
             read_only: true,
             max_conn_lifetime: Duration::from_secs(60),
             max_conn_idle: Duration::from_secs(60),
+            role: None,
         },
     ));
     let exec = |sql: &'static str| {
