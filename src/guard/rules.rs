@@ -260,10 +260,18 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
         "VariableSetStmt" => {
             check_read_only_set(policy, node)?;
             let name = text(fields, "name");
-            // Checked before allow_set, which must not open this door: leaving
-            // the role set by connection.role (or taking another identity)
-            // would undo the least-privilege layer under the guard. GUC names
-            // are case-insensitive (`SET "ROLE" = x` is `SET ROLE x`).
+            if !policy.allow_set {
+                let why = "session settings outlive the statement and can weaken the guard or later calls";
+                return match text(fields, "kind") {
+                    "VAR_RESET_ALL" => flag(Rule::Set, "RESET ALL is not allowed", why, "allow_set"),
+                    "VAR_RESET" => flag(Rule::Set, &format!("RESET statements are not allowed: RESET {name}"), why, "allow_set"),
+                    _ => flag(Rule::Set, &format!("SET statements are not allowed: SET {name}"), why, "allow_set"),
+                };
+            }
+            // allow_set must not open this door: leaving the role set by
+            // connection.role (or taking another identity) would undo the
+            // least-privilege layer under the guard. GUC names are
+            // case-insensitive (`SET "ROLE" = x` is `SET ROLE x`).
             if !policy.allow_role_changes
                 && ["role", "session_authorization"]
                     .iter()
@@ -279,14 +287,6 @@ pub(super) fn check_node(policy: &Policy, kind: &str, node: &Value) -> Result<()
                     "it switches the role queries run as, leaving the one pgmcp set (connection.role)",
                     "allow_role_changes",
                 );
-            }
-            if !policy.allow_set {
-                let why = "session settings outlive the statement and can weaken the guard or later calls";
-                return match text(fields, "kind") {
-                    "VAR_RESET_ALL" => flag(Rule::Set, "RESET ALL is not allowed", why, "allow_set"),
-                    "VAR_RESET" => flag(Rule::Set, &format!("RESET statements are not allowed: RESET {name}"), why, "allow_set"),
-                    _ => flag(Rule::Set, &format!("SET statements are not allowed: SET {name}"), why, "allow_set"),
-                };
             }
             Ok(())
         }
