@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use pgmcp::guard::{Policy, check};
+use pgmcp::guard::{Policy, Routines, check};
 
 const TYPICAL: &str = "SELECT u.id, u.email, count(o.id) AS orders, sum(o.total) AS spent \
                        FROM users u LEFT JOIN orders o ON o.user_id = u.id \
@@ -47,6 +47,13 @@ fn measure(label: &str, iterations: usize, mut f: impl FnMut()) {
 
 fn main() {
     let policy = Policy::default();
+    let read_only = Policy {
+        read_only: true,
+        ..Policy::default()
+    };
+    // A fresh PostgreSQL 15 database's catalog facts, as the backend reads them.
+    let text = include_str!("../fixtures/guard/pg15-routines.json");
+    let facts = Routines::from_json(serde_json::from_str(text).unwrap()).unwrap();
     let big = large();
     println!(
         "typical query: {} bytes, large query: {} bytes",
@@ -54,13 +61,16 @@ fn main() {
         big.len()
     );
     measure("guard::check, typical", 20_000, || {
-        black_box(check(&policy, black_box(TYPICAL)).unwrap());
+        black_box(check(&policy, &facts, black_box(TYPICAL)).unwrap());
+    });
+    measure("guard::check, typical, read-only", 20_000, || {
+        black_box(check(&read_only, &facts, black_box(TYPICAL)).unwrap());
     });
     measure("pg_query::parse (protobuf), typical", 20_000, || {
         black_box(pg_query::parse(black_box(TYPICAL), 0).unwrap());
     });
     measure("guard::check, 10 KB", 2_000, || {
-        black_box(check(&policy, black_box(&big)).unwrap());
+        black_box(check(&policy, &facts, black_box(&big)).unwrap());
     });
     measure("pg_query::parse (protobuf), 10 KB", 2_000, || {
         black_box(pg_query::parse(black_box(&big), 0).unwrap());

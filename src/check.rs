@@ -5,6 +5,11 @@
 //! the session (TLS, read-only mode as the server sees it) is what every
 //! query gets. Facts about the session come from the backend
 //! ([`crate::backend::SessionReport`]), so other engines can report their own.
+//!
+//! Problems (no connection, a hook that cannot run, ...) make `check` exit 1.
+//! Warnings (statements run as a role that can do more than read) are
+//! printed loudly but leave the exit code alone: such a setup works, and a
+//! superuser on a laptop database can be a deliberate choice.
 
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;
@@ -33,6 +38,8 @@ pub struct Report {
     pub allowed: Vec<&'static str>,
     pub blocked_functions: usize,
     pub hooks: Vec<HookCheck>,
+    /// `connection.role` from the config.
+    pub role: Option<String>,
 }
 
 /// One configured hook and whether it can run.
@@ -80,6 +87,22 @@ impl Report {
                 .collect(),
             blocked_functions: config.protection.blocked_functions.len(),
             hooks,
+            role: config.connection.role.clone(),
+        }
+    }
+
+    /// What works but should not be so, one line each: what the role
+    /// statements run as can do beyond reading.
+    pub fn warnings(&self) -> Vec<String> {
+        match &self.session {
+            Ok(s) if s.file && self.role.is_some() => {
+                vec![
+                    "connection.role is set, but roles are a PostgreSQL feature: it does nothing for this database"
+                        .to_owned(),
+                ]
+            }
+            Ok(s) => s.role_warnings.clone(),
+            Err(_) => Vec::new(),
         }
     }
 
@@ -114,6 +137,14 @@ impl fmt::Display for Report {
             Ok(s) => {
                 writeln!(f, "  server:     {} at {}", s.server, s.endpoint)?;
                 writeln!(f, "  connected:  as user \"{}\" to database \"{}\"", s.user, s.database)?;
+                match &self.role {
+                    Some(_) => writeln!(f, "  runs as:    role \"{}\" (connection.role)", s.role)?,
+                    None => writeln!(
+                        f,
+                        "  runs as:    role \"{}\" (the login; connection.role is not set)",
+                        s.role
+                    )?,
+                }
                 match &s.encryption {
                     Some(tls) => writeln!(f, "  TLS:        yes ({tls})")?,
                     None => writeln!(f, "  TLS:        no")?,
@@ -146,10 +177,38 @@ impl fmt::Display for Report {
             let state = hook.problem.as_deref().unwrap_or("executable");
             writeln!(f, "{label:<14}{} {} ({state})", hook.stage, hook.command.display())?;
         }
+        let warnings = self.warnings();
+        if let (Ok(s), false) = (&self.session, warnings.is_empty()) {
+            if s.file {
+                writeln!(f, "WARNING:      {}", warnings.join("; "))?;
+            } else {
+                writeln!(
+                    f,
+                    "WARNING:      queries run as role \"{}\", which can do more than read:",
+                    s.role
+                )?;
+                for w in &warnings {
+                    writeln!(f, "  - {w}")?;
+                }
+                let fix = match &self.role {
+                    Some(_) => "take these rights away from connection.role, or point it at a reader role",
+                    None => "set connection.role to a reader role",
+                };
+                writeln!(
+                    f,
+                    "  fix: {fix}; `pgmcp check --suggest-role` prints the SQL that creates one"
+                )?;
+            }
+        }
+        let noted = match warnings.len() {
+            0 => String::new(),
+            1 => " (1 warning, above)".to_owned(),
+            n => format!(" ({n} warnings, above)"),
+        };
         match self.problems().as_slice() {
-            [] => write!(f, "result:       OK"),
+            [] => write!(f, "result:       OK{noted}"),
             problems => {
-                write!(f, "result:       {} problem(s)", problems.len())?;
+                write!(f, "result:       {} problem(s){noted}", problems.len())?;
                 for p in problems {
                     write!(f, "\n  - {p}")?;
                 }

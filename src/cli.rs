@@ -70,10 +70,19 @@ pub enum Command {
         limit: Option<usize>,
     },
     /// Load and validate the config, connect, and print what is in effect:
-    /// config and log files, server, user, database, TLS, read-only mode (as
-    /// the server reports it), protection flags and hooks. Exits 0 when all is
-    /// well, 1 when something failed, 2 when the config is invalid.
-    Check,
+    /// config and log files, server, user, the role queries run as, database,
+    /// TLS, read-only mode (as the server reports it), protection flags and
+    /// hooks. Exits 0 when all is well, 1 when something failed, 2 when the
+    /// config is invalid. A WARNING (queries run as a role that can do more
+    /// than read: a superuser, an owner, ...) does not change the exit code.
+    Check {
+        /// Instead of the report, print SQL that creates a least-privilege
+        /// reader role (default name: connection.role, else pgmcp_reader) for
+        /// the connected database, and the config snippet that uses it.
+        /// Without a connection, a template with <placeholders> (exit 1).
+        #[arg(long, value_name = "ROLE")]
+        suggest_role: Option<Option<String>>,
+    },
     /// Ask for each config field (showing the current value) and write the
     /// config file with permissions 0600. Answers are read line by line from
     /// stdin, so they can be piped.
@@ -113,7 +122,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     let name = match cli.command {
         Command::Serve => "serve",
         Command::Query { .. } => "query",
-        Command::Check => "check",
+        Command::Check { .. } => "check",
         Command::Configure => "configure",
     };
     tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
@@ -124,7 +133,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     let result = match cli.command {
         Command::Serve => runtime.block_on(serve(config, cli.database)),
         Command::Query { sql, params, limit } => runtime.block_on(query_once(config, cli.database, sql, params, limit)),
-        Command::Check => runtime.block_on(check(config, cli.database)),
+        Command::Check { suggest_role: None } => runtime.block_on(check(config, cli.database)),
+        Command::Check {
+            suggest_role: Some(role),
+        } => runtime.block_on(suggest_role(config, cli.database, role)),
         Command::Configure => Ok(ExitCode::SUCCESS),
     };
     // Don't wait for a blocking stdin read that will never finish.
@@ -286,6 +298,49 @@ async fn check(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     }
     engine.close().await;
     Ok(print_report(&report))
+}
+
+/// Role name `check --suggest-role` uses when neither the flag nor
+/// connection.role names one.
+const SUGGESTED_ROLE: &str = "pgmcp_reader";
+
+/// `pgmcp check --suggest-role`: print SQL creating a reader role. The output
+/// is SQL only (explanations are comments), so it can go straight to psql.
+async fn suggest_role(config: Config, database: Option<String>, role: Option<String>) -> Result<ExitCode, CliError> {
+    let role = role
+        .or_else(|| config.connection.role.clone())
+        .unwrap_or_else(|| SUGGESTED_ROLE.to_owned());
+    let conn = match crate::pipeline::choose(&config, database.as_deref())? {
+        Choice::Postgres(conn) => conn,
+        _ => {
+            eprintln!("pgmcp: --suggest-role is for PostgreSQL: SQLite and DuckDB files have no roles");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let engine = Engine::postgres(config.clone(), conn.clone());
+    let mut result = engine.suggest_role(&role, CancellationToken::new()).await;
+    engine.close().await;
+    // The role may not exist yet (or not be granted): that is what the SQL
+    // is for. Read the catalog as the login then; it is world-readable.
+    if matches!(result, Err(QueryError::Role { .. })) {
+        let mut as_login = config;
+        as_login.connection.role = None;
+        let engine = Engine::postgres(as_login, conn);
+        result = engine.suggest_role(&role, CancellationToken::new()).await;
+        engine.close().await;
+    }
+    let mut stdout = std::io::stdout().lock();
+    match result {
+        Ok(sql) => {
+            let _ = write!(stdout, "{sql}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            let _ = write!(stdout, "{}", postgres::suggest_role_sql(&role, None));
+            eprintln!("pgmcp: could not read the database ({e}); printed a template: replace its <placeholders>");
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 /// Print a check report; the exit code says whether it found a problem.

@@ -173,6 +173,11 @@ pub struct ConnectionConfig {
     pub sslkey: Option<String>,
     /// The password file to read instead of `~/.pgpass`.
     pub passfile: Option<String>,
+    /// A role every statement runs as (`SET LOCAL ROLE` in each transaction),
+    /// whoever the login is: give it only the rights the agent needs. The
+    /// login must be a member of it (`GRANT role TO login`). PostgreSQL only;
+    /// applies however the connection is given (`PGMCP_PG_CONNSTRING` too).
+    pub role: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -613,6 +618,9 @@ impl RawConfig {
                 ));
             }
         }
+        if let Some(problem) = self.connection.role.as_deref().and_then(role_name_problem) {
+            return Err(fail("connection.role", problem));
+        }
         let logging = LoggingConfig {
             level: match self.logging.level.as_deref() {
                 None => LogLevel::Info,
@@ -744,6 +752,25 @@ impl RawConfig {
     }
 }
 
+/// What is wrong with a role name, if anything. It is used exactly as
+/// written (case and spaces kept, quoted as an identifier), so the checks are
+/// only those PostgreSQL would otherwise fail on, or silently change.
+fn role_name_problem(role: &str) -> Option<String> {
+    if role.trim().is_empty() {
+        Some("is empty: remove it to run as the login, or name a role".to_owned())
+    } else if role.contains('\0') {
+        Some("contains a NUL character".to_owned())
+    } else if role.len() > 63 {
+        // PostgreSQL would truncate it (with only a notice) and use another name.
+        Some(format!(
+            "is {} bytes long; PostgreSQL names are at most 63 bytes",
+            role.len()
+        ))
+    } else {
+        None
+    }
+}
+
 /// A size DuckDB's `memory_limit` accepts: a number and a byte unit.
 /// A list of function names, each optionally ending in `*` (a prefix).
 /// Errors name the entry: (`field[i]`, message).
@@ -830,6 +857,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.connection.port, Some(6432));
+        assert_eq!(c.connection.role, None, "no role: statements run as the login");
         assert_eq!(c.pool.max_conns, 8);
         assert!(!c.read_only);
         assert_eq!(c.logging.level, LogLevel::Debug);
@@ -860,6 +888,9 @@ mod tests {
             (format!(r#"{{"connection": {{"port": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.port: must be between 1 and 65535"),
             (format!(r#"{{"connection": {{"sslmode": "on"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslmode: unknown sslmode \"on\": use disable, allow, prefer, require, verify-ca, verify-full"),
             (format!(r#"{{"connection": {{"sslrootcert": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslrootcert: must be a file path (leave the field out for the default)"),
+            (format!(r#"{{"connection": {{"role": " "}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: is empty: remove it to run as the login, or name a role"),
+            (format!(r#"{{"connection": {{"role": "a\u0000b"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: contains a NUL character"),
+            (format!(r#"{{"connection": {{"role": "{}"}}, {}"#, "r".repeat(64), &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: is 64 bytes long; PostgreSQL names are at most 63 bytes"),
             (format!(r#"{{"database": " ", {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: database: is empty: remove it or give a URL"),
             (format!(r#"{{"sqlite": {{"root": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: is empty: remove it or give a directory"),
             (format!(r#"{{"sqlite": {{"root": "/no/such/pgmcp-dir"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: /no/such/pgmcp-dir is not a directory"),
@@ -1031,6 +1062,18 @@ mod tests {
         }
         for size in ["", "GB", "1", "1.GB", ".5GB", "1.2.3GB", "-1GB", "1 PB", "80%"] {
             assert!(!memory_size(size), "{size}");
+        }
+    }
+
+    #[test]
+    fn connection_role_is_kept_as_written() {
+        for role in ["pgmcp_reader", "Mixed Case", "we\"ird", &"r".repeat(63)] {
+            let text = format!(
+                r#"{{"connection": {{"role": {}}}, {}"#,
+                serde_json::to_string(role).unwrap(),
+                &MINIMAL[1..]
+            );
+            assert_eq!(load(&text).unwrap().connection.role.as_deref(), Some(role));
         }
     }
 

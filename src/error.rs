@@ -36,6 +36,18 @@ pub enum Error {
         .note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
     )]
     PasswordRequired { note: Option<String> },
+    /// The session could not switch to `connection.role` (it does not exist,
+    /// or the login may not switch to it), so nothing ran. `code` is the
+    /// SQLSTATE; `advice` says what to do, when the backend knows the names.
+    #[error(
+        "cannot run as connection.role: {message} (SQLSTATE {code}){}",
+        .advice.as_ref().map(|a| format!("; {a}")).unwrap_or_default()
+    )]
+    Role {
+        code: String,
+        message: String,
+        advice: Option<String>,
+    },
     /// The database could not be reached or the connection broke.
     #[error("cannot reach the database: {0}")]
     Connection(String),

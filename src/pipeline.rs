@@ -85,6 +85,7 @@ impl Engine {
             read_only: config.read_only,
             max_conn_lifetime: config.pool.max_conn_lifetime,
             max_conn_idle: config.pool.max_conn_idle,
+            role: config.connection.role.clone(),
         };
         Engine::new(config, Backend::Postgres(PgBackend::new(params, options)))
     }
@@ -342,6 +343,20 @@ impl Engine {
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         self.backend.session_report(&deadline).await
+    }
+
+    /// SQL that creates `role` as a least-privilege reader of the connected
+    /// PostgreSQL database, for `pgmcp check --suggest-role`.
+    pub async fn suggest_role(&self, role: &str, cancel: CancellationToken) -> Result<String, Error> {
+        let call = self.begin(cancel);
+        let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
+        let _slot = self.slot(&deadline).await?;
+        match &self.backend {
+            Backend::Postgres(pg) => pg.suggest_role(role, &deadline).await,
+            _ => Err(Error::Input(
+                "database roles are a PostgreSQL feature: SQLite and DuckDB files have none".to_owned(),
+            )),
+        }
     }
 
     /// Start a call: its token is a child of the caller's, so the caller's

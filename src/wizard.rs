@@ -56,6 +56,7 @@ pub const FIELDS: &[Field] = &[
     field("connection.port", Kind::Number),
     field("connection.dbname", Kind::Text),
     field("connection.user", Kind::Text),
+    field("connection.role", Kind::Text),
     field(
         "connection.sslmode",
         Kind::Choice(&crate::backend::postgres::SslMode::NAMES),

@@ -68,7 +68,14 @@ pub struct SessionReport {
     pub server: String,
     /// Where the session is connected: `host:port` or a socket path.
     pub endpoint: String,
+    /// The login: who the session authenticated as.
     pub user: String,
+    /// Who statements run as: `connection.role` when set, else the login.
+    /// Empty for files.
+    pub role: String,
+    /// What `role` can do beyond reading (a superuser, an owner, ...), one
+    /// sentence each; empty for a least-privilege reader, and for files.
+    pub role_warnings: Vec<String>,
     pub database: String,
     /// How the connection is encrypted (`TLSv1.3, TLS13_AES_256_GCM_SHA384`); `None` when it is not.
     pub encryption: Option<String>,

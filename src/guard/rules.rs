@@ -259,6 +259,26 @@ pub(super) fn check_node(policy: &Policy, kind: &str, fields: &Map<String, Value
                     _ => flag(Rule::Set, &format!("SET statements are not allowed: SET {name}"), why, "allow_set"),
                 };
             }
+            // allow_set must not open this door: leaving the role set by
+            // connection.role (or taking another identity) would undo the
+            // least-privilege layer under the guard. GUC names are
+            // case-insensitive (`SET "ROLE" = x` is `SET ROLE x`).
+            if !policy.allow_role_changes
+                && ["role", "session_authorization"]
+                    .iter()
+                    .any(|n| name.eq_ignore_ascii_case(n))
+            {
+                let what = match text(fields, "kind") {
+                    "VAR_RESET" => format!("RESET {name} is not allowed"),
+                    _ => format!("SET {name} is not allowed"),
+                };
+                return flag(
+                    Rule::RoleChanges,
+                    &what,
+                    "it switches the role queries run as, leaving the one pgmcp set (connection.role)",
+                    "allow_role_changes",
+                );
+            }
             Ok(())
         }
         "TransactionStmt"

@@ -60,12 +60,16 @@ fn reports_what_is_in_effect() {
          database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer\n\
          \x20 server:     PostgreSQL {version} at 127.0.0.1:{port}\n\
          \x20 connected:  as user \"{user}\" to database \"{db}\"\n\
+         \x20 runs as:    role \"{user}\" (the login; connection.role is not set)\n\
          \x20 TLS:        no\n\
          \x20 password:   from PGPASSWORD\n\
          read-only:    on (verified: transaction_read_only = on)\n\
          protection:   allowed: allow_drop; {blocked} blocked function patterns\n\
          hooks:        before_query {hook} (executable)\n\
-         result:       OK\n",
+         WARNING:      queries run as role \"{user}\", which can do more than read:\n\
+         \x20 - it is a superuser: no privilege check applies to it, and it can read and write server files and run programs on the server\n\
+         \x20 fix: set connection.role to a reader role; `pgmcp check --suggest-role` prints the SQL that creates one\n\
+         result:       OK (1 warning, above)\n",
         config = path.display(),
         log = home.path().join("pgmcp.log").display(),
         port = server.port(),

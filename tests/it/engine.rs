@@ -123,6 +123,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
             read_only: false,
             max_conn_lifetime: Duration::from_secs(60),
             max_conn_idle: Duration::from_secs(60),
+            role: None,
         },
     ));
     let deadline = Deadline {

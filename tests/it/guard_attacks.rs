@@ -667,6 +667,7 @@ fn read_only_backend(db: &TestDb) -> Backend {
             read_only: true,
             max_conn_lifetime: Duration::from_secs(60),
             max_conn_idle: Duration::from_secs(60),
+            role: None,
         },
     ))
 }

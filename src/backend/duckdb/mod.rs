@@ -142,6 +142,8 @@ impl DuckDbBackend {
                 server: format!("DuckDB {version} (memory_limit {memory_limit}, {threads} threads)"),
                 endpoint: shown.clone(),
                 user: String::new(),
+                role: String::new(),
+                role_warnings: Vec::new(),
                 database: shown,
                 encryption: None,
                 read_only,

@@ -4,17 +4,21 @@
 mod catalog;
 pub mod params;
 pub mod passfile;
+mod role;
 mod routines;
 mod tls;
 mod types;
 mod wire;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 pub use params::{ConnectParams, Host, ParamsError, PasswordSource, RootCert, SslMode};
+use role::SessionRole;
+pub use role::{quote_ident, suggest_role_sql};
 use types::TypeCatalog;
 use wire::{CancelTarget, Connection, Exchange, StatementResult, WireError};
 
@@ -50,6 +54,9 @@ const PINNED: &[(&str, &str)] = &[
     ("lc_monetary", "C"),
 ];
 
+/// How long looking at the role's privileges for the log may take.
+const AUDIT_BUDGET: Duration = Duration::from_secs(2);
+
 /// How long a pooled connection may take to answer its deferred session reset.
 const SETTLE: Duration = Duration::from_secs(2);
 
@@ -59,6 +66,8 @@ pub struct PgOptions {
     pub read_only: bool,
     pub max_conn_lifetime: Duration,
     pub max_conn_idle: Duration,
+    /// `connection.role`: every exchange switches to it (`SET LOCAL ROLE`).
+    pub role: Option<String>,
 }
 
 pub struct PgBackend {
@@ -72,6 +81,10 @@ pub struct PgBackend {
     types: TypeCatalog,
     /// What the catalog says about functions, for the guard.
     routines: routines::Cache,
+    /// `connection.role`, with the statement that switches to it.
+    role: Option<SessionRole>,
+    /// Set once the role's privileges have been looked at for the log.
+    audited: AtomicBool,
 }
 
 impl PgBackend {
@@ -80,10 +93,36 @@ impl PgBackend {
     pub fn new(params: ConnectParams, options: PgOptions) -> PgBackend {
         PgBackend {
             params,
+            role: options.role.as_deref().map(SessionRole::new),
             options,
             idle: Mutex::new(Vec::new()),
             types: TypeCatalog::default(),
             routines: routines::Cache::default(),
+            audited: AtomicBool::new(false),
+        }
+    }
+
+    /// The statements that open every exchange's transaction: `begin`, the
+    /// switch to `connection.role` (before anything else runs, so nothing
+    /// runs as the login), then the statement timeout.
+    fn setup<'a>(&'a self, begin: &'a str, timeout: &'a str) -> Vec<&'a str> {
+        let mut setup = vec![begin];
+        if let Some(role) = &self.role {
+            setup.push(role.set.as_str());
+        }
+        setup.push(timeout);
+        setup
+    }
+
+    /// A refused switch to `connection.role`, with what to do about it.
+    fn explain(&self, e: Error) -> Error {
+        match (e, &self.role) {
+            (Error::Role { code, message, .. }, Some(role)) => Error::Role {
+                advice: Some(role::refusal_advice(&code, &role.name, &self.params.user)),
+                code,
+                message,
+            },
+            (e, _) => e,
         }
     }
 
@@ -112,7 +151,7 @@ impl PgBackend {
         let result = run(
             &mut conn,
             &Exchange {
-                setup: &[begin, &timeout],
+                setup: &self.setup(begin, &timeout),
                 sql: stmt.sql,
                 params: &params,
                 // One row past the limit tells us whether more exist.
@@ -127,11 +166,68 @@ impl PgBackend {
         )
         .await;
         let rows = match result {
-            Ok(result) => self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await,
-            Err(e) => Err(e),
+            Ok(result) => {
+                let rows = self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await;
+                self.audit_once(&mut conn).await;
+                rows
+            }
+            Err(e) => Err(self.explain(e)),
         };
         self.checkin(conn);
         rows
+    }
+
+    /// Log a warning, once per process, when the role statements run as can
+    /// do more than read. Done after the first call that worked, on its
+    /// connection, so starting up never needs the database.
+    async fn audit_once(&self, conn: &mut Connection) {
+        if self.audited.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let deadline = Deadline {
+            at: Instant::now() + AUDIT_BUDGET,
+            timeout: AUDIT_BUDGET,
+            cancel: tokio_util::sync::CancellationToken::new(),
+        };
+        let timeout = statement_timeout(&deadline);
+        let ex = Exchange {
+            setup: &self.setup("BEGIN READ ONLY", &timeout),
+            sql: role::PRIVILEGES,
+            params: &[],
+            max_rows: 2,
+            finish: &["COMMIT"],
+            deferred: &[],
+        };
+        let privileges = match run(conn, &ex, &deadline).await {
+            Ok(result) => json_cell(&result).and_then(|v| serde_json::from_value::<role::Privileges>(v).ok()),
+            Err(_) => None,
+        };
+        match privileges {
+            None => tracing::debug!("could not read the privileges of the role queries run as"),
+            Some(p) => {
+                let findings = p.findings();
+                if !findings.is_empty() {
+                    let advice = match &self.role {
+                        Some(_) => "give connection.role only SELECT on the tables the agent needs",
+                        None => "set connection.role to a reader role (`pgmcp check --suggest-role` prints the SQL)",
+                    };
+                    tracing::warn!(
+                        role = %p.role,
+                        login = %p.login,
+                        "queries run as role \"{}\", which can do more than read: {}; {advice}",
+                        p.role,
+                        findings.join("; ")
+                    );
+                }
+            }
+        }
+    }
+
+    /// SQL that creates `role` as a least-privilege reader of this database,
+    /// with its schemas, table owners and the login filled in.
+    pub async fn suggest_role(&self, role: &str, deadline: &Deadline) -> Result<String, Error> {
+        let facts: role::SuggestFacts = self.catalog(role::SUGGEST_FACTS, &[], deadline).await?;
+        Ok(suggest_role_sql(role, Some(&facts)))
     }
 
     /// What `pgmcp check` shows about a live session: the server's version, who
@@ -146,9 +242,11 @@ impl PgBackend {
         let rows = self
             .execute(
                 Statement {
-                    sql: "SELECT current_setting('server_version') AS version, current_user AS usr, \
-                          current_database() AS db, current_setting('transaction_read_only') AS read_only, \
-                          coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false) AS ssl",
+                    sql: "SELECT pg_catalog.current_setting('server_version') AS version, current_user AS usr, \
+                          pg_catalog.current_database() AS db, \
+                          pg_catalog.current_setting('transaction_read_only') AS read_only, \
+                          coalesce((SELECT s.ssl FROM pg_catalog.pg_stat_ssl s \
+                                    WHERE s.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()), false) AS ssl",
                     params: &[],
                     fetch_limit: 1,
                     policy: &crate::guard::Policy::default(),
@@ -163,10 +261,13 @@ impl PgBackend {
             .ok_or_else(|| Error::Connection("the session report query returned no row".to_owned()))?;
         let text = |i: usize| row.get(i).and_then(Value::as_str).unwrap_or_default().to_owned();
         let server_ssl = row.get(4).and_then(Value::as_bool).unwrap_or(false);
+        let privileges: role::Privileges = self.catalog(role::PRIVILEGES, &[], deadline).await?;
         Ok(SessionReport {
             server: format!("PostgreSQL {}", text(0)),
             endpoint: self.params.target(),
-            user: text(1),
+            user: privileges.login.clone(),
+            role: text(1),
+            role_warnings: privileges.findings(),
             database: text(2),
             read_only: text(3) == "on",
             // The server's own view (pg_stat_ssl) must agree with ours.
@@ -328,7 +429,7 @@ impl PgBackend {
         let result = run(
             &mut conn,
             &Exchange {
-                setup: &["BEGIN READ ONLY", &timeout],
+                setup: &self.setup("BEGIN READ ONLY", &timeout),
                 sql,
                 params,
                 max_rows: 2,
@@ -338,8 +439,11 @@ impl PgBackend {
             deadline,
         )
         .await;
+        if result.is_ok() {
+            self.audit_once(&mut conn).await;
+        }
         self.checkin(conn);
-        let result = result?;
+        let result = result.map_err(|e| self.explain(e))?;
         let text = result
             .rows
             .first()
@@ -361,7 +465,8 @@ impl PgBackend {
         limit: usize,
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
-        let described = self.types.describe(conn, &result.columns, deadline).await;
+        let role = self.role.as_ref().map(|r| r.set.as_str());
+        let described = self.types.describe(conn, &result.columns, role, deadline).await;
         let columns: Vec<Column> = result
             .columns
             .iter()
@@ -540,6 +645,14 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
             Error::Timeout { after: timeout }
         }
         WireError::Db(db) => Error::Db(db),
+        // Only the switch to connection.role can fail this way among the
+        // setup statements; PgBackend::explain adds what to do about it.
+        WireError::Setup(db) if role::is_role_refusal(&db.code, &db.message) => Error::Role {
+            code: db.code,
+            message: db.message,
+            advice: None,
+        },
+        WireError::Setup(db) => Error::Db(db),
         other => Error::Connection(other.to_string()),
     }
 }
@@ -597,6 +710,12 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
         other => format!("could not connect to {target}: {other}"),
     };
     Error::Connection(text)
+}
+
+/// The one `json` cell of a catalog reply, if there is one.
+fn json_cell(result: &StatementResult) -> Option<Value> {
+    let bytes = result.rows.first()?.first()?.as_ref()?;
+    serde_json::from_slice(bytes).ok()
 }
 
 /// The name in `relation "x" does not exist` or `column t.x does not exist`:

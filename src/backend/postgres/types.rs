@@ -27,15 +27,17 @@ pub struct TypeCatalog {
 impl TypeCatalog {
     /// Names and shapes for `columns`, asking the server (on `conn`) only about
     /// what is not cached. A failed lookup falls back to built-in knowledge:
-    /// the text form, and the protocol's type name.
+    /// the text form, and the protocol's type name. `role` is the `SET LOCAL
+    /// ROLE` statement of `connection.role`: the lookups run as that role too.
     pub async fn describe(
         &self,
         conn: &mut Connection,
         columns: &[WireColumn],
+        role: Option<&str>,
         deadline: &Deadline,
     ) -> Vec<(String, Shape)> {
-        self.learn_names(conn, columns, deadline).await;
-        self.learn_shapes(conn, columns, deadline).await;
+        self.learn_names(conn, columns, role, deadline).await;
+        self.learn_shapes(conn, columns, role, deadline).await;
         let names = self.names.lock().unwrap_or_else(|p| p.into_inner());
         let shapes = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
         columns
@@ -52,7 +54,13 @@ impl TypeCatalog {
             .collect()
     }
 
-    async fn learn_names(&self, conn: &mut Connection, columns: &[WireColumn], deadline: &Deadline) {
+    async fn learn_names(
+        &self,
+        conn: &mut Connection,
+        columns: &[WireColumn],
+        role: Option<&str>,
+        deadline: &Deadline,
+    ) {
         let missing: Vec<NameKey> = {
             let names = self.names.lock().unwrap_or_else(|p| p.into_inner());
             let mut m: Vec<_> = columns
@@ -73,12 +81,13 @@ impl TypeCatalog {
             Some(array_literal(missing.iter().map(|k| k.2))),
             Some(array_literal(missing.iter().map(|k| k.3))),
         ];
+        let (setup, finish) = as_role(role);
         let ex = Exchange {
-            setup: &[],
+            setup: &setup,
             sql: catalog::COLUMN_TYPE_NAMES,
             params: &params,
             max_rows: 0,
-            finish: &[],
+            finish,
             deferred: &[],
         };
         if let Ok(result) = run(conn, &ex, deadline).await {
@@ -91,7 +100,13 @@ impl TypeCatalog {
         }
     }
 
-    async fn learn_shapes(&self, conn: &mut Connection, columns: &[WireColumn], deadline: &Deadline) {
+    async fn learn_shapes(
+        &self,
+        conn: &mut Connection,
+        columns: &[WireColumn],
+        role: Option<&str>,
+        deadline: &Deadline,
+    ) {
         let missing: Vec<u32> = {
             let shapes = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
             let mut m: Vec<_> = columns
@@ -107,12 +122,13 @@ impl TypeCatalog {
             return;
         }
         let params = [Some(array_literal(missing.iter().copied()))];
+        let (setup, finish) = as_role(role);
         let ex = Exchange {
-            setup: &[],
+            setup: &setup,
             sql: catalog::TYPE_SHAPES,
             params: &params,
             max_rows: 0,
-            finish: &[],
+            finish,
             deferred: &[],
         };
         let Ok(result) = run(conn, &ex, deadline).await else {
@@ -144,6 +160,17 @@ impl TypeCatalog {
             };
             shapes.insert(type_oid, shape);
         }
+    }
+}
+
+/// Setup and finish statements for a lookup as `role`. `SET LOCAL` only
+/// takes effect in a transaction block, so with a role the lookup runs in its
+/// own read-only transaction; without one, in the protocol's implicit
+/// transaction as before.
+fn as_role(role: Option<&str>) -> (Vec<&str>, &'static [&'static str]) {
+    match role {
+        Some(set) => (vec!["BEGIN READ ONLY", set], &["COMMIT"]),
+        None => (Vec::new(), &[]),
     }
 }
 

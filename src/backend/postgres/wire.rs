@@ -68,6 +68,11 @@ pub enum WireError {
     /// An error the server reported; the connection may still be usable.
     #[error("{0}")]
     Db(Box<DbError>),
+    /// An error in one of an exchange's setup statements: the main statement
+    /// did not run. Kept apart so a refused `SET LOCAL ROLE` is not mistaken
+    /// for the query's own permission error.
+    #[error("{0}")]
+    Setup(Box<DbError>),
 }
 
 impl From<DbError> for WireError {
@@ -456,7 +461,8 @@ impl Connection {
         self.flush().await?;
 
         let mut result = StatementResult::default();
-        let mut first_error: Option<DbError> = None;
+        // The first error, and whether it came from a setup statement.
+        let mut first_error: Option<(DbError, bool)> = None;
         // The setup statements complete first; the main statement is the next.
         let mut completed = 0usize;
         let main = ex.setup.len();
@@ -498,7 +504,9 @@ impl Connection {
                 Message::EmptyQueryResponse => completed += 1,
                 Message::ErrorResponse(body) => {
                     let err = DbError::parse(&body)?;
-                    first_error.get_or_insert(err);
+                    // After an error the server skips to the Sync, so the
+                    // statement that failed is the one not yet completed.
+                    first_error.get_or_insert((err, completed < main));
                 }
                 Message::CopyOutResponse(_) | Message::CopyData(_) | Message::CopyDone => {
                     // COPY ... TO STDOUT: the data arrives as CopyData lines. It is
@@ -522,7 +530,8 @@ impl Connection {
         self.deferred_replies = ex.deferred.len();
         self.in_flight = false;
         match first_error {
-            Some(err) => Err(err.into()),
+            Some((err, true)) => Err(WireError::Setup(Box::new(err))),
+            Some((err, false)) => Err(err.into()),
             None => Ok(result),
         }
     }

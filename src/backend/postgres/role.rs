@@ -1,0 +1,405 @@
+//! The role statements run as: `connection.role` (switched to with `SET LOCAL
+//! ROLE` in every transaction), what that role can do beyond reading (for
+//! `pgmcp check` and the log), and the SQL `pgmcp check --suggest-role` prints
+//! to create a least-privilege reader.
+//!
+//! The SQL here is pgmcp's own and runs as that role: every function and
+//! operator is written with its schema (`pg_catalog.`), so look-alikes planted
+//! in a schema on the search path are never called.
+
+use serde::Deserialize;
+
+/// `connection.role`, ready to be sent.
+#[derive(Debug, Clone)]
+pub struct SessionRole {
+    pub name: String,
+    /// `SET LOCAL ROLE "name"`: the switch ends with the transaction, and
+    /// `DISCARD ALL` would reset it too, so no later exchange inherits it.
+    pub set: String,
+}
+
+impl SessionRole {
+    pub fn new(name: &str) -> SessionRole {
+        SessionRole {
+            name: name.to_owned(),
+            set: format!("SET LOCAL ROLE {}", quote_ident(name)),
+        }
+    }
+}
+
+/// `name` as a quoted SQL identifier: used exactly as written (case kept),
+/// embedded double quotes doubled.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A setup statement's error that says the session could not switch to the
+/// role: it does not exist (22023, from the `role` setting's check) or the
+/// login may not `SET ROLE` to it (42501).
+pub fn is_role_refusal(code: &str, message: &str) -> bool {
+    matches!(code, "22023" | "42501" | "42704") && message.contains("role")
+}
+
+/// What to do about a refused `SET ROLE`, for a person reading the error.
+pub fn refusal_advice(code: &str, role: &str, login: &str) -> String {
+    if code == "42501" {
+        format!(
+            "the login \"{login}\" may not switch to it: as a superuser (or a role with ADMIN OPTION on it) run GRANT {} TO {}; or change connection.role",
+            quote_ident(role),
+            quote_ident(login)
+        )
+    } else {
+        format!(
+            "create it (`pgmcp check --suggest-role` prints the SQL) and GRANT it TO {}, or fix connection.role: the name is used exactly as written, case included",
+            quote_ident(login)
+        )
+    }
+}
+
+/// One `json` value: who the session runs as and what that role can do
+/// beyond reading. Membership is direct or through other roles; a superuser
+/// is a member of everything.
+pub const PRIVILEGES: &str = r#"
+SELECT pg_catalog.json_build_object(
+    'role', current_user,
+    'login', session_user,
+    'superuser', r.rolsuper,
+    'createrole', r.rolcreaterole,
+    'bypassrls', r.rolbypassrls,
+    'owned_tables', (
+        SELECT pg_catalog.count(*)
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+        WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::"char"[])
+          AND n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'
+          AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')),
+    'owned_examples', (
+        SELECT pg_catalog.json_agg(t.name)
+        FROM (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
+                     pg_catalog.quote_ident(c.relname) AS name
+              FROM pg_catalog.pg_class c
+              JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+              WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::"char"[])
+                AND n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'
+                AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')
+              ORDER BY n.nspname, c.relname
+              LIMIT 3) t),
+    'create_schemas', (
+        SELECT pg_catalog.json_agg(pg_catalog.quote_ident(n.nspname) ORDER BY n.nspname)
+        FROM pg_catalog.pg_namespace n
+        WHERE n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'
+          AND pg_catalog.has_schema_privilege(current_user, n.oid, 'CREATE')),
+    'create_database', pg_catalog.has_database_privilege(current_user, pg_catalog.current_database(), 'CREATE'),
+    'server_roles', (
+        SELECT pg_catalog.json_agg(s.rolname ORDER BY s.rolname)
+        FROM pg_catalog.pg_roles s
+        WHERE s.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_read_server_files', 'pg_write_server_files',
+                                                          'pg_execute_server_program', 'pg_signal_backend']::name[])
+          AND pg_catalog.pg_has_role(current_user, s.oid, 'MEMBER'))
+)
+FROM pg_catalog.pg_roles r
+WHERE r.rolname OPERATOR(pg_catalog.=) current_user
+"#;
+
+/// The reply to [`PRIVILEGES`].
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Privileges {
+    /// `current_user`: the role statements run as.
+    pub role: String,
+    /// `session_user`: the role pgmcp logged in as.
+    pub login: String,
+    pub superuser: bool,
+    pub createrole: bool,
+    pub bypassrls: bool,
+    pub owned_tables: u64,
+    pub owned_examples: Option<Vec<String>>,
+    pub create_schemas: Option<Vec<String>>,
+    pub create_database: bool,
+    pub server_roles: Option<Vec<String>>,
+}
+
+impl Privileges {
+    /// What the role can do beyond reading, one sentence each; empty for a
+    /// least-privilege reader.
+    pub fn findings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.superuser {
+            out.push(
+                "it is a superuser: no privilege check applies to it, and it can read and write server files and run programs on the server"
+                    .to_owned(),
+            );
+        }
+        for role in self.server_roles.iter().flatten() {
+            // A superuser is a member of every role: said once above.
+            if self.superuser {
+                break;
+            }
+            let what = match role.as_str() {
+                "pg_read_server_files" => "can read any file the server can (COPY FROM a file, pg_read_file)",
+                "pg_write_server_files" => "can write files on the server (COPY TO a file)",
+                "pg_execute_server_program" => "can run programs on the server (COPY ... PROGRAM)",
+                "pg_signal_backend" => "can cancel and terminate other sessions",
+                _ => "has a server-wide privilege",
+            };
+            out.push(format!("it is a member of {role}: it {what}"));
+        }
+        if self.owned_tables > 0 && !self.superuser {
+            let examples = self.owned_examples.as_deref().unwrap_or_default().join(", ");
+            let more = if self.owned_tables > 3 { ", ..." } else { "" };
+            out.push(format!(
+                "it owns {} table(s) or view(s) ({examples}{more}): an owner can change, empty or drop them and grant access to others",
+                self.owned_tables
+            ));
+        }
+        if let Some(schemas) = self.create_schemas.as_deref().filter(|s| !s.is_empty())
+            && !self.superuser
+        {
+            out.push(format!(
+                "it may create objects in schema(s) {}: a function or view planted there can run later as whoever calls it",
+                schemas.join(", ")
+            ));
+        }
+        if self.create_database && !self.superuser {
+            out.push("it may create schemas in this database".to_owned());
+        }
+        if self.createrole && !self.superuser {
+            out.push(
+                "it has CREATEROLE: it can create roles and grant itself the membership of other roles".to_owned(),
+            );
+        }
+        if self.bypassrls && !self.superuser {
+            out.push("it has BYPASSRLS: row-level security policies do not apply to it".to_owned());
+        }
+        out
+    }
+}
+
+/// One `json` value with what [`suggest_role_sql`] fills in: the database,
+/// the login, the server version, the non-system schemas and who owns tables
+/// in them.
+pub const SUGGEST_FACTS: &str = r#"
+SELECT pg_catalog.json_build_object(
+    'database', pg_catalog.current_database(),
+    'login', session_user,
+    'version_num', pg_catalog.current_setting('server_version_num'),
+    'schemas', (
+        SELECT pg_catalog.json_agg(n.nspname ORDER BY n.nspname)
+        FROM pg_catalog.pg_namespace n
+        WHERE n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'),
+    'owners', (
+        SELECT pg_catalog.json_agg(o.rolname ORDER BY o.rolname)
+        FROM pg_catalog.pg_roles o
+        WHERE o.oid OPERATOR(pg_catalog.=) ANY (
+            SELECT c.relowner
+            FROM pg_catalog.pg_class c
+            JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+            WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::"char"[])
+              AND n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'))
+)
+"#;
+
+/// The reply to [`SUGGEST_FACTS`].
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SuggestFacts {
+    pub database: String,
+    pub login: String,
+    pub version_num: String,
+    pub schemas: Option<Vec<String>>,
+    /// Roles owning tables in those schemas: future tables are created by
+    /// them, so default privileges are set for each.
+    pub owners: Option<Vec<String>>,
+}
+
+/// SQL that creates `role` as a reader of `facts`' database and lets the login
+/// switch to it, then the config snippet as a comment. Without facts (no
+/// connection), a template with `<placeholders>`.
+pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>) -> String {
+    let r = quote_ident(role);
+    let (database, login, schemas, owners, old_public) = match facts {
+        Some(f) => {
+            let schemas: Vec<String> = f.schemas.iter().flatten().map(|s| quote_ident(s)).collect();
+            let owners: Vec<String> = f.owners.iter().flatten().map(|s| quote_ident(s)).collect();
+            // Before PostgreSQL 15 every role may create objects in schema public.
+            let old_public = f.version_num.parse::<u32>().is_ok_and(|v| v < 150_000);
+            (
+                quote_ident(&f.database),
+                quote_ident(&f.login),
+                schemas,
+                owners,
+                old_public,
+            )
+        }
+        None => (
+            "<database>".to_owned(),
+            "<login>".to_owned(),
+            vec!["<schema>".to_owned()],
+            vec!["<table owner>".to_owned()],
+            false,
+        ),
+    };
+    let mut sql = String::new();
+    let mut line = |text: &str| {
+        sql.push_str(text);
+        sql.push('\n');
+    };
+    match facts {
+        Some(_) => line(&format!(
+            "-- A least-privilege reader role for pgmcp in database {database}.\n\
+             -- Run it as a superuser (or the owner of the schemas and tables), e.g. psql -d {database} -f reader.sql"
+        )),
+        None => line(
+            "-- pgmcp could not connect, so this is a template: replace every <placeholder>.\n\
+             -- A least-privilege reader role for pgmcp. Run it as a superuser (or the owner of the schemas and tables).",
+        ),
+    }
+    line("BEGIN;");
+    line("-- NOLOGIN: nobody signs in as it; the login switches to it (connection.role).");
+    line(&format!("CREATE ROLE {r} NOLOGIN;"));
+    line(&format!("GRANT CONNECT ON DATABASE {database} TO {r};"));
+    if schemas.is_empty() {
+        line("-- The database has no schemas outside the system ones: nothing to grant on yet.");
+    } else {
+        let list = schemas.join(", ");
+        line(&format!("GRANT USAGE ON SCHEMA {list} TO {r};"));
+        line("-- Tables, views, materialized views and foreign tables that exist now.");
+        line(&format!("GRANT SELECT ON ALL TABLES IN SCHEMA {list} TO {r};"));
+        if owners.is_empty() {
+            line("-- Tables created later: run, as the role that will create them,");
+            line(&format!(
+                "--   ALTER DEFAULT PRIVILEGES IN SCHEMA {list} GRANT SELECT ON TABLES TO {r};"
+            ));
+        } else {
+            line("-- Tables created later by the roles that own tables now.");
+            for owner in &owners {
+                line(&format!(
+                    "ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA {list} GRANT SELECT ON TABLES TO {r};"
+                ));
+            }
+        }
+    }
+    if old_public {
+        line("-- Before PostgreSQL 15 every role, this one included, may create objects in schema public.");
+        line("-- If nothing relies on that, take it away from everyone:");
+        line("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;");
+    }
+    line("-- The login pgmcp connects as may switch to the role.");
+    line(&format!("GRANT {r} TO {login};"));
+    line("COMMIT;");
+    let snippet = serde_json::json!({ "connection": { "role": role } });
+    line("-- Then tell pgmcp to run every statement as the role, in its config file:");
+    line(&format!("--   {snippet}"));
+    line("-- and run `pgmcp check`: it should show the role and no WARNING.");
+    sql
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted_exactly() {
+        let cases = [
+            ("reader", "\"reader\""),
+            ("Reader", "\"Reader\""),
+            ("we\"ird", "\"we\"\"ird\""),
+            ("two words", "\"two words\""),
+            ("\"", "\"\"\"\""),
+        ];
+        for (name, quoted) in cases {
+            assert_eq!(quote_ident(name), quoted);
+        }
+        assert_eq!(SessionRole::new("Mixed\"Q").set, "SET LOCAL ROLE \"Mixed\"\"Q\"");
+    }
+
+    #[test]
+    fn role_refusals() {
+        assert!(is_role_refusal("42501", "permission denied to set role \"r\""));
+        assert!(is_role_refusal("22023", "role \"r\" does not exist"));
+        assert!(!is_role_refusal("42501", "permission denied for table t"));
+        assert!(!is_role_refusal("25P02", "current transaction is aborted"));
+        assert_eq!(
+            refusal_advice("42501", "rdr", "app"),
+            "the login \"app\" may not switch to it: as a superuser (or a role with ADMIN OPTION on it) run GRANT \"rdr\" TO \"app\"; or change connection.role"
+        );
+        assert!(refusal_advice("22023", "rdr", "app").starts_with("create it (`pgmcp check --suggest-role`"));
+    }
+
+    #[test]
+    fn findings_say_what_the_role_can_do() {
+        let reader = Privileges {
+            role: "rdr".into(),
+            login: "app".into(),
+            ..Privileges::default()
+        };
+        assert!(reader.findings().is_empty());
+
+        let superuser = Privileges {
+            superuser: true,
+            owned_tables: 4,
+            create_database: true,
+            server_roles: Some(vec!["pg_read_server_files".into(), "pg_signal_backend".into()]),
+            ..reader.clone()
+        };
+        // A superuser can do everything: one line says so, not six.
+        assert_eq!(superuser.findings().len(), 1);
+        assert!(superuser.findings()[0].starts_with("it is a superuser"));
+
+        let owner = Privileges {
+            owned_tables: 4,
+            owned_examples: Some(vec!["public.a".into(), "public.b".into(), "public.c".into()]),
+            create_schemas: Some(vec!["public".into()]),
+            server_roles: Some(vec!["pg_execute_server_program".into()]),
+            createrole: true,
+            ..reader.clone()
+        };
+        assert_eq!(
+            owner.findings(),
+            [
+                "it is a member of pg_execute_server_program: it can run programs on the server (COPY ... PROGRAM)",
+                "it owns 4 table(s) or view(s) (public.a, public.b, public.c, ...): an owner can change, empty or drop them and grant access to others",
+                "it may create objects in schema(s) public: a function or view planted there can run later as whoever calls it",
+                "it has CREATEROLE: it can create roles and grant itself the membership of other roles",
+            ]
+        );
+    }
+
+    #[test]
+    fn suggested_sql_for_a_database() {
+        let facts = SuggestFacts {
+            database: "shop db".into(),
+            login: "App".into(),
+            version_num: "150008".into(),
+            schemas: Some(vec!["public".into(), "Sales".into()]),
+            owners: Some(vec!["owner\"x".into()]),
+        };
+        let sql = suggest_role_sql("pgmcp_reader", Some(&facts));
+        let statements: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
+        assert_eq!(
+            statements,
+            [
+                "BEGIN;",
+                "CREATE ROLE \"pgmcp_reader\" NOLOGIN;",
+                "GRANT CONNECT ON DATABASE \"shop db\" TO \"pgmcp_reader\";",
+                "GRANT USAGE ON SCHEMA \"public\", \"Sales\" TO \"pgmcp_reader\";",
+                "GRANT SELECT ON ALL TABLES IN SCHEMA \"public\", \"Sales\" TO \"pgmcp_reader\";",
+                "ALTER DEFAULT PRIVILEGES FOR ROLE \"owner\"\"x\" IN SCHEMA \"public\", \"Sales\" GRANT SELECT ON TABLES TO \"pgmcp_reader\";",
+                "GRANT \"pgmcp_reader\" TO \"App\";",
+                "COMMIT;",
+            ]
+        );
+        assert!(sql.contains(r#"--   {"connection":{"role":"pgmcp_reader"}}"#), "{sql}");
+        assert!(!sql.contains("REVOKE"), "PostgreSQL 15 needs no REVOKE on public");
+
+        let old = SuggestFacts {
+            version_num: "140011".into(),
+            ..facts
+        };
+        assert!(suggest_role_sql("r", Some(&old)).contains("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;"));
+
+        let template = suggest_role_sql("we\"ird", None);
+        assert!(template.starts_with("-- pgmcp could not connect, so this is a template"));
+        assert!(template.contains("GRANT CONNECT ON DATABASE <database> TO \"we\"\"ird\";"));
+        assert!(template.contains("GRANT \"we\"\"ird\" TO <login>;"));
+        assert!(template.contains(r#"{"connection":{"role":"we\"ird"}}"#), "{template}");
+    }
+}

@@ -1,0 +1,363 @@
+//! `connection.role` against the real PostgreSQL: with a superuser login,
+//! every statement pgmcp sends (queries, catalog queries, type lookups, the
+//! check report) runs as the reader role; the guard keeps it there; a role that
+//! cannot be used is a clear error; `check` warns about a role that can do
+//! more than read; and `check --suggest-role` prints SQL that makes a role
+//! that works.
+//!
+//! Roles belong to the cluster, not a database: every name here carries the
+//! test database's name, so tests sharing the server do not collide.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pgmcp::catalog::TableFilter;
+use pgmcp::{Config, Engine};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{engine_for, err_text, rows, run};
+use crate::support::pg::{self, TestDb};
+use crate::support::pgmcp;
+use crate::support::stdio::{McpProcess, tool_json};
+
+/// Tables `shown` (with an enum column, so results need a type lookup) and
+/// `hidden`, and a NOLOGIN role that may read `shown` only. The role's name
+/// has upper case, a space and a double quote: it must be quoted exactly.
+fn reader(db: &TestDb) -> String {
+    let role = format!("Rdr \"{}\"", db.name);
+    let quoted = pgmcp::backend::postgres::quote_ident(&role);
+    db.psql(&format!(
+        "CREATE TYPE mood AS ENUM ('ok', 'sad');
+         CREATE TABLE shown (id int PRIMARY KEY, m mood);
+         INSERT INTO shown VALUES (1, 'ok');
+         CREATE TABLE hidden (secret text);
+         INSERT INTO hidden VALUES ('s3cret');
+         CREATE ROLE {quoted} NOLOGIN;
+         GRANT SELECT ON shown TO {quoted};"
+    ));
+    role
+}
+
+fn with_role(role: &str) -> impl FnOnce(&mut Config) + '_ {
+    move |c: &mut Config| {
+        c.connection.role = Some(role.to_owned());
+        // Emptied so PostgreSQL's own privilege check is what refuses
+        // pg_ls_dir below, not the guard.
+        c.protection.blocked_functions.clear();
+    }
+}
+
+async fn list(engine: &Engine) -> Vec<String> {
+    let list = engine
+        .list_tables(&TableFilter::default(), CancellationToken::new())
+        .await
+        .unwrap();
+    list.tables.iter().map(|t| format!("{}.{}", t.schema, t.name)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_statement_runs_as_the_role() {
+    let db = pg::server().database();
+    let role = reader(&db);
+    let admin = pg::server().admin_user().to_owned();
+    let engine = engine_for(&db, with_role(&role));
+    let login = engine_for(&db, |c| c.protection.blocked_functions.clear());
+
+    assert_eq!(
+        rows(&engine, "SELECT current_user AS r, session_user AS l").await,
+        json!([{"r": role, "l": admin}])
+    );
+    // The enum column takes the type lookup path, which runs as the role too.
+    let out = run(&engine, "SELECT id, m FROM shown").await.unwrap();
+    assert_eq!(serde_json::to_value(&out.columns).unwrap()[1]["type"], "mood");
+    assert_eq!(serde_json::to_value(&out.rows).unwrap(), json!([{"id": 1, "m": "ok"}]));
+
+    // What the superuser login could do, the role cannot.
+    assert_eq!(
+        rows(&login, "SELECT secret FROM hidden").await,
+        json!([{"secret": "s3cret"}])
+    );
+    let e = err_text(run(&engine, "SELECT secret FROM hidden").await);
+    assert!(
+        e.starts_with("permission denied for table hidden (SQLSTATE 42501)"),
+        "{e}"
+    );
+    run(&login, "SELECT pg_catalog.pg_ls_dir('.')").await.unwrap();
+    let e = err_text(run(&engine, "SELECT pg_catalog.pg_ls_dir('.')").await);
+    assert!(
+        e.starts_with("permission denied for function pg_ls_dir (SQLSTATE 42501)"),
+        "{e}"
+    );
+
+    // The catalog queries run as the role: it lists only what it may read.
+    assert_eq!(list(&login).await, ["public.hidden", "public.shown"]);
+    assert_eq!(list(&engine).await, ["public.shown"]);
+    let shown = engine
+        .describe_table("shown", None, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!((shown.schema.as_str(), shown.name.as_str()), ("public", "shown"));
+
+    // Nothing the login did is left on pooled connections either: the next
+    // call on the same engine is still the role.
+    assert_eq!(rows(&engine, "SELECT current_user AS r").await, json!([{"r": role}]));
+}
+
+/// The guard refuses every way out of the role, even with allow_set.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_role_cannot_be_left() {
+    let db = pg::server().database();
+    let role = reader(&db);
+    let admin = pg::server().admin_user().to_owned();
+    let engine = engine_for(&db, |c| {
+        with_role(&role)(c);
+        c.protection.allow_set = true;
+    });
+    for sql in [
+        format!("SET ROLE {admin}"),
+        format!("SET LOCAL ROLE {admin}"),
+        "RESET ROLE".to_owned(),
+        "SET ROLE NONE".to_owned(),
+        format!("SET SESSION AUTHORIZATION {admin}"),
+        "RESET SESSION AUTHORIZATION".to_owned(),
+    ] {
+        let e = err_text(run(&engine, &sql).await);
+        assert!(
+            e.contains("Set protection.allow_role_changes to true to allow it"),
+            "{sql}: {e}"
+        );
+    }
+    // allow_set still lets ordinary settings through.
+    run(&engine, "SET work_mem = '8MB'").await.unwrap();
+    assert_eq!(rows(&engine, "SELECT current_user AS r").await, json!([{"r": role}]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_role_that_cannot_be_used_is_a_clear_error() {
+    let server = pg::server();
+    let db = server.database();
+    let missing = format!("{}_missing", db.name);
+    let engine = engine_for(&db, |c| c.connection.role = Some(missing.clone()));
+    let expected = format!(
+        "cannot run as connection.role: role \"{missing}\" does not exist (SQLSTATE 22023); create it (`pgmcp check --suggest-role` prints the SQL) and GRANT it TO \"{}\"",
+        server.admin_user()
+    );
+    let e = err_text(run(&engine, "SELECT 1").await);
+    assert!(e.starts_with(&expected), "{e}");
+    let e = err_text(
+        engine
+            .list_tables(&TableFilter::default(), CancellationToken::new())
+            .await,
+    );
+    assert!(e.starts_with(&expected), "{e}");
+
+    // A login that is not a member of the role may not switch to it.
+    let login = format!("{}_login", db.name);
+    let role = format!("{}_rdr", db.name);
+    db.psql(&format!(
+        "CREATE ROLE {login} LOGIN PASSWORD 'pw'; CREATE ROLE {role} NOLOGIN; GRANT CONNECT ON DATABASE {} TO {login};",
+        db.name
+    ));
+    let url = format!("postgres://{login}:pw@{}:{}/{}", server.host(), server.port(), db.name);
+    let mut config = Config::builtin();
+    config.connection.role = Some(role.clone());
+    let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
+    let engine = Engine::postgres(config, params);
+    let e = err_text(run(&engine, "SELECT 1").await);
+    assert_eq!(
+        e,
+        format!(
+            "cannot run as connection.role: permission denied to set role \"{role}\" (SQLSTATE 42501); the login \"{login}\" may not switch to it: as a superuser (or a role with ADMIN OPTION on it) run GRANT \"{role}\" TO \"{login}\"; or change connection.role"
+        )
+    );
+    // Doing what the message says fixes it, without restarting.
+    db.psql(&format!("GRANT {role} TO {login}"));
+    assert_eq!(rows(&engine, "SELECT current_user AS r").await, json!([{"r": role}]));
+}
+
+/// A config for the binary in `dir`, with `connection` as given.
+fn config(dir: &Path, connection: serde_json::Value) -> PathBuf {
+    let path = dir.join("config.json");
+    let doc = json!({
+        "connection": connection,
+        "logging": {"output": dir.join("pgmcp.log")},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+    });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// `pgmcp check` (plus `args`) on `url`: exit code, stdout, stderr.
+fn check(dir: &Path, config: &Path, url: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = pgmcp(dir)
+        .arg("--config")
+        .arg(config)
+        .arg("check")
+        .args(args)
+        .env("PGMCP_PG_CONNSTRING", url)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_warns_about_a_role_that_can_do_more_than_read() {
+    let server = pg::server();
+    let db = server.database();
+    let role = reader(&db);
+    let dir = tempfile::tempdir().unwrap();
+
+    // The reader: no warning.
+    let path = config(dir.path(), json!({"role": role}));
+    let (code, stdout, stderr) = check(dir.path(), &path, &db.url, &[]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "  connected:  as user \"{}\" to database \"{}\"\n  runs as:    role \"{role}\" (connection.role)\n",
+            server.admin_user(),
+            db.name
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("WARNING"), "{stdout}");
+    assert!(stdout.ends_with("result:       OK\n"), "{stdout}");
+
+    // A non-superuser login that owns a table, may create in a schema and
+    // signal other backends: each is named, and check still exits 0.
+    let login = format!("{}_owner", db.name);
+    db.psql(&format!(
+        "CREATE ROLE {login} LOGIN PASSWORD 'pw'; GRANT pg_signal_backend TO {login};
+         GRANT CREATE ON SCHEMA public TO {login}; ALTER TABLE hidden OWNER TO {login};"
+    ));
+    let url = format!("postgres://{login}:pw@{}:{}/{}", server.host(), server.port(), db.name);
+    let path = config(dir.path(), json!({}));
+    let (code, stdout, stderr) = check(dir.path(), &path, &url, &[]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let expected = format!(
+        "WARNING:      queries run as role \"{login}\", which can do more than read:\n\
+         \x20 - it is a member of pg_signal_backend: it can cancel and terminate other sessions\n\
+         \x20 - it owns 1 table(s) or view(s) (public.hidden): an owner can change, empty or drop them and grant access to others\n\
+         \x20 - it may create objects in schema(s) public: a function or view planted there can run later as whoever calls it\n\
+         \x20 fix: set connection.role to a reader role; `pgmcp check --suggest-role` prints the SQL that creates one\n\
+         result:       OK (3 warnings, above)\n"
+    );
+    assert!(stdout.ends_with(&expected), "{stdout}");
+
+    // A role that does not exist: a problem, exit 1.
+    let path = config(dir.path(), json!({"role": format!("{}_nobody", db.name)}));
+    let (code, stdout, _) = check(dir.path(), &path, &db.url, &[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "  FAILED:     cannot run as connection.role: role \"{}_nobody\" does not exist",
+            db.name
+        )),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn suggested_sql_creates_a_role_that_works() {
+    let server = pg::server();
+    let db = server.database();
+    db.psql(
+        "CREATE SCHEMA \"Sales\"; CREATE TABLE \"Sales\".orders (id int); INSERT INTO \"Sales\".orders VALUES (7);
+         CREATE TABLE public.notes (t text); INSERT INTO notes VALUES ('hi');",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let role = format!("Reader {}", db.name);
+    // connection.role names it, though it does not exist yet: the catalog is
+    // then read as the login.
+    let path = config(dir.path(), json!({"role": role}));
+    let (code, sql, stderr) = check(dir.path(), &path, &db.url, &["--suggest-role"]);
+    assert_eq!(code, Some(0), "{sql}\n{stderr}");
+    assert!(
+        sql.contains(&format!("GRANT USAGE ON SCHEMA \"Sales\", \"public\" TO \"{role}\";\n")),
+        "{sql}"
+    );
+    assert!(
+        sql.contains(&format!("--   {}", json!({"connection": {"role": role}}))),
+        "{sql}"
+    );
+    db.psql(&sql);
+
+    let (code, stdout, stderr) = check(dir.path(), &path, &db.url, &[]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("  runs as:    role \"{role}\" (connection.role)\n")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("WARNING"), "{stdout}");
+
+    // A table created after the SQL ran is readable too (default privileges).
+    db.psql("CREATE TABLE \"Sales\".later (n int); INSERT INTO \"Sales\".later VALUES (1);");
+    let engine = engine_for(&db, with_role(&role));
+    assert_eq!(
+        rows(&engine, "SELECT (SELECT id FROM \"Sales\".orders) AS o, (SELECT t FROM notes) AS t, (SELECT n FROM \"Sales\".later) AS n, current_user AS r").await,
+        json!([{"o": 7, "t": "hi", "n": 1, "r": role}])
+    );
+    let e = err_text(run(&engine, "SELECT pg_catalog.pg_ls_dir('.')").await);
+    assert!(e.starts_with("permission denied for function pg_ls_dir"), "{e}");
+
+    // Without a database, a template, and exit 1.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://nobody@127.0.0.1:{closed}/x");
+    let (code, sql, stderr) = check(dir.path(), &path, &url, &["--suggest-role", "r"]);
+    assert_eq!(code, Some(1), "{sql}\n{stderr}");
+    assert!(
+        sql.starts_with("-- pgmcp could not connect, so this is a template"),
+        "{sql}"
+    );
+    assert!(sql.contains("GRANT \"r\" TO <login>;"), "{sql}");
+    assert!(stderr.contains("printed a template"), "{stderr}");
+}
+
+/// `serve` says so in its log, once, after the first call that reached the
+/// database, not at startup.
+#[test]
+fn serve_logs_a_superuser_role_once() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let path = config(dir.path(), json!({}));
+    let log = dir.path().join("pgmcp.log");
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", path.to_str().unwrap()],
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    mcp.initialize();
+    let warnings = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("WARN") && l.contains("which can do more than read"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert!(warnings().is_empty(), "no call yet, no connection, no warning");
+    for _ in 0..2 {
+        let out = tool_json(&mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"})));
+        assert_eq!(out["rows"], json!([{"one": 1}]));
+    }
+    let started = Instant::now();
+    while warnings().is_empty() && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let found = warnings();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains(&format!(
+            "queries run as role \"{}\", which can do more than read: it is a superuser",
+            pg::server().admin_user()
+        )),
+        "{found:?}"
+    );
+}
