@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pgmcp::catalog::TableFilter;
+use pgmcp::guard::FunctionPattern;
 use pgmcp::{Config, Engine};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -42,10 +43,15 @@ fn reader(db: &TestDb) -> String {
 fn with_role(role: &str) -> impl FnOnce(&mut Config) + '_ {
     move |c: &mut Config| {
         c.connection.role = Some(role.to_owned());
-        // Emptied so PostgreSQL's own privilege check is what refuses
-        // pg_ls_dir below, not the guard.
-        c.protection.blocked_functions.clear();
+        unguarded_pg_ls_dir(c);
     }
+}
+
+/// The guard out of pg_ls_dir's way (not blocked, vouched for in read-only
+/// mode), so PostgreSQL's own privilege check is what refuses it below.
+fn unguarded_pg_ls_dir(c: &mut Config) {
+    c.protection.blocked_functions.clear();
+    c.protection.read_only_functions.push(FunctionPattern::new("pg_ls_dir"));
 }
 
 async fn list(engine: &Engine) -> Vec<String> {
@@ -62,7 +68,7 @@ async fn every_statement_runs_as_the_role() {
     let role = reader(&db);
     let admin = pg::server().admin_user().to_owned();
     let engine = engine_for(&db, with_role(&role));
-    let login = engine_for(&db, |c| c.protection.blocked_functions.clear());
+    let login = engine_for(&db, unguarded_pg_ls_dir);
 
     assert_eq!(
         rows(&engine, "SELECT current_user AS r, session_user AS l").await,
