@@ -272,7 +272,11 @@ async fn check(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     // Like psql and `query`: ask for a password at a terminal when the server wants one.
     if report.session.is_err() && std::io::stdin().is_terminal() && conn.password.is_none() {
         let needs_password = matches!(
-            engine.session_report(CancellationToken::new()).await,
+            engine
+                .session_report(CancellationToken::new())
+                .await
+                .as_ref()
+                .map_err(QueryError::kind),
             Err(QueryError::PasswordRequired { .. })
         );
         if needs_password && let Ok(password) = rpassword::prompt_password(format!("Password for user {}: ", conn.user))
@@ -326,7 +330,10 @@ async fn query_once(
     // Like psql: ask for a password only when the server wants one and a person
     // is at a terminal to type it.
     if let Some(mut conn) = postgres
-        && matches!(result, Err(QueryError::PasswordRequired { .. }))
+        && matches!(
+            result.as_ref().map_err(QueryError::kind),
+            Err(QueryError::PasswordRequired { .. })
+        )
         && std::io::stdin().is_terminal()
     {
         let prompt = format!("Password for user {}: ", conn.user);

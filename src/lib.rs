@@ -35,6 +35,8 @@
 //!   SQLite's and DuckDB's parsers report).
 //! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
 //! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
+//! - [`fence`]: the last stage of every answer: sanitize and cap results and
+//!   errors alike.
 //! - [`backend`]: database engines; they connect, execute and return neutral rows.
 //! - [`value`]: PostgreSQL text output → JSON (pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
@@ -53,6 +55,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod error_prompts;
+pub mod fence;
 pub mod guard;
 pub mod hooks;
 pub mod logging;

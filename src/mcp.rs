@@ -165,7 +165,10 @@ impl Server {
             limit: args.limit,
             database: args.database,
         };
-        tool_result(with_progress(&meta, &peer, self.engine.query(&input, ct)).await)
+        tool_result(
+            &self.engine,
+            with_progress(&meta, &peer, self.engine.query(&input, ct)).await,
+        )
     }
 
     #[tool(
@@ -188,7 +191,10 @@ impl Server {
             limit: 0,
             database: args.database,
         };
-        tool_result(with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await)
+        tool_result(
+            &self.engine,
+            with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await,
+        )
     }
 
     #[tool(
@@ -208,7 +214,7 @@ impl Server {
         let work = self
             .engine
             .describe_table_in(args.database.as_deref(), &args.table, args.schema.as_deref(), ct);
-        tool_result(with_progress(&meta, &peer, work).await)
+        tool_result(&self.engine, with_progress(&meta, &peer, work).await)
     }
 }
 
@@ -297,8 +303,11 @@ async fn with_progress<T>(meta: &RequestMetaObject, peer: &Peer<RoleServer>, wor
 // rmcp turns the `Err` of a tool into an `isError` result; a CallToolResult is
 // what it expects there, large or not.
 #[allow(clippy::result_large_err)]
-fn tool_result<T>(result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
+fn tool_result<T>(engine: &Engine, result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
     result.map(Json).map_err(|e| {
+        // Every error text the model reads passes the output fence here, so a
+        // new kind of error, or a path that forgot it, cannot skip it.
+        let e = engine.fenced(e);
         tracing::info!(error = %e, "tool call failed");
         CallToolResult::error(vec![ContentBlock::text(e.to_string())])
     })

@@ -33,7 +33,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::hooks::{self, Stage};
 use crate::shape::{self, QueryOutput};
-use crate::{error_prompts, guard, sanitize, timeouts};
+use crate::{error_prompts, fence, guard, timeouts};
 
 /// How long looking up "did you mean" names may take after a failed query.
 const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
@@ -225,22 +225,30 @@ impl Engine {
                 ))
             })?;
         }
-        sanitize::rows(&config.sanitization, &mut output.rows);
-        shape::cap_bytes(&mut output, config.query.max_result_length);
+        fence::output(&config.sanitization, config.query.max_result_length, &mut output);
         Ok(output)
     }
 
-    /// Append every matching error prompt.
+    /// The error stage of every call: append every matching error prompt,
+    /// then sanitize and cap the whole text (see [`fence::error`]).
     fn prompted(&self, error: Error) -> Error {
         let prompts = error_prompts::matching(&self.config.error_prompts, &error.to_string());
-        if prompts.is_empty() {
+        let error = if prompts.is_empty() {
             error
         } else {
             Error::Prompted {
                 source: Box::new(error),
                 prompts,
             }
-        }
+        };
+        self.fenced(error)
+    }
+
+    /// `error` sanitized and capped like a result, as the model must read it.
+    /// The MCP layer passes every error through here too (fencing twice
+    /// changes nothing), so no error reaches the model unfenced.
+    pub fn fenced(&self, error: Error) -> Error {
+        fence::error(&self.config.sanitization, self.config.query.max_result_length, error)
     }
 
     /// The tables, views and materialized views the role can read, filtered and
@@ -248,7 +256,7 @@ impl Engine {
     pub async fn list_tables(&self, filter: &TableFilter, cancel: CancellationToken) -> Result<TableList, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.list_tables_timeout, call.token.clone());
-        let _slot = self.slot(&deadline).await?;
+        let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
         let cap = self.config.query.max_rows;
         let filter = TableFilter {
             limit: if filter.limit == 0 { cap } else { filter.limit.min(cap) },
@@ -293,10 +301,10 @@ impl Engine {
         schema: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
-        let (schema, name) = parse_table_name(table, schema).map_err(Error::Input)?;
+        let (schema, name) = parse_table_name(table, schema).map_err(|e| self.prompted(Error::Input(e)))?;
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
-        let _slot = self.slot(&deadline).await?;
+        let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
         self.backend
             .describe_table(database, schema.as_deref(), &name, &deadline)
             .await
@@ -336,8 +344,8 @@ impl Engine {
     pub async fn session_report(&self, cancel: CancellationToken) -> Result<SessionReport, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
-        let _slot = self.slot(&deadline).await?;
-        self.backend.session_report(&deadline).await
+        let _slot = self.slot(&deadline).await.map_err(|e| self.fenced(e))?;
+        self.backend.session_report(&deadline).await.map_err(|e| self.fenced(e))
     }
 
     /// Start a call: its token is a child of the caller's, so the caller's
