@@ -353,7 +353,8 @@ async fn query_once(
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            // The same fence as the MCP tools: an agent may run this command.
+            eprintln!("error: {}", engine.fenced(e));
             Ok(ExitCode::from(1))
         }
     }

@@ -305,8 +305,8 @@ async fn with_progress<T>(meta: &RequestMetaObject, peer: &Peer<RoleServer>, wor
 #[allow(clippy::result_large_err)]
 fn tool_result<T>(engine: &Engine, result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
     result.map(Json).map_err(|e| {
-        // Every error text the model reads passes the output fence here, so a
-        // new kind of error, or a path that forgot it, cannot skip it.
+        // The one place tool errors become text: every error the model reads
+        // passes the output fence here, whatever its kind.
         let e = engine.fenced(e);
         tracing::info!(error = %e, "tool call failed");
         CallToolResult::error(vec![ContentBlock::text(e.to_string())])

@@ -229,24 +229,24 @@ impl Engine {
         Ok(output)
     }
 
-    /// The error stage of every call: append every matching error prompt,
-    /// then sanitize and cap the whole text (see [`fence::error`]).
+    /// Append every matching error prompt.
     fn prompted(&self, error: Error) -> Error {
         let prompts = error_prompts::matching(&self.config.error_prompts, &error.to_string());
-        let error = if prompts.is_empty() {
+        if prompts.is_empty() {
             error
         } else {
             Error::Prompted {
                 source: Box::new(error),
                 prompts,
             }
-        };
-        self.fenced(error)
+        }
     }
 
-    /// `error` sanitized and capped like a result, as the model must read it.
-    /// The MCP layer passes every error through here too (fencing twice
-    /// changes nothing), so no error reaches the model unfenced.
+    /// The output stage for errors: `error` as the model may read it, its
+    /// whole text sanitized and capped like a result (see [`fence::error`]).
+    /// Calls return errors unfenced, so Rust callers can still match on
+    /// them; every place that turns an error into text for a model or a
+    /// terminal (the MCP tools, `pgmcp query`) passes it through here.
     pub fn fenced(&self, error: Error) -> Error {
         fence::error(&self.config.sanitization, self.config.query.max_result_length, error)
     }
@@ -344,8 +344,8 @@ impl Engine {
     pub async fn session_report(&self, cancel: CancellationToken) -> Result<SessionReport, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
-        let _slot = self.slot(&deadline).await.map_err(|e| self.fenced(e))?;
-        self.backend.session_report(&deadline).await.map_err(|e| self.fenced(e))
+        let _slot = self.slot(&deadline).await?;
+        self.backend.session_report(&deadline).await
     }
 
     /// Start a call: its token is a child of the caller's, so the caller's
