@@ -180,3 +180,71 @@ fn sqlite_errors_keys_and_names_are_fenced() {
     assert_ne!(names[0], names[1]);
     assert_eq!(out["rows"][0][names[1]], 2, "row keys follow the shortened names");
 }
+
+/// SQLite shows the open file's absolute path through ordinary queries;
+/// answers show the name the file was given instead, for the server's own file
+/// and for files inside `sqlite.root`.
+#[test]
+fn sqlite_answers_never_show_the_files_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sales")).unwrap();
+    for file in ["data.db", "sales/2024.db"] {
+        let conn = rusqlite::Connection::open(dir.path().join(file)).unwrap();
+        conn.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+    }
+    let config = dir.path().join("config.json");
+    let log = dir.path().join("pgmcp.log");
+    let text = json!({
+        "logging": {"level": "debug", "output": log},
+        "query": {
+            "default_timeout_seconds": 30,
+            "list_tables_timeout_seconds": 10,
+            "describe_table_timeout_seconds": 10,
+        },
+        "sqlite": {"root": dir.path()},
+    });
+    std::fs::write(&config, text.to_string()).unwrap();
+    let url = format!("sqlite://{}", dir.path().join("data.db").display());
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", config.to_str().unwrap(), "--database", &url],
+        &[],
+    );
+    mcp.initialize();
+    let hidden: Vec<String> = [dir.path().to_path_buf(), dir.path().canonicalize().unwrap()]
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let sqls = [
+        "SELECT * FROM pragma_database_list",
+        "PRAGMA database_list",
+        "SELECT file || '/x', upper(file), json_object(file, 1) FROM pragma_database_list",
+        "SELECT name, file AS \"f\" FROM pragma_database_list WHERE file LIKE '/%'",
+        "SELECT substr(file, 2) FROM pragma_database_list",
+    ];
+    let mut shown = Vec::new();
+    for database in [None, Some("sales/2024.db")] {
+        for sql in sqls {
+            let mut args = json!({ "sql": sql });
+            if let Some(database) = database {
+                args["database"] = json!(database);
+            }
+            let result = mcp.call_tool("query", args);
+            let answer = result.to_string();
+            for path in &hidden {
+                assert!(!answer.contains(path.as_str()), "{database:?} {sql}: {answer}");
+                // Also without its leading slash (substr(file, 2)).
+                assert!(!answer.contains(&path[1..]), "{database:?} {sql}: {answer}");
+            }
+            shown.push(answer);
+        }
+    }
+    // pragma_database_list's file column reads as NULL; PRAGMA database_list
+    // names the files as they were given.
+    assert!(shown[0].contains(r#""file":null"#), "{}", shown[0]);
+    assert!(shown[1].contains(r#""data.db""#), "{}", shown[1]);
+    assert!(
+        shown[sqls.len() + 1].contains(r#""sales/2024.db""#),
+        "{}",
+        shown[sqls.len() + 1]
+    );
+}
