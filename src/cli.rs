@@ -145,8 +145,10 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     // The moment stdin closes, stop the work in flight: the client is gone, and
     // a query left running would hold a backend for nothing.
     let stdin_closed = CancellationToken::new();
+    // Lines rmcp would drop without an answer (too deeply nested, not JSON)
+    // are rewritten into ones it answers with an error (see intake).
     let stdin = EofSignal {
-        inner: stdin,
+        inner: crate::intake::Screened::new(stdin, MAX_LINE),
         on_eof: stdin_closed.clone(),
     };
     let watcher = {

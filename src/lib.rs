@@ -45,6 +45,8 @@
 //! - [`mcp`]: the MCP server: tool schemas and wire translation only.
 //! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`.
 //! - [`cli`], [`logging`]: the command line and where logs go.
+//! - [`intake`]: stdin lines screened before rmcp reads them, so malformed
+//!   requests get an error answer rather than silence.
 
 #![deny(clippy::print_stdout)]
 
@@ -58,6 +60,7 @@ pub mod error_prompts;
 pub mod fence;
 pub mod guard;
 pub mod hooks;
+pub mod intake;
 pub mod logging;
 pub mod mcp;
 pub mod pipeline;

@@ -14,6 +14,7 @@ mod guard_corpus;
 mod guard_fuzz;
 mod harness;
 mod hooks;
+mod intake;
 mod introspection;
 mod output_fences;
 mod pipeline;
