@@ -4,6 +4,7 @@ mod check;
 mod cli;
 mod configure;
 mod connect;
+mod connstring_secrets;
 mod demo;
 #[cfg(feature = "duckdb")]
 mod duckdb;

@@ -464,6 +464,22 @@ pub fn resolve(
 
 /// `postgresql://[user[:password]@][host][:port][/dbname][?key=value&...]`
 fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
+    // Characters a URL cannot hold unencoded. Written raw in a password they
+    // shift where the password ends (`u:pa ss#x@h` has no host to trust),
+    // so refuse the URL rather than guess and show the guess.
+    if let Some(at) = url
+        .chars()
+        .position(|c| c.is_whitespace() || c.is_control() || "#\"<>\\^`{|}".contains(c))
+    {
+        return Err(err(
+            source,
+            format!(
+                "character {} of the URL must be percent-encoded (a space is %20, # is %23): percent-encode \
+                 special characters in the user name and password",
+                at + 1
+            ),
+        ));
+    }
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let (main, query) = match rest.split_once('?') {
         Some((m, q)) => (m, Some(q)),
@@ -473,6 +489,16 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
         Some((a, p)) => (a, Some(p)),
         None => (main, None),
     };
+    // An @ past the host part means a / or ? inside the user name or
+    // password cut the URL early: what follows would be read as the host,
+    // port and database, and shown in errors and in `pgmcp check`.
+    if path.is_some_and(|p| p.contains('@')) || query.is_some_and(|q| q.contains('@')) {
+        return Err(err(
+            source,
+            "the URL has an @ after its host part: percent-encode @ / ? # : and spaces in the user name and \
+             password (e.g. %2F for /)",
+        ));
+    }
     let mut out = Partial::default();
     let hostport = match authority.rsplit_once('@') {
         Some((userinfo, hostport)) => {
