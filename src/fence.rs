@@ -8,6 +8,10 @@
 
 use std::borrow::Cow;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
 use crate::error::Error;
 use crate::sanitize::{self, SanitizeRule};
 use crate::shape::{self, QueryOutput};
@@ -18,6 +22,39 @@ use crate::shape::{self, QueryOutput};
 pub fn output(rules: &[SanitizeRule], max_bytes: usize, output: &mut QueryOutput) {
     sanitize::output(rules, output);
     shape::cap_bytes(output, max_bytes);
+}
+
+/// A `list_tables` or `describe_table` answer with every string value
+/// sanitized (comments, view definitions, CHECK expressions and defaults can
+/// hold data) and each string cut to an eighth of `max_bytes`, so one long
+/// view definition cannot flood the answer. Field names are the schema's and
+/// are left alone. The answer goes through JSON and back.
+pub fn catalog<T: Serialize + DeserializeOwned>(
+    rules: &[SanitizeRule],
+    max_bytes: usize,
+    answer: T,
+) -> Result<T, Error> {
+    let mut json = serde_json::to_value(&answer).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))?;
+    let longest = (max_bytes / 8).max(64);
+    let before = json.clone();
+    strings(&mut json, &mut |s: &mut String| {
+        let clean = shorten(&sanitize::text(rules, s), longest, "text").into_owned();
+        *s = clean;
+    });
+    if json == before {
+        return Ok(answer);
+    }
+    serde_json::from_value(json).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))
+}
+
+/// Apply `f` to every string value inside `value` (not to object keys).
+fn strings(value: &mut Value, f: &mut impl FnMut(&mut String)) {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| strings(v, f)),
+        Value::Object(map) => map.values_mut().for_each(|v| strings(v, f)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// `error` as the model will read it: its whole text (message, detail, hint,
@@ -75,6 +112,29 @@ mod tests {
             replacement: "[email]".into(),
             description: String::new(),
         }
+    }
+
+    #[test]
+    fn catalog_answers_are_sanitized_and_long_texts_cut() {
+        use crate::catalog::{TableEntry, TableList};
+        let list: TableList = serde_json::from_value(serde_json::json!({
+            "tables": [{"schema": "public", "name": "people", "type": "table", "owner": "me",
+                        "comment": format!("ask alice@example.com {}", "z".repeat(1000))}],
+            "truncated": false,
+        }))
+        .unwrap();
+        let out = catalog(&[email()], 800, list.clone()).unwrap();
+        let entry: &TableEntry = &out.tables[0];
+        let comment = serde_json::to_value(entry).unwrap()["comment"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(comment.starts_with("ask [email] zzz"), "{comment}");
+        assert!(comment.len() <= 100 && comment.ends_with("bytes shown]"), "{comment}");
+        assert_eq!(serde_json::to_value(entry).unwrap()["name"], "people");
+        // Nothing to change: the same answer.
+        let plain: TableList = serde_json::from_value(serde_json::json!({"tables": [], "truncated": false})).unwrap();
+        assert_eq!(catalog(&[email()], 800, plain.clone()).unwrap(), plain);
     }
 
     #[test]

@@ -277,7 +277,7 @@ impl Engine {
                 filter.limit
             ));
         }
-        Ok(list)
+        fence::catalog(&self.config.sanitization, self.config.query.max_result_length, list)
     }
 
     /// Columns, keys, indexes and constraints of one table. `table` may be
@@ -305,10 +305,16 @@ impl Engine {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
-        self.backend
+        let description = self
+            .backend
             .describe_table(database, schema.as_deref(), &name, &deadline)
             .await
-            .map_err(|e| self.prompted(e))
+            .map_err(|e| self.prompted(e))?;
+        fence::catalog(
+            &self.config.sanitization,
+            self.config.query.max_result_length,
+            description,
+        )
     }
 
     /// Stop every call in flight (queries get a cancel request, hooks are

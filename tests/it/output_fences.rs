@@ -114,6 +114,21 @@ fn postgres_errors_keys_and_names_are_fenced() {
     assert_eq!(out["truncated"], true);
     assert!(out["returned_rows"].as_u64().unwrap() > 5, "{}", out["returned_rows"]);
 
+    // Catalog answers too: comments, view definitions, defaults.
+    db.psql(
+        "COMMENT ON TABLE people IS 'ask frank@example.com';
+         CREATE VIEW vip AS SELECT * FROM people WHERE email <> 'grace@example.com';
+         ALTER TABLE people ALTER COLUMN email SET DEFAULT 'heidi@example.com'",
+    );
+    let list = mcp.call_tool("list_tables", json!({}));
+    let text = ok_json(&list, "list_tables").to_string();
+    assert!(text.contains("ask [email]"), "{text}");
+    for table in ["vip", "people"] {
+        let described = mcp.call_tool("describe_table", json!({ "table": table }));
+        let text = ok_json(&described, table).to_string();
+        assert!(text.contains("[email]"), "{text}");
+    }
+
     // The session goes on.
     let out = ok_json(&query(&mut mcp, "SELECT 1 AS one"), "SELECT 1");
     assert_eq!(out["rows"], json!([{"one": 1}]));

@@ -73,8 +73,8 @@ impl SqliteBackend {
         let limit = stmt.fetch_limit;
         let read_only = self.read_only;
         blocking(deadline, move |stop| {
-            let mask = PathMask::new(&target, None);
-            let mut conn = open(&target, read_only, stop).map_err(|e| mask.error(e))?;
+            // Open errors already name the file as it was given.
+            let mut conn = open(&target, read_only, stop)?;
             // SQLite shows the file's full path (pragma_database_list, PRAGMA
             // database_list): answers show the name the call gave instead.
             let mask = PathMask::new(&target, conn.path());
