@@ -157,8 +157,10 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     // The moment stdin closes, stop the work in flight: the client is gone, and
     // a query left running would hold a backend for nothing.
     let stdin_closed = CancellationToken::new();
+    // Lines rmcp would drop without an answer (too deeply nested, not JSON)
+    // are rewritten into ones it answers with an error (see intake).
     let stdin = EofSignal {
-        inner: stdin,
+        inner: crate::intake::Screened::new(stdin, MAX_LINE),
         on_eof: stdin_closed.clone(),
     };
     let watcher = {
@@ -284,7 +286,11 @@ async fn check(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     // Like psql and `query`: ask for a password at a terminal when the server wants one.
     if report.session.is_err() && std::io::stdin().is_terminal() && conn.password.is_none() {
         let needs_password = matches!(
-            engine.session_report(CancellationToken::new()).await,
+            engine
+                .session_report(CancellationToken::new())
+                .await
+                .as_ref()
+                .map_err(QueryError::kind),
             Err(QueryError::PasswordRequired { .. })
         );
         if needs_password && let Ok(password) = rpassword::prompt_password(format!("Password for user {}: ", conn.user))
@@ -381,7 +387,10 @@ async fn query_once(
     // Like psql: ask for a password only when the server wants one and a person
     // is at a terminal to type it.
     if let Some(mut conn) = postgres
-        && matches!(result, Err(QueryError::PasswordRequired { .. }))
+        && matches!(
+            result.as_ref().map_err(QueryError::kind),
+            Err(QueryError::PasswordRequired { .. })
+        )
         && std::io::stdin().is_terminal()
     {
         let prompt = format!("Password for user {}: ", conn.user);
@@ -401,7 +410,8 @@ async fn query_once(
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            // The same fence as the MCP tools: an agent may run this command.
+            eprintln!("error: {}", engine.fenced(e));
             Ok(ExitCode::from(1))
         }
     }

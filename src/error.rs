@@ -60,13 +60,17 @@ pub enum Error {
     /// Any of the above, with the configured error prompts that matched it.
     #[error("{source}\n\n{prompts}")]
     Prompted { source: Box<Error>, prompts: String },
+    /// Any of the above as the model reads it: `text` is the whole message,
+    /// sanitized and capped by [`crate::fence::error`].
+    #[error("{text}")]
+    Fenced { source: Box<Error>, text: String },
 }
 
 impl Error {
-    /// The error itself, without any prompts appended.
+    /// The error itself, without any prompts appended or fencing.
     pub fn kind(&self) -> &Error {
         match self {
-            Error::Prompted { source, .. } => source,
+            Error::Prompted { source, .. } | Error::Fenced { source, .. } => source.kind(),
             other => other,
         }
     }

@@ -35,6 +35,8 @@
 //!   SQLite's and DuckDB's parsers report).
 //! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
 //! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
+//! - [`fence`]: the last stage of every answer: sanitize and cap results and
+//!   errors alike.
 //! - [`backend`]: database engines; they connect, execute and return neutral rows.
 //! - [`value`]: PostgreSQL text output → JSON (pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
@@ -43,6 +45,8 @@
 //! - [`mcp`]: the MCP server: tool schemas and wire translation only.
 //! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`.
 //! - [`cli`], [`logging`]: the command line and where logs go.
+//! - [`intake`]: stdin lines screened before rmcp reads them, so malformed
+//!   requests get an error answer rather than silence.
 
 #![deny(clippy::print_stdout)]
 
@@ -53,8 +57,10 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod error_prompts;
+pub mod fence;
 pub mod guard;
 pub mod hooks;
+pub mod intake;
 pub mod logging;
 pub mod mcp;
 pub mod pipeline;

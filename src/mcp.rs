@@ -7,11 +7,12 @@ use std::time::Duration;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject, ServerCapabilities,
-    ServerConfig, ToolAnnotations,
+    CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, ProgressNotificationParam,
+    RequestMetaObject, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -165,7 +166,10 @@ impl Server {
             limit: args.limit,
             database: args.database,
         };
-        tool_result(with_progress(&meta, &peer, self.engine.query(&input, ct)).await)
+        tool_result(
+            &self.engine,
+            with_progress(&meta, &peer, self.engine.query(&input, ct)).await,
+        )
     }
 
     #[tool(
@@ -188,7 +192,10 @@ impl Server {
             limit: 0,
             database: args.database,
         };
-        tool_result(with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await)
+        tool_result(
+            &self.engine,
+            with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await,
+        )
     }
 
     #[tool(
@@ -208,12 +215,39 @@ impl Server {
         let work = self
             .engine
             .describe_table_in(args.database.as_deref(), &args.table, args.schema.as_deref(), ct);
-        tool_result(with_progress(&meta, &peer, work).await)
+        tool_result(&self.engine, with_progress(&meta, &peer, work).await)
     }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
+    /// [`crate::intake`] turns a request rmcp would drop without a word into
+    /// a `pgmcp/rejected` request with the same id; answer it with the error
+    /// it carries. Any other unknown method is not found, as before.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if request.method != crate::intake::REJECTED {
+            return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
+        }
+        let params = request.params.unwrap_or_default();
+        let code = params
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok());
+        let message = params
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("invalid request");
+        Err(McpError::new(
+            ErrorCode(code.unwrap_or(ErrorCode::INVALID_REQUEST.0)),
+            message.to_owned(),
+            None,
+        ))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(
@@ -297,8 +331,11 @@ async fn with_progress<T>(meta: &RequestMetaObject, peer: &Peer<RoleServer>, wor
 // rmcp turns the `Err` of a tool into an `isError` result; a CallToolResult is
 // what it expects there, large or not.
 #[allow(clippy::result_large_err)]
-fn tool_result<T>(result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
+fn tool_result<T>(engine: &Engine, result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
     result.map(Json).map_err(|e| {
+        // The one place tool errors become text: every error the model reads
+        // passes the output fence here, whatever its kind.
+        let e = engine.fenced(e);
         tracing::info!(error = %e, "tool call failed");
         CallToolResult::error(vec![ContentBlock::text(e.to_string())])
     })

@@ -33,7 +33,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::hooks::{self, Stage};
 use crate::shape::{self, QueryOutput};
-use crate::{error_prompts, guard, sanitize, timeouts};
+use crate::{error_prompts, fence, guard, timeouts};
 
 /// How long looking up "did you mean" names may take after a failed query.
 const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
@@ -230,8 +230,7 @@ impl Engine {
                 ))
             })?;
         }
-        sanitize::rows(&config.sanitization, &mut output.rows);
-        shape::cap_bytes(&mut output, config.query.max_result_length);
+        fence::output(&config.sanitization, config.query.max_result_length, &mut output);
         Ok(output)
     }
 
@@ -248,12 +247,21 @@ impl Engine {
         }
     }
 
+    /// The output stage for errors: `error` as the model may read it, its
+    /// whole text sanitized and capped like a result (see [`fence::error`]).
+    /// Calls return errors unfenced, so Rust callers can still match on
+    /// them; every place that turns an error into text for a model or a
+    /// terminal (the MCP tools, `pgmcp query`) passes it through here.
+    pub fn fenced(&self, error: Error) -> Error {
+        fence::error(&self.config.sanitization, self.config.query.max_result_length, error)
+    }
+
     /// The tables, views and materialized views the role can read, filtered and
     /// capped at `query.max_rows`.
     pub async fn list_tables(&self, filter: &TableFilter, cancel: CancellationToken) -> Result<TableList, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.list_tables_timeout, call.token.clone());
-        let _slot = self.slot(&deadline).await?;
+        let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
         let cap = self.config.query.max_rows;
         let filter = TableFilter {
             limit: if filter.limit == 0 { cap } else { filter.limit.min(cap) },
@@ -274,7 +282,7 @@ impl Engine {
                 filter.limit
             ));
         }
-        Ok(list)
+        fence::catalog(&self.config.sanitization, self.config.query.max_result_length, list)
     }
 
     /// Columns, keys, indexes and constraints of one table. `table` may be
@@ -298,14 +306,20 @@ impl Engine {
         schema: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
-        let (schema, name) = parse_table_name(table, schema).map_err(Error::Input)?;
+        let (schema, name) = parse_table_name(table, schema).map_err(|e| self.prompted(Error::Input(e)))?;
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
-        let _slot = self.slot(&deadline).await?;
-        self.backend
+        let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
+        let description = self
+            .backend
             .describe_table(database, schema.as_deref(), &name, &deadline)
             .await
-            .map_err(|e| self.prompted(e))
+            .map_err(|e| self.prompted(e))?;
+        fence::catalog(
+            &self.config.sanitization,
+            self.config.query.max_result_length,
+            description,
+        )
     }
 
     /// Stop every call in flight (queries get a cancel request, hooks are

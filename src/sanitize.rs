@@ -1,9 +1,14 @@
-//! Sanitization: regex replacements applied to every string value of a result,
-//! recursing into JSON objects and arrays. Numbers, booleans and null are never
-//! touched. Pure.
+//! Sanitization: regex replacements applied to every text of a result that
+//! can carry data: string values and object keys (recursing into JSON objects
+//! and arrays), column names and types, the hint, and error texts (see
+//! [`crate::fence`]). Numbers, booleans and null are never touched. Pure.
+
+use std::borrow::Cow;
 
 use regex::Regex;
 use serde_json::{Map, Value};
+
+use crate::shape::QueryOutput;
 
 /// One `sanitization` entry: every match of `pattern` in a string value is
 /// replaced by `replacement` (`$1`, `${name}` refer to capture groups).
@@ -22,32 +27,82 @@ impl PartialEq for SanitizeRule {
     }
 }
 
-/// Apply every rule, in order, to every string in every row.
+/// Apply every rule, in order, to every text of a query result: column names
+/// and types, row keys and values (keys inside JSON values too), and the hint.
+/// A column alias or a JSON key is as much data as a value
+/// (`SELECT 1 AS "alice@example.com"`, `json_object_agg(email, 1)`).
+pub fn output(rules: &[SanitizeRule], output: &mut QueryOutput) {
+    if rules.is_empty() {
+        return;
+    }
+    for column in &mut output.columns {
+        column.name = text(rules, &column.name).into_owned();
+        column.type_name = text(rules, &column.type_name).into_owned();
+    }
+    // Two names may now read the same; suffix them as rows do (see `object`).
+    output.columns = crate::shape::unique_names(std::mem::take(&mut output.columns));
+    rows(rules, &mut output.rows);
+    if let Some(hint) = &mut output.hint {
+        *hint = text(rules, hint).into_owned();
+    }
+}
+
+/// Apply every rule, in order, to every key and string in every row.
 pub fn rows(rules: &[SanitizeRule], rows: &mut [Map<String, Value>]) {
     if rules.is_empty() {
         return;
     }
     for row in rows {
-        for value in row.values_mut() {
-            self::value(rules, value);
-        }
+        *row = object(rules, std::mem::take(row));
     }
 }
 
-/// Apply every rule, in order, to every string inside `value`.
+/// Apply every rule, in order, to every key and string inside `value`.
 pub fn value(rules: &[SanitizeRule], value: &mut Value) {
     match value {
         Value::String(s) => {
-            for rule in rules {
-                if let std::borrow::Cow::Owned(replaced) = rule.pattern.replace_all(s, rule.replacement.as_str()) {
-                    *s = replaced;
-                }
+            if let Cow::Owned(replaced) = text(rules, s) {
+                *s = replaced;
             }
         }
         Value::Array(items) => items.iter_mut().for_each(|item| self::value(rules, item)),
-        Value::Object(map) => map.values_mut().for_each(|item| self::value(rules, item)),
+        Value::Object(map) => *map = object(rules, std::mem::take(map)),
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
+}
+
+/// Apply every rule, in order, to one text.
+pub fn text<'a>(rules: &[SanitizeRule], text: &'a str) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    for rule in rules {
+        if let Cow::Owned(replaced) = rule.pattern.replace_all(&out, rule.replacement.as_str()) {
+            out = Cow::Owned(replaced);
+        }
+    }
+    out
+}
+
+/// Sanitize keys and values, keeping the order. Keys that now read the same
+/// get `_2`, `_3`... (like repeated column names), so no value is lost.
+fn object(rules: &[SanitizeRule], map: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::with_capacity(map.len());
+    for (key, mut item) in map {
+        value(rules, &mut item);
+        let key = match text(rules, &key) {
+            Cow::Borrowed(_) => key,
+            Cow::Owned(replaced) => replaced,
+        };
+        let key = if out.contains_key(&key) {
+            (2..)
+                .map(|n| format!("{key}_{n}"))
+                .find(|k| !out.contains_key(k))
+                .unwrap_or(key)
+        } else {
+            key
+        };
+        out.insert(key, item);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -116,6 +171,72 @@ mod tests {
             value(&rules, &mut input);
             assert_eq!(input, expected, "{name}");
         }
+    }
+
+    fn email() -> SanitizeRule {
+        rule(r"[\w.+-]+@[\w-]+\.[\w.]+", "[email]")
+    }
+
+    /// Keys are data too: JSON object keys, at any depth, and row keys.
+    #[test]
+    fn keys_are_sanitized_and_kept_distinct() {
+        let cases: Vec<(&str, Value, Value)> = vec![
+            (
+                "json_object_agg(email, 1)",
+                json!({"alice@example.com": 1, "bob@example.com": 2, "n": 3}),
+                json!({"[email]": 1, "[email]_2": 2, "n": 3}),
+            ),
+            (
+                "nested key and value",
+                json!([{"x": {"carol@example.com": "dave@example.com"}}]),
+                json!([{"x": {"[email]": "[email]"}}]),
+            ),
+            (
+                "a suffixed key that exists already",
+                json!({"[email]_2": 0, "a@b.cc": 1, "c@d.ee": 2}),
+                json!({"[email]_2": 0, "[email]": 1, "[email]_3": 2}),
+            ),
+        ];
+        for (name, mut input, expected) in cases {
+            value(&[email()], &mut input);
+            assert_eq!(input, expected, "{name}");
+            assert_eq!(
+                serde_json::to_string(&input).unwrap(),
+                serde_json::to_string(&expected).unwrap(),
+                "{name}: order is kept"
+            );
+        }
+    }
+
+    /// Column names, types and the hint of a result are sanitized, and the
+    /// row keys still match the column names.
+    #[test]
+    fn whole_output() {
+        use crate::backend::{Column, Rows};
+        let column = |name: &str| Column {
+            name: name.into(),
+            type_name: "text".into(),
+        };
+        let mut out = crate::shape::query_output(
+            Rows {
+                columns: vec![column("alice@example.com"), column("bob@example.com"), column("id")],
+                rows: vec![vec![json!("x"), json!({"eve@example.com": true}), json!(1)]],
+                rows_affected: None,
+                more: true,
+            },
+            1,
+        );
+        out.hint = Some("ask frank@example.com".into());
+        output(&[email()], &mut out);
+        let names: Vec<&str> = out.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["[email]", "[email]_2", "id"]);
+        assert_eq!(
+            Value::Object(out.rows[0].clone()),
+            json!({"[email]": "x", "[email]_2": {"[email]": true}, "id": 1})
+        );
+        let keys: Vec<&str> = out.rows[0].keys().map(String::as_str).collect();
+        assert_eq!(keys, names);
+        assert_eq!(out.hint.as_deref(), Some("ask [email]"));
     }
 
     #[test]

@@ -61,14 +61,36 @@ pub fn query_output(rows: Rows, max_rows: usize) -> QueryOutput {
     }
 }
 
-/// Keep only the leading rows whose JSON fits in `max_bytes` (the rows array as
-/// serialized), cutting at whole rows, and say so.
+/// Bytes kept for the hint when the result is measured: the hints this
+/// module writes are shorter, and a hook's hint is cut to it.
+const HINT_ROOM: usize = 400;
+
+/// Bytes kept for the counts (`returned_rows`, `total_rows`, `truncated`),
+/// whose digits change as rows are dropped.
+const COUNT_ROOM: usize = 48;
+
+/// Keep the whole result's JSON within `max_bytes`: column names and types
+/// longer than a quarter of it are shortened (an alias can be as long as a
+/// value in SQLite and DuckDB), a hook's hint is cut, then only the leading
+/// rows that fit are kept, cutting at whole rows, and the hint says so.
 pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
-    let mut used = 2; // the array's brackets
+    cap_names(output, max_bytes / 4);
+    if let Some(hint) = &mut output.hint {
+        *hint = crate::fence::shorten(hint, HINT_ROOM, "hint").into_owned();
+    }
+    let frame = QueryOutput {
+        columns: output.columns.clone(),
+        rows: Vec::new(),
+        hint: Some("x".repeat(HINT_ROOM)),
+        ..*output
+    };
+    let frame = serde_json::to_vec(&frame).map_or(usize::MAX, |v| v.len()) + COUNT_ROOM;
+    let budget = max_bytes.saturating_sub(frame);
+    let mut used = 0;
     let mut keep = 0;
     for row in &output.rows {
         let size = serde_json::to_vec(row).map_or(usize::MAX, |v| v.len()) + usize::from(keep > 0);
-        if used + size > max_bytes {
+        if used + size > budget {
             break;
         }
         used += size;
@@ -91,6 +113,41 @@ pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
              Select fewer columns, or add a LIMIT (and ORDER BY) to page through the rest."
         )
     });
+}
+
+/// Shorten column names and types when together they take more than
+/// `budget` bytes, and rename the row keys to match.
+fn cap_names(output: &mut QueryOutput, budget: usize) {
+    let total: usize = output.columns.iter().map(|c| c.name.len() + c.type_name.len()).sum();
+    if total <= budget || output.columns.is_empty() {
+        return;
+    }
+    // Never shorter than a few characters plus the marker: a name must stay
+    // recognisable.
+    let each = (budget / (2 * output.columns.len())).max(24);
+    let old: Vec<String> = output.columns.iter().map(|c| c.name.clone()).collect();
+    for column in &mut output.columns {
+        column.name = crate::fence::shorten(&column.name, each, "name").into_owned();
+        column.type_name = crate::fence::shorten(&column.type_name, each, "type").into_owned();
+    }
+    output.columns = unique_names(std::mem::take(&mut output.columns));
+    let renamed: std::collections::HashMap<&str, &str> = old
+        .iter()
+        .map(String::as_str)
+        .zip(output.columns.iter().map(|c| c.name.as_str()))
+        .collect();
+    for row in &mut output.rows {
+        *row = std::mem::take(row)
+            .into_iter()
+            .map(|(key, value)| {
+                let key = match renamed.get(key.as_str()) {
+                    Some(new) => (*new).to_owned(),
+                    None => crate::fence::shorten(&key, each, "name").into_owned(),
+                };
+                (key, value)
+            })
+            .collect();
+    }
 }
 
 /// Read back a result an `after_query` hook rewrote. Missing fields get
@@ -144,7 +201,7 @@ pub fn from_hook_json(text: &str) -> Result<QueryOutput, serde_json::Error> {
 }
 
 /// `SELECT 1 AS a, 2 AS a` would lose a value in a JSON object; suffix repeats.
-fn unique_names(columns: Vec<Column>) -> Vec<Column> {
+pub(crate) fn unique_names(columns: Vec<Column>) -> Vec<Column> {
     let mut seen = std::collections::HashSet::new();
     columns
         .into_iter()
@@ -203,23 +260,35 @@ mod tests {
             rows_affected: Some(10),
             more: false,
         };
-        let mut out = query_output(rows, 500);
-        let one_row = serde_json::to_vec(&out.rows[0]).unwrap().len();
-        cap_bytes(&mut out, 2 + one_row * 3 + 2);
-        assert_eq!(out.returned_rows, 3);
-        assert_eq!(out.total_rows, Some(10), "every row was read: the total is known");
-        assert_eq!(out.rows.len(), 3);
-        assert!(out.truncated);
+        let full = query_output(rows, 500);
+        let one_row = serde_json::to_vec(&full.rows[0]).unwrap().len();
+        // Whatever the cap, the whole result fits in it and holds as many
+        // whole rows as fit.
+        for cap in [600, 700, 800, 900, 1000, 2000] {
+            let mut out = full.clone();
+            cap_bytes(&mut out, cap);
+            let json = serde_json::to_vec(&out).unwrap();
+            assert!(json.len() <= cap, "{cap}: {} bytes", json.len());
+            assert_eq!(out.truncated, out.rows.len() < 10, "{cap}");
+            assert_eq!(out.total_rows, Some(10), "every row was read: the total is known");
+            assert_eq!(out.rows.len(), out.returned_rows);
+            // No room was left for one more row.
+            let mut frame = out.clone();
+            frame.hint = Some("x".repeat(HINT_ROOM));
+            let measured = serde_json::to_vec(&frame).unwrap().len() + COUNT_ROOM;
+            assert!(
+                out.rows.len() == 10 || measured + one_row + 1 > cap,
+                "{cap}: {measured}"
+            );
+        }
+        let mut out = full.clone();
+        cap_bytes(&mut out, 800);
+        assert!(out.returned_rows > 0);
+        let hint = out.hint.as_deref().unwrap();
         assert!(
-            out.hint
-                .as_deref()
-                .unwrap()
-                .starts_with("Only the first 3 rows fit in the"),
-            "{:?}",
-            out.hint
+            hint.starts_with(&format!("Only the first {} rows fit in the", out.returned_rows)),
+            "{hint}"
         );
-        let json = serde_json::to_vec(&out.rows).unwrap();
-        assert!(json.len() <= 2 + one_row * 3 + 2, "{}", json.len());
 
         let mut out = query_output(
             Rows {
@@ -245,6 +314,32 @@ mod tests {
         );
         cap_bytes(&mut out, 100_000);
         assert_eq!((out.returned_rows, out.truncated, out.hint), (1, false, None));
+    }
+
+    /// Column names count against the cap: an SQLite alias can be 1 MB long.
+    #[test]
+    fn long_column_names_are_shortened_and_rows_follow() {
+        let long = format!("{}@example.com", "a".repeat(100_000));
+        let rows = Rows {
+            columns: vec![col(&long), col(&format!("{long}2")), col("id")],
+            rows: vec![vec![1.into(), 2.into(), 3.into()]],
+            rows_affected: None,
+            more: false,
+        };
+        let mut out = query_output(rows, 500);
+        cap_bytes(&mut out, 2000);
+        let json = serde_json::to_vec(&out).unwrap();
+        assert!(json.len() <= 2000, "{} bytes", json.len());
+        let names: Vec<&str> = out.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names[2], "id");
+        assert!(
+            names[0].starts_with("aaa") && names[0].contains("[name cut:"),
+            "{names:?}"
+        );
+        assert_ne!(names[0], names[1], "names stay distinct");
+        let keys: Vec<&str> = out.rows[0].keys().map(String::as_str).collect();
+        assert_eq!(keys, names, "row keys follow the shortened names");
+        assert_eq!(out.returned_rows, 1);
     }
 
     #[test]

@@ -137,6 +137,134 @@ impl Root {
     }
 }
 
+/// Where a database file really lives, and what answers say instead. SQLite
+/// and DuckDB show the absolute path of the open file through ordinary
+/// queries (`pragma_database_list`, `duckdb_databases()`, the default
+/// `temp_directory`); every text of an answer passes through
+/// [`PathMask::rows`] or [`PathMask::error`], so none of those routes, and
+/// none found later, shows the server's directories.
+#[derive(Debug, Clone, Default)]
+pub struct PathMask {
+    /// (path, shown instead), longest path first, so a file's path is
+    /// replaced before its directory's.
+    pairs: Vec<(String, String)>,
+}
+
+/// What a masked directory reads as.
+pub const HIDDEN_DIR: &str = "<database directory>";
+
+impl PathMask {
+    /// A mask for `target`'s file; `opened` is the path the engine reports
+    /// for it (SQLite resolves symlinks), when known. The file reads as the
+    /// name the call gave, or its bare file name when that was absolute (the
+    /// server's configuration); its directory reads as [`HIDDEN_DIR`].
+    pub fn new(target: &Target, opened: Option<&str>) -> PathMask {
+        let DbFile::Path(given) = &target.file else {
+            return PathMask::default();
+        };
+        let name = if Path::new(&target.shown).is_absolute() {
+            given
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        } else {
+            target.shown.clone()
+        };
+        let absolute = std::env::current_dir().map(|d| d.join(given)).ok();
+        let candidates = [
+            Some(given.clone()),
+            absolute,
+            given.canonicalize().ok(),
+            opened.map(PathBuf::from),
+        ];
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for file in candidates.into_iter().flatten().filter(|p| p.is_absolute()) {
+            let mut add = |path: &Path, shown: &str| {
+                let path = path.to_string_lossy().into_owned();
+                // The root directory alone would mask every slash.
+                if path.len() > 1 && !pairs.iter().any(|(p, _)| *p == path) {
+                    pairs.push((path, shown.to_owned()));
+                }
+            };
+            add(&file, &name);
+            if let Some(dir) = file.parent() {
+                add(dir, HIDDEN_DIR);
+            }
+        }
+        pairs.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
+        PathMask { pairs }
+    }
+
+    /// `text` with every masked path replaced.
+    pub fn text<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let mut out = std::borrow::Cow::Borrowed(text);
+        for (path, shown) in &self.pairs {
+            if out.contains(path.as_str()) {
+                out = std::borrow::Cow::Owned(out.replace(path.as_str(), shown));
+            }
+        }
+        out
+    }
+
+    /// Mask every text of `rows`: column names, strings and object keys.
+    pub fn rows(&self, rows: &mut super::Rows) {
+        if self.pairs.is_empty() {
+            return;
+        }
+        for column in &mut rows.columns {
+            column.name = self.text(&column.name).into_owned();
+        }
+        rows.rows.iter_mut().flatten().for_each(|v| self.value(v));
+    }
+
+    fn value(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => *s = self.text(s).into_owned(),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(map) => {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, mut v)| {
+                        self.value(&mut v);
+                        (self.text(&k).into_owned(), v)
+                    })
+                    .collect();
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// Mask the texts of an error (an engine's message can name its file).
+    pub fn error(&self, error: crate::error::Error) -> crate::error::Error {
+        use crate::error::Error;
+        if self.pairs.is_empty() {
+            return error;
+        }
+        match error {
+            Error::Db(mut db) => {
+                db.message = self.text(&db.message).into_owned();
+                db.detail = db.detail.map(|d| self.text(&d).into_owned());
+                db.hint = db.hint.map(|h| self.text(&h).into_owned());
+                Error::Db(db)
+            }
+            Error::Connection(text) => Error::Connection(self.text(&text).into_owned()),
+            Error::Input(text) => Error::Input(self.text(&text).into_owned()),
+            other => other,
+        }
+    }
+
+    /// Mask the result of a statement.
+    pub fn result(&self, result: Result<super::Rows, crate::error::Error>) -> Result<super::Rows, crate::error::Error> {
+        match result {
+            Ok(mut rows) => {
+                self.rows(&mut rows);
+                Ok(rows)
+            }
+            Err(e) => Err(self.error(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +298,37 @@ mod tests {
                 (got, want) => panic!("{url}: got {got:?}, want {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn masks_hide_the_files_directories() {
+        let target = |shown: &str, file: &str| Target {
+            file: DbFile::Path(PathBuf::from(file)),
+            shown: shown.to_owned(),
+        };
+        // (target, engine's path, text, expected)
+        let cases = [
+            (
+                target("sales/2024.db", "/srv/data/sales/2024.db"),
+                None,
+                "main|/srv/data/sales/2024.db; temp /srv/data/sales/2024.db.tmp; /srv/data/sales/x.db",
+                "main|sales/2024.db; temp sales/2024.db.tmp; <database directory>/x.db",
+            ),
+            (
+                target("/srv/data/shop.db", "/srv/data/shop.db"),
+                Some("/real/disk/shop.db"),
+                "/real/disk/shop.db and /srv/data/shop.db in /srv/data",
+                "shop.db and shop.db in <database directory>",
+            ),
+            (target("/x.db", "/x.db"), None, "/x.db at /", "x.db at /"),
+        ];
+        for (target, opened, text, expected) in cases {
+            assert_eq!(PathMask::new(&target, opened).text(text), expected, "{text}");
+        }
+        let memory = Target {
+            file: DbFile::Memory,
+            shown: ":memory:".into(),
+        };
+        assert_eq!(PathMask::new(&memory, None).text("/srv/x"), "/srv/x");
     }
 }

@@ -4,6 +4,7 @@ mod check;
 mod cli;
 mod configure;
 mod connect;
+mod connstring_secrets;
 mod demo;
 #[cfg(feature = "duckdb")]
 mod duckdb;
@@ -14,7 +15,9 @@ mod guard_corpus;
 mod guard_fuzz;
 mod harness;
 mod hooks;
+mod intake;
 mod introspection;
+mod output_fences;
 mod pipeline;
 mod role;
 mod serve;

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use self::native::{Database, Session};
 use self::value::{DuckType, to_json};
-use super::location::{DbFile, Target};
+use super::location::{DbFile, PathMask, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::config::DuckdbConfig;
@@ -75,10 +75,15 @@ impl DuckDbBackend {
         let params = stmt.params.to_vec();
         let policy = stmt.policy.clone();
         let limit = stmt.fetch_limit;
-        self.blocking(deadline, move |session, stop| {
-            run(session, stop, &policy, &sql, &params, limit)
-        })
-        .await
+        let result = self
+            .blocking(deadline, move |session, stop| {
+                run(session, stop, &policy, &sql, &params, limit)
+            })
+            .await;
+        // duckdb_databases(), PRAGMA database_list and the default
+        // temp_directory (the file's path plus `.tmp`) show where the file
+        // lives: answers show the name it was given instead.
+        PathMask::new(&self.shared.target, None).result(result)
     }
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {

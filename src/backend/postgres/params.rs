@@ -195,6 +195,67 @@ fn err(source_name: &str, message: impl Into<String>) -> ParamsError {
     }
 }
 
+/// libpq's connection keywords. An unknown keyword is named in an error only
+/// when it is one of these: any other text could be a piece of a password that
+/// a stray space or quote split off (`password=pa ss=word`).
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "sslnegotiation",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcertmode",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+];
+
+/// An option pgmcp does not take. Never echoes text that is not a libpq
+/// keyword (see [`LIBPQ_KEYWORDS`]).
+fn unknown_option(source: &str, key: &str) -> ParamsError {
+    if LIBPQ_KEYWORDS.contains(&key) {
+        err(source, format!("connection option \"{key}\" is not supported"))
+    } else {
+        err(
+            source,
+            "unknown connection option (not a libpq keyword; if a password contains spaces, quotes or \
+             backslashes, quote it: password='...' or percent-encode it in a URL)",
+        )
+    }
+}
+
 /// Settings gathered from one source before defaults are applied.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Partial {
@@ -227,9 +288,7 @@ impl Partial {
             "sslcert" => &mut self.sslcert,
             "sslkey" => &mut self.sslkey,
             "passfile" => &mut self.passfile,
-            other => {
-                return Err(err(source, format!("unknown connection option \"{other}\"")));
-            }
+            other => return Err(unknown_option(source, other)),
         };
         *slot = Some(value);
         Ok(())
@@ -308,7 +367,9 @@ pub fn resolve(
             .parse::<u16>()
             .ok()
             .filter(|p| *p > 0)
-            .ok_or_else(|| err("port", format!("invalid port \"{text}\"")))?,
+            // The value is not echoed: a misplaced separator can put part of a
+            // password here.
+            .ok_or_else(|| err("port", "invalid port: expected a number from 1 to 65535"))?,
     };
     let host = match p.host.as_deref() {
         Some(h) if !h.is_empty() => {
@@ -332,6 +393,7 @@ pub fn resolve(
     };
     let connect_timeout = match p.connect_timeout.as_deref() {
         None | Some("") => Duration::from_secs(10),
+        // Values from the connection string are never echoed (see port).
         Some(text) => match text.parse::<u64>() {
             // libpq treats 0 as "wait forever"; we keep a generous ceiling instead.
             Ok(0) => Duration::from_secs(3600),
@@ -339,7 +401,7 @@ pub fn resolve(
             Err(_) => {
                 return Err(err(
                     "connect_timeout",
-                    format!("invalid connect_timeout \"{text}\": expected whole seconds"),
+                    "invalid connect_timeout: expected whole seconds",
                 ));
             }
         },
@@ -358,12 +420,8 @@ pub fn resolve(
         // the host name is checked too, so `system` implies verify-full.
         None if sslrootcert == RootCert::System => SslMode::VerifyFull,
         None => SslMode::Prefer,
-        Some(text) => SslMode::from_name(&text).ok_or_else(|| {
-            err(
-                "sslmode",
-                format!("invalid sslmode \"{text}\": use {}", SslMode::NAMES.join(", ")),
-            )
-        })?,
+        Some(text) => SslMode::from_name(&text)
+            .ok_or_else(|| err("sslmode", format!("invalid sslmode: use {}", SslMode::NAMES.join(", "))))?,
     };
     if sslrootcert == RootCert::System && sslmode != SslMode::VerifyFull {
         return Err(err(
@@ -406,6 +464,22 @@ pub fn resolve(
 
 /// `postgresql://[user[:password]@][host][:port][/dbname][?key=value&...]`
 fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
+    // Characters a URL cannot hold unencoded. Written raw in a password they
+    // shift where the password ends (`u:pa ss#x@h` has no host to trust),
+    // so refuse the URL rather than guess and show the guess.
+    if let Some(at) = url
+        .chars()
+        .position(|c| c.is_whitespace() || c.is_control() || "#\"<>\\^`{|}".contains(c))
+    {
+        return Err(err(
+            source,
+            format!(
+                "character {} of the URL must be percent-encoded (a space is %20, # is %23): percent-encode \
+                 special characters in the user name and password",
+                at + 1
+            ),
+        ));
+    }
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let (main, query) = match rest.split_once('?') {
         Some((m, q)) => (m, Some(q)),
@@ -415,6 +489,16 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
         Some((a, p)) => (a, Some(p)),
         None => (main, None),
     };
+    // An @ past the host part means a / or ? inside the user name or
+    // password cut the URL early: what follows would be read as the host,
+    // port and database, and shown in errors and in `pgmcp check`.
+    if path.is_some_and(|p| p.contains('@')) || query.is_some_and(|q| q.contains('@')) {
+        return Err(err(
+            source,
+            "the URL has an @ after its host part: percent-encode @ / ? # : and spaces in the user name and \
+             password (e.g. %2F for /)",
+        ));
+    }
     let mut out = Partial::default();
     let hostport = match authority.rsplit_once('@') {
         Some((userinfo, hostport)) => {
@@ -450,10 +534,17 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
     if let Some(path) = path.filter(|p| !p.is_empty()) {
         out.dbname = Some(decode(source, path)?);
     }
-    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair
-            .split_once('=')
-            .ok_or_else(|| err(source, format!("URL parameter \"{pair}\" has no value")))?;
+    for (n, pair) in query.unwrap_or("").split('&').filter(|p| !p.is_empty()).enumerate() {
+        // Not echoed: a `?` inside an unencoded password starts the query.
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            err(
+                source,
+                format!(
+                    "URL parameter {} has no value (percent-encode ?, @, /, : and spaces in a password)",
+                    n + 1
+                ),
+            )
+        })?;
         let key = decode(source, k)?;
         out.set(source, &key, decode(source, v)?)?;
     }
@@ -495,9 +586,15 @@ fn parse_keyword_value(source: &str, text: &str) -> Result<Partial, ParamsError>
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
+            // The word is not echoed: after `password=pa ss`, it is the rest
+            // of the password. Its position is enough to find it.
+            let at = text.chars().count() - chars.count();
             return Err(err(
                 source,
-                format!("missing \"=\" after \"{key}\" in connection string"),
+                format!(
+                    "missing \"=\" after a word at character {at} of the connection string (quote values \
+                     that contain spaces: password='...')"
+                ),
             ));
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
@@ -667,20 +764,29 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             (
                 "host=h user=u frobnicate=1",
-                "PGMCP_PG_CONNSTRING: unknown connection option \"frobnicate\"",
+                "PGMCP_PG_CONNSTRING: unknown connection option (not a libpq keyword; if a password contains spaces, \
+                 quotes or backslashes, quote it: password='...' or percent-encode it in a URL)",
             ),
-            ("host=h user=u port=abc", "port: invalid port \"abc\""),
+            (
+                "host=h user=u port=abc",
+                "port: invalid port: expected a number from 1 to 65535",
+            ),
+            (
+                "host=h user=u target_session_attrs=any",
+                "PGMCP_PG_CONNSTRING: connection option \"target_session_attrs\" is not supported",
+            ),
             (
                 "host=h user=u password='unterminated",
                 "PGMCP_PG_CONNSTRING: unterminated quoted string in connection string",
             ),
             (
                 "postgres://u:hunter2@h/db?bogus=1",
-                "PGMCP_PG_CONNSTRING: unknown connection option \"bogus\"",
+                "PGMCP_PG_CONNSTRING: unknown connection option (not a libpq keyword; if a password contains spaces, \
+                 quotes or backslashes, quote it: password='...' or percent-encode it in a URL)",
             ),
             (
                 "host=h user=u sslmode=sometimes",
-                "sslmode: invalid sslmode \"sometimes\": use disable, allow, prefer, require, verify-ca, verify-full",
+                "sslmode: invalid sslmode: use disable, allow, prefer, require, verify-ca, verify-full",
             ),
             (
                 "host=a,b user=u",
@@ -692,6 +798,59 @@ mod tests {
             assert_eq!(e.to_string(), *expected, "{input}");
             assert!(!e.to_string().contains("hunter2"));
         }
+    }
+
+    /// Malformed connection strings whose password a stray space, quote,
+    /// `?`, `/` or `#` split: no 3-character piece of it may reach the error.
+    #[test]
+    fn malformed_strings_never_echo_a_piece_of_the_password() {
+        // Letters no message of ours contains, so any 3-character window of
+        // a secret found in an error came from the input.
+        let secrets = [
+            "Xq7 Zk9/Wm4?Jr8#Lp2",
+            "Qz8 Vb3'Hn5=Tg6",
+            "Jx2 Kq4 Wz7",
+            "Vq9\\ Zx3@Kj5:Qw2",
+        ];
+        let variants = [
+            "postgresql://u:{}@host/db",
+            "postgres://u:{}@host:5432/db?sslmode=require",
+            "postgresql://{}@host/db",
+            "postgresql://u:{}",
+            "postgresql://u@host/db?password={}",
+            "host=h user=u password={} dbname=d",
+            "password={} host=h",
+            "host=h password={}",
+            "host=h password='{} user=u",
+            "host=h password={}' user=u",
+            "host=h password = {}",
+            "host=h password={}=x",
+            "host=h port={} user=u",
+            "host=h sslmode={}",
+            "host=h connect_timeout={}",
+            "{}",
+            "user=u {}",
+        ];
+        let mut refused = 0;
+        for variant in variants {
+            for secret in secrets {
+                let input = variant.replace("{}", secret);
+                let Err(e) = resolve(Some(&input), &ConnectionConfig::default(), &env_of(&[("USER", "u")])) else {
+                    continue;
+                };
+                refused += 1;
+                let text = e.to_string();
+                let chars: Vec<char> = secret.chars().collect();
+                for piece in chars.windows(3) {
+                    let piece: String = piece.iter().collect();
+                    assert!(!text.contains(&piece), "{input:?} -> {text:?} shows {piece:?}");
+                }
+            }
+        }
+        assert!(
+            refused > 30,
+            "only {refused} variants were refused: the test tests little"
+        );
     }
 
     #[test]

@@ -226,6 +226,28 @@ impl McpProcess {
         }
     }
 
+    /// Waits for an error response that carries no id, or a null one (the
+    /// answer to a line with no id to read: not JSON, a batch).
+    pub fn recv_error_without_id(&mut self, timeout: Duration) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.pump();
+            self.check();
+            let is_it = |msg: &Value| msg.get("id").is_none_or(Value::is_null) && msg.get("error").is_some();
+            if let Some(at) = self.pending.iter().position(is_it) {
+                return self.pending.remove(at);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(event) => self.handle(event),
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("{}", self.debug(&format!("no error without an id within {timeout:?}")))
+                }
+                Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
+            }
+        }
+    }
+
     /// The messages the server sent on its own (notifications, and requests
     /// if any) since the last call, oldest first.
     pub fn take_notifications(&mut self) -> Vec<Value> {
