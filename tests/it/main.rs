@@ -20,6 +20,7 @@ mod introspection;
 mod output_fences;
 mod pipeline;
 mod role;
+mod routines;
 mod serve;
 mod sqlite;
 mod support;

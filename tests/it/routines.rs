@@ -1,0 +1,170 @@
+//! The catalog facts the guard judges functions with, read from a real
+//! PostgreSQL: the fixtures the pure tests use are what the server answers,
+//! and on a database where another user planted look-alike functions,
+//! operators, a cast and a domain (`fixtures/guard/planted.sql`), every route
+//! to them is refused in read-only mode and none of them runs.
+
+use serde_json::Value;
+
+use crate::engine::{engine_for, rows, run, writable};
+use crate::support::pg::{self, TestDb};
+use pgmcp::Error;
+use pgmcp::guard::{FunctionPattern, Rule};
+
+const ROUTINES_SQL: &str = include_str!("../../src/backend/postgres/routines.sql");
+const PLANTED_SQL: &str = include_str!("../../fixtures/guard/planted.sql");
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/fixtures/guard/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn facts(db: &TestDb) -> Value {
+    serde_json::from_str(&db.psql(ROUTINES_SQL)).expect("routines.sql returns one JSON document")
+}
+
+fn server_major(db: &TestDb) -> u32 {
+    db.psql("SHOW server_version_num").parse::<u32>().unwrap() / 10000
+}
+
+/// The fixtures are PostgreSQL 15's answers; on another major version the
+/// built-in functions differ, and only the planted ones can be compared.
+#[test]
+fn the_fixtures_are_what_the_server_answers() {
+    let db = pg::server().database();
+    let fresh = facts(&db);
+    db.psql(PLANTED_SQL);
+    let planted = facts(&db);
+    if server_major(&db) == 15 {
+        assert!(
+            fresh == fixture("pg15-routines.json"),
+            "pg15-routines.json is stale: {fresh}"
+        );
+        assert!(
+            planted == fixture("planted-routines.json"),
+            "planted-routines.json is stale: {planted}"
+        );
+    }
+    assert_eq!(planted["functions"]["evil"], "untrusted");
+    assert_eq!(planted["functions"]["lower"], "untrusted");
+    assert_eq!(planted["operators"]["==="], serde_json::json!(["pg_read_file"]));
+    assert_eq!(planted["casts"]["checked_text"], serde_json::json!(["evil_text"]));
+}
+
+/// The facts name every built-in operator, cast and support function only
+/// when it is not PostgreSQL's own: on a fresh database there are none, which
+/// is what lets the guard skip them (routines.rs).
+#[test]
+fn built_in_operators_casts_and_support_functions_are_all_postgres_own() {
+    let db = pg::server().database();
+    let count = db.psql(
+        "SELECT (SELECT count(*) FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode \
+                 WHERE p.provolatile = 'v' OR p.pronamespace <> 'pg_catalog'::regnamespace) \
+              + (SELECT count(*) FROM pg_cast c JOIN pg_proc p ON p.oid = c.castfunc \
+                 WHERE p.provolatile = 'v' OR p.pronamespace <> 'pg_catalog'::regnamespace) \
+              + (SELECT count(*) FROM pg_amproc a JOIN pg_proc p ON p.oid = a.amproc \
+                 WHERE p.provolatile = 'v' OR p.pronamespace <> 'pg_catalog'::regnamespace)",
+    );
+    assert_eq!(count, "0");
+}
+
+/// A database user plants functions that create a large object (which a
+/// READ ONLY transaction allows) behind every route; read-only mode refuses
+/// each route, and no large object appears.
+#[tokio::test(flavor = "multi_thread")]
+async fn planted_functions_do_not_run_in_read_only_mode() {
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE t (x text); INSERT INTO t VALUES ('a');
+         CREATE FUNCTION public.plant() RETURNS oid LANGUAGE sql STABLE AS 'SELECT pg_catalog.lo_create(0)';
+         CREATE FUNCTION public.plant_text(text) RETURNS text LANGUAGE sql IMMUTABLE
+             AS 'SELECT pg_catalog.lo_create(0)::text';
+         CREATE FUNCTION public.plant_cmp(text, text) RETURNS bool LANGUAGE sql IMMUTABLE
+             AS 'SELECT pg_catalog.lo_create(0) > 0';
+         CREATE FUNCTION public.lower(varchar) RETURNS text LANGUAGE sql STABLE
+             AS 'SELECT pg_catalog.lo_create(0)::text';
+         CREATE OPERATOR public.<<< (LEFTARG = text, RIGHTARG = text, FUNCTION = public.plant_cmp);
+         CREATE OPERATOR public.=== (RIGHTARG = text, FUNCTION = pg_catalog.pg_read_file);
+         CREATE TYPE public.mood AS ENUM ('ok');
+         CREATE FUNCTION public.mood_text(public.mood) RETURNS text LANGUAGE sql IMMUTABLE
+             AS 'SELECT pg_catalog.lo_create(0)::text';
+         CREATE CAST (public.mood AS text) WITH FUNCTION public.mood_text(public.mood);
+         CREATE DOMAIN public.checked AS text CHECK (public.plant_text(VALUE) IS NOT NULL);",
+    );
+    let objects = || db.psql("SELECT count(*) FROM pg_largeobject_metadata");
+    let engine = engine_for(&db, |_| {});
+    let attacks = [
+        "SELECT plant()",
+        "SELECT public.plant()",
+        "SELECT ('x'::text).plant_text",
+        "SELECT (t.x).plant_text FROM t",
+        "SELECT lower('X'::varchar)",
+        "SELECT 'a' <<< 'b'",
+        "SELECT 'a' OPERATOR(public.<<<) 'b'",
+        "SELECT 1 WHERE 'a' <<< ANY (ARRAY['b'])",
+        "SELECT x FROM t ORDER BY x USING <<<",
+        "SELECT 'ok'::mood::text",
+        "SELECT CAST('x' AS checked)",
+        "SELECT checked 'x'",
+    ];
+    let mut through = Vec::new();
+    for sql in attacks {
+        match run(&engine, sql).await {
+            Err(Error::Guard(v)) if v.rule == Rule::ReadOnly => {}
+            other => through.push(format!("{sql}: {other:?}")),
+        }
+    }
+    assert!(through.is_empty(), "not refused:\n{}", through.join("\n"));
+    assert_eq!(objects(), "0", "a planted function ran");
+
+    // An operator backed by a blocked built-in is refused in both modes.
+    for engine in [engine_for(&db, |_| {}), engine_for(&db, writable)] {
+        match run(&engine, "SELECT === '/etc/hostname'").await {
+            Err(Error::Guard(v)) => assert_eq!(v.rule, Rule::BlockedFunction, "{v}"),
+            other => panic!("=== ran: {other:?}"),
+        }
+    }
+
+    // Reads that use only PostgreSQL's own functions still work here.
+    assert_eq!(
+        rows(
+            &engine,
+            "SELECT upper(x) AS u, count(*) AS n FROM t GROUP BY 1 ORDER BY 1"
+        )
+        .await,
+        serde_json::json!([{"u": "A", "n": 1}])
+    );
+    // A user's function the person vouches for runs.
+    let vouched = engine_for(&db, |c| {
+        c.protection
+            .read_only_functions
+            .push(FunctionPattern::new("plant_text"))
+    });
+    assert!(run(&vouched, "SELECT plant_text('x') IS NOT NULL AS ok").await.is_ok());
+    assert_eq!(objects(), "1", "the vouched-for function ran once");
+}
+
+/// A function created after pgmcp read the catalog is unknown, and refused in
+/// read-only mode (it could be a new overload of anything); one the person
+/// vouched for runs whether or not the facts know it yet.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_created_later_is_refused_unless_vouched_for() {
+    let db = pg::server().database();
+    let engine = engine_for(&db, |c| {
+        c.protection.read_only_functions.push(FunctionPattern::new("later"))
+    });
+    assert!(run(&engine, "SELECT 1").await.is_ok());
+    db.psql("CREATE FUNCTION public.sneaky() RETURNS int LANGUAGE sql STABLE AS 'SELECT 1'");
+    match run(&engine, "SELECT sneaky()").await {
+        Err(Error::Guard(v)) => {
+            assert_eq!(v.rule, Rule::ReadOnly);
+            assert!(v.message.contains("not in the database's catalog"), "{v}");
+        }
+        other => panic!("sneaky() ran: {other:?}"),
+    }
+    db.psql("CREATE FUNCTION public.later() RETURNS int LANGUAGE sql STABLE AS 'SELECT 7'");
+    assert_eq!(
+        rows(&engine, "SELECT later() AS l").await,
+        serde_json::json!([{"l": 7}])
+    );
+}
