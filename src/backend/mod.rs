@@ -253,7 +253,7 @@ impl Backend {
             Backend::Postgres(pg) => pg.describe_table(schema, table, deadline).await,
             Backend::Sqlite(lite) => lite.describe_table(database, schema, table, deadline).await,
             #[cfg(feature = "duckdb")]
-            Backend::DuckDb(duck) => duck.describe_table(database, schema, table, deadline).await,
+            Backend::DuckDb(duck) => duck.describe_table(schema, table, deadline).await,
         }
     }
 

@@ -96,7 +96,6 @@ impl DuckDbBackend {
 
     pub async fn describe_table(
         &self,
-        database: Option<&str>,
         schema: Option<&str>,
         table: &str,
         deadline: &Deadline,
