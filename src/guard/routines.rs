@@ -265,6 +265,64 @@ pub(crate) mod tests {
         }
     }
 
+    /// Every default blocked function, reached by every route, in both modes.
+    /// The catalog here lists each one behind an operator, a cast and the
+    /// implicit comparisons, as a database user could arrange.
+    #[test]
+    fn every_blocked_function_by_every_route() {
+        let names: Vec<String> = super::super::DEFAULT_BLOCKED_FUNCTIONS
+            .iter()
+            .map(|p| p.replace('*', "_any"))
+            .collect();
+        let mut failures = Vec::new();
+        for name in &names {
+            let mut facts = pg15();
+            facts.functions.insert(name.clone(), Trust::BuiltIn);
+            facts.operators.insert("@@@@".into(), vec![name.clone()]);
+            facts.casts.insert("sneaky".into(), vec![name.clone()]);
+            let mut implicit = pg15();
+            implicit.functions.insert(name.clone(), Trust::BuiltIn);
+            implicit.implicit.push(name.clone());
+            let routes = [
+                (format!("SELECT {name}('x')"), &facts),
+                (format!("SELECT pg_catalog.{name}('x')"), &facts),
+                (format!("SELECT \"{name}\"('x')"), &facts),
+                (format!("SELECT ('x'::text).{name}"), &facts),
+                (format!("SELECT (t.c).{name} FROM t"), &facts),
+                (format!("SELECT t.{name} FROM t"), &facts),
+                (format!("SELECT ((SELECT 'x')).{name}"), &facts),
+                (format!("SELECT * FROM {name}('x')"), &facts),
+                (format!("SELECT 1 WHERE {name}('x') IS NULL"), &facts),
+                ("SELECT @@@@ 'x'".to_owned(), &facts),
+                ("SELECT 'a' @@@@ 'b'".to_owned(), &facts),
+                ("SELECT 1 WHERE 'a' @@@@ ANY (SELECT 'b')".to_owned(), &facts),
+                ("SELECT c FROM t ORDER BY c USING @@@@".to_owned(), &facts),
+                ("SELECT 'x'::sneaky".to_owned(), &facts),
+                ("SELECT CAST('x' AS public.sneaky)".to_owned(), &facts),
+                ("SELECT sneaky 'x'".to_owned(), &facts),
+                ("SELECT 1".to_owned(), &implicit),
+            ];
+            for read_only in [false, true] {
+                let policy = Policy {
+                    read_only,
+                    ..Policy::default()
+                };
+                for (sql, facts) in &routes {
+                    match crate::guard::check(&policy, facts, sql) {
+                        Err(v) if v.rule == Rule::BlockedFunction => {}
+                        other => failures.push(format!("{sql} (read_only={read_only}): {other:?}")),
+                    }
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} got through:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
     #[test]
     fn judgements() {
         let ro = Policy {
