@@ -1,72 +1,90 @@
 //! The catalog queries behind `list_tables` and `describe_table`. Each returns a
 //! single `json` value built by PostgreSQL, so one round trip answers the whole
 //! call. Names only ever arrive as parameters, never as SQL text.
+//!
+//! Every function and operator in pgmcp's own SQL is written `pg_catalog.`-
+//! qualified (`OPERATOR(pg_catalog.=)`), and no syntax that looks an operator
+//! up by name (`IN`, `LIKE`, `CASE x WHEN`, `BETWEEN`) is used: a database user
+//! who can create objects in a schema on the role's `search_path` could
+//! otherwise define a better-matching `quote_ident(name)` or `=` and have
+//! pgmcp run it with its own rights. A test parses every statement here, in
+//! `routines.sql` and in `role.rs` and refuses anything unqualified. The
+//! output keeps the session's `search_path` on purpose, so type names and
+//! definitions read as the person's own `psql` would print them.
+
+/// What `pgmcp check` shows of a session: server version, user, database,
+/// the transaction's read-only state and TLS as the server sees them.
+pub const SESSION_REPORT: &str = "SELECT pg_catalog.current_setting('server_version') AS version, current_user AS usr, \
+    pg_catalog.current_database() AS db, \
+    pg_catalog.current_setting('transaction_read_only') AS read_only, \
+    coalesce((SELECT s.ssl FROM pg_catalog.pg_stat_ssl s \
+              WHERE s.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()), false) AS ssl";
 
 /// Table-like relations the role can SELECT from, outside system schemas,
 /// with comments and size hints. $1 = schema or NULL for all, $2 = ILIKE
 /// pattern on the name or NULL, $3 = most rows to return (one more is fetched
 /// to know whether there are more).
 pub const LIST_TABLES: &str = r#"
-SELECT json_build_object('tables', coalesce(json_agg(t ORDER BY t.schema, t.name), '[]'))
+SELECT pg_catalog.json_build_object('tables', coalesce(pg_catalog.json_agg(t ORDER BY t.schema, t.name), '[]'))
 FROM (
     SELECT n.nspname AS schema,
            c.relname AS name,
-           CASE c.relkind
-               WHEN 'r' THEN 'table'
-               WHEN 'v' THEN 'view'
-               WHEN 'm' THEN 'materialized_view'
-               WHEN 'f' THEN 'foreign_table'
-               WHEN 'p' THEN 'partitioned_table'
+           CASE
+               WHEN c.relkind OPERATOR(pg_catalog.=) 'r' THEN 'table'
+               WHEN c.relkind OPERATOR(pg_catalog.=) 'v' THEN 'view'
+               WHEN c.relkind OPERATOR(pg_catalog.=) 'm' THEN 'materialized_view'
+               WHEN c.relkind OPERATOR(pg_catalog.=) 'f' THEN 'foreign_table'
+               WHEN c.relkind OPERATOR(pg_catalog.=) 'p' THEN 'partitioned_table'
            END AS type,
            pg_catalog.pg_get_userbyid(c.relowner) AS owner,
            NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE') AS schema_access_limited,
            pg_catalog.obj_description(c.oid, 'pg_class') AS comment,
-           CASE WHEN c.relkind IN ('r', 'm', 'p') AND c.reltuples >= 0 THEN c.reltuples::bigint END AS estimated_rows,
-           CASE WHEN c.relkind IN ('r', 'm', 'p') THEN pg_catalog.pg_total_relation_size(c.oid) END AS size_bytes,
+           CASE WHEN c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'm', 'p']) AND c.reltuples OPERATOR(pg_catalog.>=) 0 THEN c.reltuples::bigint END AS estimated_rows,
+           CASE WHEN c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'm', 'p']) THEN pg_catalog.pg_total_relation_size(c.oid) END AS size_bytes,
            c.relispartition AS is_partition
     FROM pg_catalog.pg_class c
-    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p')
-      AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
-      AND n.nspname NOT LIKE 'pg_temp_%' AND n.nspname NOT LIKE 'pg_toast_temp_%'
+    JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
+      AND n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema', 'pg_toast'])
+      AND NOT (n.nspname OPERATOR(pg_catalog.~~) 'pg_temp_%') AND NOT (n.nspname OPERATOR(pg_catalog.~~) 'pg_toast_temp_%')
       AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
-      AND ($1::text IS NULL OR n.nspname = $1::text)
-      AND ($2::text IS NULL OR c.relname ILIKE $2::text)
+      AND ($1::text IS NULL OR n.nspname OPERATOR(pg_catalog.=) $1::text)
+      AND ($2::text IS NULL OR c.relname OPERATOR(pg_catalog.~~*) $2::text)
     ORDER BY n.nspname, c.relname
-    LIMIT $3::int + 1
+    LIMIT $3::int OPERATOR(pg_catalog.+) 1
 ) t
 "#;
 
 /// The schemas holding a table-like relation named $1, for telling a caller
 /// where a table is when it did not say, or said wrong.
 pub const SCHEMAS_WITH_TABLE: &str = r#"
-SELECT coalesce(json_agg(n.nspname ORDER BY n.nspname), '[]')
+SELECT coalesce(pg_catalog.json_agg(n.nspname ORDER BY n.nspname), '[]')
 FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+WHERE c.relname OPERATOR(pg_catalog.=) $1 AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
+  AND n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema', 'pg_toast'])
 "#;
 
 /// Every table-like relation's qualified name the role can see, for
 /// suggesting a close match to a misspelled one.
 pub const RELATION_NAMES: &str = r#"
-SELECT coalesce(json_agg(json_build_array(n.nspname, c.relname)), '[]')
+SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(n.nspname, c.relname)), '[]')
 FROM (
     SELECT c.relnamespace, c.relname FROM pg_catalog.pg_class c
-    WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p') AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+    WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p']) AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
     LIMIT 20000
 ) c
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg_temp_%'
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+WHERE n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema', 'pg_toast']) AND NOT (n.nspname OPERATOR(pg_catalog.~~) 'pg_temp_%')
 "#;
 
 /// The columns of the relations named in $1 (names, any schema), for
 /// suggesting a close match to a misspelled column.
 pub const COLUMN_NAMES: &str = r#"
-SELECT coalesce(json_agg(json_build_array(c.relname, a.attname)), '[]')
+SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(c.relname, a.attname)), '[]')
 FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-WHERE c.relname = ANY ($1::text[]) AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
+JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+WHERE c.relname OPERATOR(pg_catalog.=) ANY ($1::text[]) AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
 "#;
 
 /// One relation ($1 = schema, $2 = name): columns, indexes, constraints,
@@ -75,101 +93,101 @@ pub const DESCRIBE_TABLE: &str = r#"
 WITH rel AS (
     SELECT c.oid, n.nspname, c.relname, c.relkind, c.relispartition
     FROM pg_catalog.pg_class c
-    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
+    JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) $2 AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
 )
-SELECT json_build_object(
+SELECT pg_catalog.json_build_object(
     'schema', rel.nspname,
     'name', rel.relname,
-    'type', CASE rel.relkind
-                WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized_view'
-                WHEN 'f' THEN 'foreign_table' WHEN 'p' THEN 'partitioned_table' END,
-    'definition', CASE WHEN rel.relkind IN ('v', 'm') THEN pg_catalog.pg_get_viewdef(rel.oid, true) END,
+    'type', CASE
+                WHEN rel.relkind OPERATOR(pg_catalog.=) 'r' THEN 'table' WHEN rel.relkind OPERATOR(pg_catalog.=) 'v' THEN 'view' WHEN rel.relkind OPERATOR(pg_catalog.=) 'm' THEN 'materialized_view'
+                WHEN rel.relkind OPERATOR(pg_catalog.=) 'f' THEN 'foreign_table' WHEN rel.relkind OPERATOR(pg_catalog.=) 'p' THEN 'partitioned_table' END,
+    'definition', CASE WHEN rel.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['v', 'm']) THEN pg_catalog.pg_get_viewdef(rel.oid, true) END,
     'comment', pg_catalog.obj_description(rel.oid, 'pg_class'),
     'partition', CASE
-        WHEN rel.relkind = 'p' THEN (
-            SELECT json_build_object(
-                       'strategy', CASE pt.partstrat WHEN 'r' THEN 'range' WHEN 'l' THEN 'list' WHEN 'h' THEN 'hash' END,
+        WHEN rel.relkind OPERATOR(pg_catalog.=) 'p' THEN (
+            SELECT pg_catalog.json_build_object(
+                       'strategy', CASE WHEN pt.partstrat OPERATOR(pg_catalog.=) 'r' THEN 'range' WHEN pt.partstrat OPERATOR(pg_catalog.=) 'l' THEN 'list' WHEN pt.partstrat OPERATOR(pg_catalog.=) 'h' THEN 'hash' END,
                        'partition_key', pg_catalog.pg_get_partkeydef(rel.oid),
-                       'partitions', (SELECT coalesce(json_agg(quote_ident(cn.nspname) || '.' || quote_ident(cc.relname) ORDER BY cc.relname), '[]')
+                       'partitions', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.quote_ident(cn.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(cc.relname) ORDER BY cc.relname), '[]')
                                       FROM pg_catalog.pg_inherits i
-                                      JOIN pg_catalog.pg_class cc ON cc.oid = i.inhrelid
-                                      JOIN pg_catalog.pg_namespace cn ON cn.oid = cc.relnamespace
-                                      WHERE i.inhparent = rel.oid))
-            FROM pg_catalog.pg_partitioned_table pt WHERE pt.partrelid = rel.oid)
+                                      JOIN pg_catalog.pg_class cc ON cc.oid OPERATOR(pg_catalog.=) i.inhrelid
+                                      JOIN pg_catalog.pg_namespace cn ON cn.oid OPERATOR(pg_catalog.=) cc.relnamespace
+                                      WHERE i.inhparent OPERATOR(pg_catalog.=) rel.oid))
+            FROM pg_catalog.pg_partitioned_table pt WHERE pt.partrelid OPERATOR(pg_catalog.=) rel.oid)
         WHEN rel.relispartition THEN (
-            SELECT json_build_object(
-                       'parent_table', quote_ident(pn.nspname) || '.' || quote_ident(pc.relname),
+            SELECT pg_catalog.json_build_object(
+                       'parent_table', pg_catalog.quote_ident(pn.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(pc.relname),
                        'bound', pg_catalog.pg_get_expr(child.relpartbound, child.oid))
             FROM pg_catalog.pg_inherits i
-            JOIN pg_catalog.pg_class pc ON pc.oid = i.inhparent
-            JOIN pg_catalog.pg_namespace pn ON pn.oid = pc.relnamespace
-            JOIN pg_catalog.pg_class child ON child.oid = rel.oid
-            WHERE i.inhrelid = rel.oid)
+            JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) i.inhparent
+            JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace
+            JOIN pg_catalog.pg_class child ON child.oid OPERATOR(pg_catalog.=) rel.oid
+            WHERE i.inhrelid OPERATOR(pg_catalog.=) rel.oid)
     END,
     'columns', (
-        SELECT coalesce(json_agg(json_build_object(
+        SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
                    'name', a.attname,
                    'type', pg_catalog.format_type(a.atttypid, a.atttypmod),
                    'nullable', NOT a.attnotnull,
-                   'default', CASE WHEN a.attgenerated = '' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END,
+                   'default', CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) '' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END,
                    'is_primary_key', EXISTS (SELECT 1 FROM pg_catalog.pg_constraint pk
-                                             WHERE pk.conrelid = rel.oid AND pk.contype = 'p' AND a.attnum = ANY (pk.conkey)),
+                                             WHERE pk.conrelid OPERATOR(pg_catalog.=) rel.oid AND pk.contype OPERATOR(pg_catalog.=) 'p' AND a.attnum OPERATOR(pg_catalog.=) ANY (pk.conkey)),
                    'comment', pg_catalog.col_description(rel.oid, a.attnum),
-                   'identity', CASE a.attidentity WHEN 'a' THEN 'ALWAYS' WHEN 'd' THEN 'BY DEFAULT' END,
-                   'generated', CASE WHEN a.attgenerated = 's' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END,
-                   'sequence', pg_catalog.pg_get_serial_sequence(quote_ident(rel.nspname) || '.' || quote_ident(rel.relname), a.attname),
-                   'enum_values', (SELECT json_agg(e.enumlabel ORDER BY e.enumsortorder)
+                   'identity', CASE WHEN a.attidentity OPERATOR(pg_catalog.=) 'a' THEN 'ALWAYS' WHEN a.attidentity OPERATOR(pg_catalog.=) 'd' THEN 'BY DEFAULT' END,
+                   'generated', CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) 's' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END,
+                   'sequence', pg_catalog.pg_get_serial_sequence(pg_catalog.quote_ident(rel.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(rel.relname), a.attname),
+                   'enum_values', (SELECT pg_catalog.json_agg(e.enumlabel ORDER BY e.enumsortorder)
                                    FROM pg_catalog.pg_enum e
-                                   WHERE e.enumtypid = (SELECT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
-                                                        FROM pg_catalog.pg_type t WHERE t.oid = a.atttypid))
+                                   WHERE e.enumtypid OPERATOR(pg_catalog.=) (SELECT CASE WHEN t.typtype OPERATOR(pg_catalog.=) 'd' THEN t.typbasetype ELSE t.oid END
+                                                        FROM pg_catalog.pg_type t WHERE t.oid OPERATOR(pg_catalog.=) a.atttypid))
                ) ORDER BY a.attnum), '[]')
         FROM pg_catalog.pg_attribute a
-        LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-        WHERE a.attrelid = rel.oid AND a.attnum > 0 AND NOT a.attisdropped
+        LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
+        WHERE a.attrelid OPERATOR(pg_catalog.=) rel.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
     ),
     'indexes', (
-        SELECT coalesce(json_agg(json_build_object(
+        SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
                    'name', ic.relname,
                    'definition', pg_catalog.pg_get_indexdef(i.indexrelid),
                    'is_unique', i.indisunique,
                    'is_primary', i.indisprimary
                ) ORDER BY ic.relname), '[]')
         FROM pg_catalog.pg_index i
-        JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
-        WHERE i.indrelid = rel.oid
+        JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+        WHERE i.indrelid OPERATOR(pg_catalog.=) rel.oid
     ),
     'constraints', (
-        SELECT coalesce(json_agg(json_build_object(
+        SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
                    'name', con.conname,
-                   'type', CASE con.contype
-                               WHEN 'p' THEN 'PRIMARY KEY' WHEN 'f' THEN 'FOREIGN KEY'
-                               WHEN 'u' THEN 'UNIQUE' WHEN 'c' THEN 'CHECK' WHEN 'x' THEN 'EXCLUDE'
+                   'type', CASE
+                               WHEN con.contype OPERATOR(pg_catalog.=) 'p' THEN 'PRIMARY KEY' WHEN con.contype OPERATOR(pg_catalog.=) 'f' THEN 'FOREIGN KEY'
+                               WHEN con.contype OPERATOR(pg_catalog.=) 'u' THEN 'UNIQUE' WHEN con.contype OPERATOR(pg_catalog.=) 'c' THEN 'CHECK' WHEN con.contype OPERATOR(pg_catalog.=) 'x' THEN 'EXCLUDE'
                                ELSE con.contype::text END,
                    'definition', pg_catalog.pg_get_constraintdef(con.oid, true)
                ) ORDER BY con.conname), '[]')
         FROM pg_catalog.pg_constraint con
-        WHERE con.conrelid = rel.oid AND con.contype IN ('p', 'f', 'u', 'c', 'x')
+        WHERE con.conrelid OPERATOR(pg_catalog.=) rel.oid AND con.contype OPERATOR(pg_catalog.=) ANY (ARRAY['p', 'f', 'u', 'c', 'x'])
     ),
     'foreign_keys', (
-        SELECT coalesce(json_agg(json_build_object(
+        SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
                    'name', con.conname,
-                   'columns', (SELECT json_agg(a.attname ORDER BY k.ord)
-                               FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord)
-                               JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum),
-                   'referenced_table', (SELECT quote_ident(fn.nspname) || '.' || quote_ident(fc.relname)
-                                        FROM pg_catalog.pg_class fc JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
-                                        WHERE fc.oid = con.confrelid),
-                   'referenced_columns', (SELECT json_agg(a.attname ORDER BY k.ord)
-                                          FROM unnest(con.confkey) WITH ORDINALITY k(attnum, ord)
-                                          JOIN pg_catalog.pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum),
-                   'on_update', CASE con.confupdtype WHEN 'a' THEN 'NO ACTION' WHEN 'r' THEN 'RESTRICT'
-                                    WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT' END,
-                   'on_delete', CASE con.confdeltype WHEN 'a' THEN 'NO ACTION' WHEN 'r' THEN 'RESTRICT'
-                                    WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT' END
+                   'columns', (SELECT pg_catalog.json_agg(a.attname ORDER BY k.ord)
+                               FROM pg_catalog.unnest(con.conkey) WITH ORDINALITY k(attnum, ord)
+                               JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) con.conrelid AND a.attnum OPERATOR(pg_catalog.=) k.attnum),
+                   'referenced_table', (SELECT pg_catalog.quote_ident(fn.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(fc.relname)
+                                        FROM pg_catalog.pg_class fc JOIN pg_catalog.pg_namespace fn ON fn.oid OPERATOR(pg_catalog.=) fc.relnamespace
+                                        WHERE fc.oid OPERATOR(pg_catalog.=) con.confrelid),
+                   'referenced_columns', (SELECT pg_catalog.json_agg(a.attname ORDER BY k.ord)
+                                          FROM pg_catalog.unnest(con.confkey) WITH ORDINALITY k(attnum, ord)
+                                          JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) con.confrelid AND a.attnum OPERATOR(pg_catalog.=) k.attnum),
+                   'on_update', CASE WHEN con.confupdtype OPERATOR(pg_catalog.=) 'a' THEN 'NO ACTION' WHEN con.confupdtype OPERATOR(pg_catalog.=) 'r' THEN 'RESTRICT'
+                                    WHEN con.confupdtype OPERATOR(pg_catalog.=) 'c' THEN 'CASCADE' WHEN con.confupdtype OPERATOR(pg_catalog.=) 'n' THEN 'SET NULL' WHEN con.confupdtype OPERATOR(pg_catalog.=) 'd' THEN 'SET DEFAULT' END,
+                   'on_delete', CASE WHEN con.confdeltype OPERATOR(pg_catalog.=) 'a' THEN 'NO ACTION' WHEN con.confdeltype OPERATOR(pg_catalog.=) 'r' THEN 'RESTRICT'
+                                    WHEN con.confdeltype OPERATOR(pg_catalog.=) 'c' THEN 'CASCADE' WHEN con.confdeltype OPERATOR(pg_catalog.=) 'n' THEN 'SET NULL' WHEN con.confdeltype OPERATOR(pg_catalog.=) 'd' THEN 'SET DEFAULT' END
                ) ORDER BY con.conname), '[]')
         FROM pg_catalog.pg_constraint con
-        WHERE con.conrelid = rel.oid AND con.contype = 'f'
+        WHERE con.conrelid OPERATOR(pg_catalog.=) rel.oid AND con.contype OPERATOR(pg_catalog.=) 'f'
     )
 )
 FROM rel
@@ -183,9 +201,12 @@ pub const COLUMN_TYPE_NAMES: &str = "
 SELECT coalesce(
            (SELECT pg_catalog.format_type(a.atttypid, a.atttypmod)
             FROM pg_catalog.pg_attribute a
-            WHERE u.rel <> 0 AND a.attrelid = u.rel AND a.attnum = u.col AND NOT a.attisdropped),
+            WHERE u.rel OPERATOR(pg_catalog.<>) 0 AND a.attrelid OPERATOR(pg_catalog.=) u.rel AND a.attnum OPERATOR(pg_catalog.=) u.col AND NOT a.attisdropped),
            pg_catalog.format_type(u.o, u.m))
-FROM unnest($1::oid[], $2::int4[], $3::oid[], $4::int2[]) WITH ORDINALITY AS u(o, m, rel, col, n)
+-- ROWS FROM: a qualified unnest takes one array (the bare name's
+-- several-array form is resolved through the search path).
+FROM ROWS FROM (pg_catalog.unnest($1::oid[]), pg_catalog.unnest($2::int4[]),
+                pg_catalog.unnest($3::oid[]), pg_catalog.unnest($4::int2[])) WITH ORDINALITY AS u(o, m, rel, col, n)
 ORDER BY u.n";
 
 /// How to read values of types that are not built in ($1 = type OIDs): whether
@@ -194,18 +215,102 @@ ORDER BY u.n";
 pub const TYPE_SHAPES: &str = "
 WITH RECURSIVE input AS (
     SELECT t.oid AS o,
-           (t.typcategory = 'A' AND t.typelem <> 0) AS is_array,
-           CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END AS start
+           (t.typcategory OPERATOR(pg_catalog.=) 'A' AND t.typelem OPERATOR(pg_catalog.<>) 0) AS is_array,
+           CASE WHEN t.typcategory OPERATOR(pg_catalog.=) 'A' AND t.typelem OPERATOR(pg_catalog.<>) 0 THEN t.typelem ELSE t.oid END AS start
     FROM pg_catalog.pg_type t
-    WHERE t.oid = ANY ($1::oid[])
+    WHERE t.oid OPERATOR(pg_catalog.=) ANY ($1::oid[])
 ), chain AS (
     SELECT o, is_array, start AS cur, 0 AS depth FROM input
     UNION ALL
-    SELECT c.o, c.is_array, t.typbasetype, c.depth + 1
-    FROM chain c JOIN pg_catalog.pg_type t ON t.oid = c.cur
-    WHERE t.typtype = 'd' AND c.depth < 16
+    SELECT c.o, c.is_array, t.typbasetype, c.depth OPERATOR(pg_catalog.+) 1
+    FROM chain c JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.cur
+    WHERE t.typtype OPERATOR(pg_catalog.=) 'd' AND c.depth OPERATOR(pg_catalog.<) 16
 )
 SELECT DISTINCT ON (c.o) c.o, c.is_array, c.cur,
-       (SELECT e.typdelim FROM input i JOIN pg_catalog.pg_type e ON e.oid = i.start WHERE i.o = c.o)
+       (SELECT e.typdelim FROM input i JOIN pg_catalog.pg_type e ON e.oid OPERATOR(pg_catalog.=) i.start WHERE i.o OPERATOR(pg_catalog.=) c.o)
 FROM chain c
 ORDER BY c.o, c.depth DESC";
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Every statement pgmcp writes itself and sends on its own behalf.
+    fn own_sql() -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("SESSION_REPORT", super::SESSION_REPORT),
+            ("LIST_TABLES", super::LIST_TABLES),
+            ("SCHEMAS_WITH_TABLE", super::SCHEMAS_WITH_TABLE),
+            ("RELATION_NAMES", super::RELATION_NAMES),
+            ("COLUMN_NAMES", super::COLUMN_NAMES),
+            ("DESCRIBE_TABLE", super::DESCRIBE_TABLE),
+            ("COLUMN_TYPE_NAMES", super::COLUMN_TYPE_NAMES),
+            ("TYPE_SHAPES", super::TYPE_SHAPES),
+            ("routines.sql", super::super::routines::SQL),
+            ("role::PRIVILEGES", super::super::role::PRIVILEGES),
+            ("role::SUGGEST_FACTS", super::super::role::SUGGEST_FACTS),
+        ]
+    }
+
+    fn qualified(names: Option<&Value>) -> bool {
+        let parts: Vec<&str> = names
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.get("String")?.get("sval")?.as_str())
+            .collect();
+        parts.len() == 2 && parts[0] == "pg_catalog"
+    }
+
+    /// Everything in `value` that resolves a function or operator by name
+    /// through the search path.
+    fn unqualified(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (kind, fields) in map {
+                    let found = match kind.as_str() {
+                        "FuncCall" if !qualified(fields.get("funcname")) => Some("a function call"),
+                        "A_Expr" if !qualified(fields.get("name")) => {
+                            Some("an operator (or IN, LIKE, BETWEEN, NULLIF)")
+                        }
+                        "SubLink" if fields.get("operName").is_some() && !qualified(fields.get("operName")) => {
+                            Some("an operator before ANY/ALL")
+                        }
+                        "CaseExpr" if fields.get("arg").is_some() => Some("CASE x WHEN (it compares with =)"),
+                        _ => None,
+                    };
+                    if let Some(what) = found {
+                        out.push(format!(
+                            "{what}: {}",
+                            serde_json::to_string(fields)
+                                .unwrap_or_default()
+                                .chars()
+                                .take(160)
+                                .collect::<String>()
+                        ));
+                    }
+                    unqualified(fields, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| unqualified(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn own_sql_resolves_nothing_through_the_search_path() {
+        let mut failures = Vec::new();
+        for (name, sql) in own_sql() {
+            let tree = crate::guard::parse(sql).unwrap_or_else(|e| panic!("{name} does not parse: {e:?}"));
+            let mut found = Vec::new();
+            tree.stmts.iter().for_each(|s| unqualified(s, &mut found));
+            failures.extend(found.into_iter().map(|f| format!("{name}: {f}")));
+        }
+        assert!(
+            failures.is_empty(),
+            "{} unqualified:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}

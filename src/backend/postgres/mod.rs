@@ -242,11 +242,7 @@ impl PgBackend {
         let rows = self
             .execute(
                 Statement {
-                    sql: "SELECT pg_catalog.current_setting('server_version') AS version, current_user AS usr, \
-                          pg_catalog.current_database() AS db, \
-                          pg_catalog.current_setting('transaction_read_only') AS read_only, \
-                          coalesce((SELECT s.ssl FROM pg_catalog.pg_stat_ssl s \
-                                    WHERE s.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()), false) AS ssl",
+                    sql: catalog::SESSION_REPORT,
                     params: &[],
                     fetch_limit: 1,
                     policy: &crate::guard::Policy::default(),
