@@ -16,6 +16,7 @@ mod harness;
 mod hooks;
 mod introspection;
 mod pipeline;
+mod red_team;
 mod role;
 mod serve;
 mod sqlite;

@@ -1,0 +1,301 @@
+//! Red team: attacks that reach a function by a route the guard does not
+//! judge, end to end through [`Engine::query`] against the harness's real
+//! PostgreSQL (connected as a superuser, the worst case).
+//!
+//! The threat: a database user who may create objects in `public` (domains,
+//! views, types, casts, aggregates: no superuser needed) plants them
+//! beforehand; the agent then only sends SQL text. The guard promises that
+//! every function a statement can run, by any route, is judged: blocked
+//! functions in both modes, and in read-only mode only functions known to
+//! change nothing. Each case checks the guard's verdict and what the database
+//! shows afterwards (large objects, the bystander session, leaked file
+//! contents, settings). A case that gets through is a finding; all findings are
+//! reported at once.
+
+use pgmcp::guard::Rule;
+use pgmcp::{Engine, Error, QueryInput, QueryOutput};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{engine_for, rows, writable};
+use crate::support::pg::{self, TestDb};
+
+async fn call(engine: &Engine, sql: &str) -> Result<QueryOutput, Error> {
+    engine.query(&QueryInput::new(sql), CancellationToken::new()).await
+}
+
+fn verdict(result: &Result<QueryOutput, Error>) -> String {
+    match result {
+        Ok(out) => format!(
+            "it ran and returned {}",
+            serde_json::to_string(&out.rows).unwrap_or_default()
+        ),
+        Err(Error::Guard(v)) => format!("refused by guard rule `{}`: {}", v.rule.name(), v.message),
+        Err(Error::Db(e)) => format!("reached PostgreSQL, which answered {}: {}", e.code(), e.message),
+        Err(e) => format!("failed: {e}"),
+    }
+}
+
+#[derive(Default)]
+struct Findings {
+    cases: usize,
+    failed: Vec<String>,
+}
+
+impl Findings {
+    fn case(&mut self, name: &str, problems: impl IntoIterator<Item = String>) {
+        self.cases += 1;
+        let problems: Vec<String> = problems.into_iter().collect();
+        if !problems.is_empty() {
+            self.failed.push(format!("{name}\n  {}", problems.join("\n  ")));
+        }
+    }
+
+    fn assert_none(&self, what: &str) {
+        assert!(
+            self.failed.is_empty(),
+            "{} of {} {what}:\n\n{}\n",
+            self.failed.len(),
+            self.cases,
+            self.failed.join("\n\n")
+        );
+    }
+}
+
+/// What the planted objects could change: large objects in this database,
+/// and whether the bystander session still exists.
+fn state(db: &TestDb, bystanders: &[i64]) -> String {
+    let pids: Vec<String> = bystanders.iter().map(i64::to_string).collect();
+    db.psql(&format!(
+        "SELECT 'large_objects=' || (SELECT count(*) FROM pg_largeobject_metadata) \
+             || ' bystanders_alive=' || (SELECT count(*) FROM pg_stat_activity WHERE pid IN ({}))",
+        pids.join(",")
+    ))
+}
+
+/// An engine whose one connection sits idle: a session for
+/// `pg_terminate_backend` to aim at. Returned with its backend's pid.
+async fn bystander(db: &TestDb) -> (Engine, i64) {
+    let engine = engine_for(db, |_| {});
+    let pid = rows(&engine, "SELECT pg_backend_pid() AS pid").await[0]["pid"]
+        .as_i64()
+        .expect("a pid");
+    (engine, pid)
+}
+
+/// The objects a hostile database user plants. Every function they end up
+/// running is either blocked by default (`lo_import`, `lo_from_bytea`,
+/// `pg_read_file`, `pg_terminate_backend`) or a user's own function that
+/// writes (imports a server file as a large object, which a superuser's READ
+/// ONLY transaction allows).
+const PLANT: &str = r#"
+CREATE FUNCTION public.plant(int) RETURNS bool LANGUAGE sql
+    AS $$ SELECT pg_catalog.lo_import('/etc/hostname') > 0 $$;
+-- Domains whose CHECK calls a built-in directly: routines.sql lists a
+-- domain's functions only when they are not built-in (`WHERE NOT f.builtin`).
+CREATE DOMAIN public.lo_path AS text CHECK (pg_catalog.lo_import(VALUE) > 0);
+CREATE DOMAIN public.leak_path AS text CHECK (pg_catalog.pg_read_file(VALUE)::int > 0);
+CREATE DOMAIN public.victim_pid AS int CHECK (pg_catalog.pg_terminate_backend(VALUE));
+-- A domain over a domain: the cast facts name only the inner domain.
+CREATE DOMAIN public.checked AS int CHECK (public.plant(VALUE));
+CREATE DOMAIN public.rechecked AS public.checked;
+-- A view: reading it runs its functions.
+CREATE VIEW public.report AS SELECT pg_catalog.lo_import('/etc/hostname') AS id;
+CREATE VIEW public.report2 AS SELECT public.plant(1) AS ok;
+-- An implicit cast from a composite type the user owns to text.
+CREATE TYPE public.pair AS (a int);
+CREATE FUNCTION public.pair_text(public.pair) RETURNS text LANGUAGE sql
+    AS $$ SELECT pg_catalog.lo_import('/etc/hostname')::text $$;
+CREATE CAST (public.pair AS text) WITH FUNCTION public.pair_text(public.pair) AS IMPLICIT;
+CREATE TABLE public.pairs (p public.pair);
+INSERT INTO public.pairs VALUES (ROW(1));
+-- An aggregate whose transition function is a blocked built-in.
+CREATE AGGREGATE public.collect(bytea) (sfunc = pg_catalog.lo_from_bytea, stype = oid, initcond = '0');
+"#;
+
+/// One attack: the SQL, read-only mode or not, and the rule that must refuse it.
+struct Attack {
+    sql: String,
+    read_only: bool,
+    rule: Rule,
+    route: &'static str,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn planted_objects_cannot_run_functions_past_the_guard() {
+    let db = pg::server().database();
+    db.psql(PLANT);
+    // One bystander per mode, so each mode's attack has a session to kill.
+    let (_ro_bystander, ro_pid) = bystander(&db).await;
+    let (_rw_bystander, rw_pid) = bystander(&db).await;
+    let pids = [ro_pid, rw_pid];
+    // Engines made after the plants: their catalog facts include them.
+    let read_only = engine_for(&db, |_| {});
+    let read_write = engine_for(&db, writable);
+
+    let attack = |sql: String, read_only: bool, rule: Rule, route: &'static str| Attack {
+        sql,
+        read_only,
+        rule,
+        route,
+    };
+    let mut attacks = Vec::new();
+    for ro in [true, false] {
+        // In read-only mode a blocked function is refused as blocked-function
+        // (judged before volatility); a user's function as read-only.
+        attacks.push(attack(
+            "SELECT '/etc/hostname'::lo_path".into(),
+            ro,
+            Rule::BlockedFunction,
+            "domain CHECK calling lo_import",
+        ));
+        attacks.push(attack(
+            "SELECT '/etc/hostname'::leak_path".into(),
+            ro,
+            Rule::BlockedFunction,
+            "domain CHECK calling pg_read_file (contents leak in the error)",
+        ));
+        let pid = if ro { ro_pid } else { rw_pid };
+        attacks.push(attack(
+            format!("SELECT {pid}::victim_pid"),
+            ro,
+            Rule::BlockedFunction,
+            "domain CHECK calling pg_terminate_backend",
+        ));
+        attacks.push(attack(
+            "SELECT * FROM report".into(),
+            ro,
+            Rule::BlockedFunction,
+            "view calling lo_import",
+        ));
+        attacks.push(attack(
+            "SELECT public.collect('\\x41'::bytea)".into(),
+            ro,
+            if ro { Rule::ReadOnly } else { Rule::BlockedFunction },
+            "aggregate whose sfunc is lo_from_bytea",
+        ));
+    }
+    attacks.push(attack(
+        "SELECT 1::rechecked".into(),
+        true,
+        Rule::ReadOnly,
+        "domain over a domain whose CHECK writes",
+    ));
+    attacks.push(attack(
+        "SELECT '{1}'::_checked".into(),
+        true,
+        Rule::ReadOnly,
+        "array of a domain whose CHECK writes",
+    ));
+    attacks.push(attack(
+        "SELECT ARRAY[1]::_checked".into(),
+        true,
+        Rule::ReadOnly,
+        "array of a domain whose CHECK writes",
+    ));
+    attacks.push(attack(
+        "SELECT * FROM report2".into(),
+        true,
+        Rule::ReadOnly,
+        "view calling a user's writing function",
+    ));
+    attacks.push(attack(
+        "SELECT lower(p) FROM pairs".into(),
+        true,
+        Rule::ReadOnly,
+        "implicit cast pair -> text",
+    ));
+    // Held routes, kept as controls: the same plants named directly.
+    attacks.push(attack(
+        "SELECT 1::checked".into(),
+        true,
+        Rule::ReadOnly,
+        "control: the domain itself",
+    ));
+    attacks.push(attack(
+        "SELECT public.plant(1)".into(),
+        true,
+        Rule::ReadOnly,
+        "control: the function itself",
+    ));
+    attacks.push(attack(
+        "SELECT ROW(1)::pair::text".into(),
+        true,
+        Rule::ReadOnly,
+        "control: explicit cast into text",
+    ));
+
+    let mut findings = Findings::default();
+    for a in &attacks {
+        let engine = if a.read_only { &read_only } else { &read_write };
+        let before = state(&db, &pids);
+        let result = call(engine, &a.sql).await;
+        let after = state(&db, &pids);
+        let mut problems = Vec::new();
+        match &result {
+            Err(Error::Guard(v)) if v.rule == a.rule => {}
+            Err(Error::Guard(v)) => problems.push(format!(
+                "refused, but by rule `{}` where `{}` was expected: {}",
+                v.rule.name(),
+                a.rule.name(),
+                v.message
+            )),
+            other => problems.push(format!(
+                "expected: refused by `{}`\n  got: {}",
+                a.rule.name(),
+                verdict(other)
+            )),
+        }
+        if let Err(Error::Db(e)) = &result
+            && e.message.contains("invalid input syntax for type integer")
+        {
+            problems.push(format!(
+                "the server file's contents came back in the error: {}",
+                e.message
+            ));
+        }
+        if before != after {
+            problems.push(format!(
+                "changed the database:\n    before: {before}\n    after:  {after}"
+            ));
+        }
+        let mode = if a.read_only { "read-only" } else { "read-write" };
+        findings.case(&format!("[{mode}] {} ({})", a.sql, a.route), problems);
+    }
+    findings.assert_none("planted routes got past the guard");
+}
+
+/// `protection.allow_set` governs `UPDATE pg_settings` (pg_settings' rule
+/// turns it into `set_config(..., false)`), but the rule looks only at the
+/// relation's name: a plain view over pg_settings, which read-write mode lets
+/// the agent create, reaches the same rule.
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_cannot_be_changed_through_a_view_of_pg_settings() {
+    let db = pg::server().database();
+    let engine = engine_for(&db, writable);
+    let mut findings = Findings::default();
+    let create = call(&engine, "CREATE VIEW sv AS SELECT name, setting FROM pg_settings").await;
+    assert!(create.is_ok(), "CREATE VIEW: {}", verdict(&create));
+    let direct = call(
+        &engine,
+        "UPDATE pg_settings SET setting = '77MB' WHERE name = 'work_mem'",
+    )
+    .await;
+    findings.case(
+        "control: UPDATE pg_settings",
+        (!matches!(&direct, Err(Error::Guard(v)) if v.rule == Rule::Set)).then(|| verdict(&direct)),
+    );
+    let sql = "UPDATE sv SET setting = '77MB' WHERE name = 'work_mem'";
+    let result = call(&engine, sql).await;
+    let mut problems = Vec::new();
+    if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::Set) {
+        problems.push(format!("expected: refused by `set`\n  got: {}", verdict(&result)));
+    }
+    // Show that PostgreSQL really runs set_config for it: unguarded, in one
+    // psql session, the setting changes.
+    let shown = db.psql(&format!("{sql}; SHOW work_mem"));
+    if result.is_ok() && shown.lines().any(|l| l.trim() == "77MB") {
+        problems.push("PostgreSQL ran set_config for it (psql: work_mem became 77MB)".to_owned());
+    }
+    findings.case(sql, problems);
+    findings.assert_none("settings changes got past allow_set");
+}
