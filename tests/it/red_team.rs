@@ -299,3 +299,75 @@ async fn settings_cannot_be_changed_through_a_view_of_pg_settings() {
     findings.case(sql, problems);
     findings.assert_none("settings changes got past allow_set");
 }
+
+/// The catalog facts are read once per connection and reused for up to a
+/// minute. A call to a function name the facts do not know is refused in
+/// read-only mode, and so is an operator the facts do not know ("it may have
+/// been defined after the catalog was read"); but attribute notation with an
+/// unknown name is taken for a column, and a cast into a type the facts do not
+/// list runs unjudged. A user who creates the function or domain after
+/// pgmcp's connection read the catalog gets it run.
+#[tokio::test(flavor = "multi_thread")]
+async fn objects_created_after_the_catalog_was_read_are_not_run() {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
+    let engine = engine_for(&db, |_| {});
+    // The connection opens and reads the catalog.
+    rows(&engine, "SELECT 1 AS warm").await;
+    db.psql(
+        "CREATE FUNCTION public.late(t) RETURNS oid LANGUAGE sql AS $$ SELECT pg_catalog.lo_import('/etc/hostname') $$; \
+         CREATE FUNCTION public.late_check(int) RETURNS bool LANGUAGE sql AS $$ SELECT pg_catalog.lo_import('/etc/hostname') > 0 $$; \
+         CREATE DOMAIN public.late_domain AS int CHECK (public.late_check(VALUE))",
+    );
+    let large_objects = || db.psql("SELECT count(*) FROM pg_largeobject_metadata");
+    let mut findings = Findings::default();
+    for (sql, what) in [
+        ("SELECT late(t) FROM t", "control: the same function called by name"),
+        ("SELECT t.late FROM t", "attribute notation, function created after the catalog was read"),
+        ("SELECT (t).late FROM t", "attribute notation on the row, same"),
+        ("SELECT 1::late_domain", "cast into a domain created after the catalog was read"),
+    ] {
+        let before = large_objects();
+        let result = call(&engine, sql).await;
+        let after = large_objects();
+        let mut problems = Vec::new();
+        if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::ReadOnly) {
+            problems.push(format!("expected: refused by `read-only`\n  got: {}", verdict(&result)));
+        }
+        if before != after {
+            problems.push(format!("large objects: {before} before, {after} after"));
+        }
+        findings.case(&format!("{sql} ({what})"), problems);
+    }
+    findings.assert_none("late objects ran in read-only mode");
+}
+
+/// `INSERT ... SELECT ... ON CONFLICT DO UPDATE` with no WHERE of its own
+/// overwrites every row the SELECT names: fed the table itself, every row of
+/// the table. It amounts to an UPDATE without WHERE.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upsert_of_the_whole_table_is_an_update_without_where() {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE u (id int PRIMARY KEY, v int); INSERT INTO u VALUES (1, 10), (2, 20), (3, 30)");
+    let engine = engine_for(&db, writable);
+    let values = || db.psql("SELECT string_agg(v::text, ',' ORDER BY id) FROM u");
+    let mut findings = Findings::default();
+    let control = call(&engine, "UPDATE u SET v = 0").await;
+    findings.case(
+        "control: UPDATE u SET v = 0",
+        (!matches!(&control, Err(Error::Guard(v)) if v.rule == Rule::UpdateWithoutWhere)).then(|| verdict(&control)),
+    );
+    let sql = "INSERT INTO u SELECT id, 0 FROM u ON CONFLICT (id) DO UPDATE SET v = excluded.v";
+    let before = values();
+    let result = call(&engine, sql).await;
+    let after = values();
+    let mut problems = Vec::new();
+    if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::UpdateWithoutWhere) {
+        problems.push(format!("expected: refused by `update-without-where`\n  got: {}", verdict(&result)));
+    }
+    if before != after {
+        problems.push(format!("overwrote every row: v was {before}, is {after}"));
+    }
+    findings.case(sql, problems);
+    findings.assert_none("whole-table overwrites got past update-without-where");
+}
