@@ -108,6 +108,9 @@ CREATE FUNCTION public.pair_text(public.pair) RETURNS text LANGUAGE sql
 CREATE CAST (public.pair AS text) WITH FUNCTION public.pair_text(public.pair) AS IMPLICIT;
 CREATE TABLE public.pairs (p public.pair);
 INSERT INTO public.pairs VALUES (ROW(1));
+-- A composite type and a table with a domain-typed attribute.
+CREATE TYPE public.wrap AS (c public.checked);
+CREATE TABLE public.files (p public.lo_path);
 -- An aggregate whose transition function is a blocked built-in.
 CREATE AGGREGATE public.collect(bytea) (sfunc = pg_catalog.lo_from_bytea, stype = oid, initcond = '0');
 "#;
@@ -203,6 +206,36 @@ async fn planted_objects_cannot_run_functions_past_the_guard() {
         true,
         Rule::ReadOnly,
         "implicit cast pair -> text",
+    ));
+    attacks.push(attack(
+        "SELECT '(1)'::wrap".into(),
+        true,
+        Rule::ReadOnly,
+        "cast into a composite type with a domain attribute",
+    ));
+    attacks.push(attack(
+        "SELECT ROW(1)::wrap".into(),
+        true,
+        Rule::ReadOnly,
+        "row constructor cast into a composite type with a domain attribute",
+    ));
+    attacks.push(attack(
+        "SELECT * FROM json_to_record('{\"a\": 1}') AS x(a checked)".into(),
+        true,
+        Rule::ReadOnly,
+        "column definition list typed with the domain",
+    ));
+    attacks.push(attack(
+        "SELECT * FROM XMLTABLE('/a' PASSING ('<a>1</a>'::xml) COLUMNS a checked PATH '.')".into(),
+        true,
+        Rule::ReadOnly,
+        "XMLTABLE column typed with the domain",
+    ));
+    attacks.push(attack(
+        "INSERT INTO files VALUES ('/etc/hostname')".into(),
+        false,
+        Rule::BlockedFunction,
+        "assignment into a domain column whose CHECK calls lo_import",
     ));
     // Held routes, kept as controls: the same plants named directly.
     attacks.push(attack(
@@ -323,9 +356,15 @@ async fn objects_created_after_the_catalog_was_read_are_not_run() {
     let mut findings = Findings::default();
     for (sql, what) in [
         ("SELECT late(t) FROM t", "control: the same function called by name"),
-        ("SELECT t.late FROM t", "attribute notation, function created after the catalog was read"),
+        (
+            "SELECT t.late FROM t",
+            "attribute notation, function created after the catalog was read",
+        ),
         ("SELECT (t).late FROM t", "attribute notation on the row, same"),
-        ("SELECT 1::late_domain", "cast into a domain created after the catalog was read"),
+        (
+            "SELECT 1::late_domain",
+            "cast into a domain created after the catalog was read",
+        ),
     ] {
         let before = large_objects();
         let result = call(&engine, sql).await;
@@ -363,7 +402,10 @@ async fn an_upsert_of_the_whole_table_is_an_update_without_where() {
     let after = values();
     let mut problems = Vec::new();
     if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::UpdateWithoutWhere) {
-        problems.push(format!("expected: refused by `update-without-where`\n  got: {}", verdict(&result)));
+        problems.push(format!(
+            "expected: refused by `update-without-where`\n  got: {}",
+            verdict(&result)
+        ));
     }
     if before != after {
         problems.push(format!("overwrote every row: v was {before}, is {after}"));
