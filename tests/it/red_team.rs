@@ -108,6 +108,14 @@ CREATE FUNCTION public.pair_text(public.pair) RETURNS text LANGUAGE sql
 CREATE CAST (public.pair AS text) WITH FUNCTION public.pair_text(public.pair) AS IMPLICIT;
 CREATE TABLE public.pairs (p public.pair);
 INSERT INTO public.pairs VALUES (ROW(1));
+-- An enum with a cast to json: to_json() and json_agg() use a cast to json
+-- for a type defined outside pg_catalog, though the query holds no cast.
+CREATE TYPE public.feel AS ENUM ('ok');
+CREATE FUNCTION public.feel_json(public.feel) RETURNS json LANGUAGE sql
+    AS $$ SELECT pg_catalog.to_json(pg_catalog.lo_import('/etc/hostname')) $$;
+CREATE CAST (public.feel AS json) WITH FUNCTION public.feel_json(public.feel);
+CREATE TABLE public.feels (f public.feel);
+INSERT INTO public.feels VALUES ('ok');
 -- A composite type and a table with a domain-typed attribute.
 CREATE TYPE public.wrap AS (c public.checked);
 CREATE TABLE public.files (p public.lo_path);
@@ -236,6 +244,18 @@ async fn planted_objects_cannot_run_functions_past_the_guard() {
         false,
         Rule::BlockedFunction,
         "assignment into a domain column whose CHECK calls lo_import",
+    ));
+    attacks.push(attack(
+        "SELECT to_json(f) FROM feels".into(),
+        true,
+        Rule::ReadOnly,
+        "to_json() runs the type's cast to json",
+    ));
+    attacks.push(attack(
+        "SELECT json_agg(f) FROM feels".into(),
+        true,
+        Rule::ReadOnly,
+        "json_agg() runs the type's cast to json",
     ));
     // Held routes, kept as controls: the same plants named directly.
     attacks.push(attack(
