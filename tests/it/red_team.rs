@@ -433,3 +433,55 @@ async fn an_upsert_of_the_whole_table_is_an_update_without_where() {
     findings.case(sql, problems);
     findings.assert_none("whole-table overwrites got past update-without-where");
 }
+
+/// Read-only mode trusts the volatility of "functions an extension installed,
+/// because only a superuser puts functions there". Not so: a trusted
+/// extension (hstore, pgcrypto, citext, ...) may be created by any role with
+/// CREATE on the database, which then owns it and may `ALTER EXTENSION ...
+/// ADD FUNCTION` any function of its own. That function, declared STABLE,
+/// becomes "read-only" to the guard, and pgmcp's role runs whatever it holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_added_to_a_trusted_extension_is_not_trusted() {
+    let db = pg::server().database();
+    let owner = format!("{}_ext_owner", db.name);
+    db.psql(&format!(
+        "CREATE ROLE {owner} NOLOGIN NOSUPERUSER; GRANT CREATE ON DATABASE {db} TO {owner}; \
+         GRANT CREATE ON SCHEMA public TO {owner}; \
+         SET ROLE {owner}; \
+         CREATE EXTENSION hstore; \
+         CREATE FUNCTION public.sneaky() RETURNS oid LANGUAGE sql STABLE \
+             AS $$ SELECT pg_catalog.lo_import('/etc/hostname') $$; \
+         ALTER EXTENSION hstore ADD FUNCTION public.sneaky(); \
+         RESET ROLE",
+        db = db.name
+    ));
+    let engine = engine_for(&db, |_| {});
+    let large_objects = || db.psql("SELECT count(*) FROM pg_largeobject_metadata");
+    let mut findings = Findings::default();
+    // hstore's own functions stay trusted: a control that the extension is there.
+    let control = call(&engine, "SELECT 'a=>1'::hstore -> 'a' AS v").await;
+    findings.case(
+        "control: hstore's own function",
+        control
+            .is_err()
+            .then(|| format!("expected to run, got: {}", verdict(&control))),
+    );
+    let sql = "SELECT public.sneaky()";
+    let before = large_objects();
+    let result = call(&engine, sql).await;
+    let after = large_objects();
+    let mut problems = Vec::new();
+    if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::ReadOnly) {
+        problems.push(format!("expected: refused by `read-only`\n  got: {}", verdict(&result)));
+    }
+    if before != after {
+        problems.push(format!("large objects: {before} before, {after} after"));
+    }
+    findings.case(sql, problems);
+    // The role is the cluster's, not the database's: remove it.
+    db.psql(&format!(
+        "DROP EXTENSION hstore CASCADE; DROP OWNED BY {owner}; REVOKE ALL ON DATABASE {db} FROM {owner}; DROP ROLE {owner}",
+        db = db.name
+    ));
+    findings.assert_none("self-made extension members were trusted");
+}
