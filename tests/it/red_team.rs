@@ -119,6 +119,8 @@ INSERT INTO public.feels VALUES ('ok');
 -- A composite type and a table with a domain-typed attribute.
 CREATE TYPE public.wrap AS (c public.checked);
 CREATE TABLE public.files (p public.lo_path);
+-- A table whose column default calls a blocked built-in.
+CREATE TABLE public.inbox (id oid DEFAULT pg_catalog.lo_import('/etc/hostname'), note text);
 -- An aggregate whose transition function is a blocked built-in.
 CREATE AGGREGATE public.collect(bytea) (sfunc = pg_catalog.lo_from_bytea, stype = oid, initcond = '0');
 "#;
@@ -256,6 +258,12 @@ async fn planted_objects_cannot_run_functions_past_the_guard() {
         true,
         Rule::ReadOnly,
         "json_agg() runs the type's cast to json",
+    ));
+    attacks.push(attack(
+        "INSERT INTO inbox (note) VALUES ('hi')".into(),
+        false,
+        Rule::BlockedFunction,
+        "a planted column DEFAULT calling lo_import",
     ));
     // Held routes, kept as controls: the same plants named directly.
     attacks.push(attack(
