@@ -19,6 +19,7 @@ mod intake;
 mod introspection;
 mod output_fences;
 mod pipeline;
+mod red_team;
 mod role;
 mod routines;
 mod serve;
