@@ -48,6 +48,11 @@ pub enum Error {
         message: String,
         advice: Option<String>,
     },
+    /// The database's catalog changed between the guard's check and the
+    /// statement (a function, type, view or rule was created or replaced), so
+    /// the statement did not run; the pipeline checks it again once.
+    #[error("the database's catalog changed while the query was being checked, so it did not run: send it again")]
+    CatalogChanged,
     /// The database could not be reached or the connection broke.
     #[error("cannot reach the database: {0}")]
     Connection(String),

@@ -178,33 +178,42 @@ impl Engine {
             cancel,
         )
         .await?;
-        let checked = match self.backend.dialect() {
-            Dialect::Postgres => {
-                let routines = self
-                    .backend
-                    .routines(&self.deadline(config.query.default_timeout, cancel.clone()))
-                    .await?;
-                let checked = guard::check(&self.policy, &routines, &sql)?;
-                guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
-                    .map_err(Error::Input)?;
-                Some(checked)
-            }
-            // SQLite's and DuckDB's own parsers tell the guard what the
-            // statement does, as the backend prepares it (guard::sqlite,
-            // guard::duckdb).
-            Dialect::Sqlite | Dialect::DuckDb => None,
-        };
         let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
-
         let deadline = self.deadline(timeout, cancel.clone());
-        let statement = Statement {
-            sql: &sql,
-            params: &input.params,
-            fetch_limit: max_rows,
-            policy: &self.policy,
-            database: input.database.as_deref(),
+
+        // The guard judges PostgreSQL SQL with the catalog's facts of one
+        // version; the statement runs only while the catalog is still at it.
+        // If something was created or replaced in between, nothing ran: judge
+        // the statement again with new facts, once.
+        let mut judged_again = false;
+        let (result, checked) = loop {
+            let (checked, routines) = match self.backend.dialect() {
+                Dialect::Postgres => {
+                    let routines = self.backend.routines(&deadline).await?;
+                    let checked = guard::check(&self.policy, &routines, &sql)?;
+                    guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
+                        .map_err(Error::Input)?;
+                    (Some(checked), Some(routines))
+                }
+                // SQLite's and DuckDB's own parsers tell the guard what the
+                // statement does, as the backend prepares it (guard::sqlite,
+                // guard::duckdb).
+                Dialect::Sqlite | Dialect::DuckDb => (None, None),
+            };
+            let statement = Statement {
+                sql: &sql,
+                params: &input.params,
+                fetch_limit: max_rows,
+                policy: &self.policy,
+                database: input.database.as_deref(),
+                catalog_version: routines.as_deref().map(guard::Routines::version),
+            };
+            match self.backend.execute(statement, &deadline).await {
+                Err(Error::CatalogChanged) if !judged_again => judged_again = true,
+                result => break (result, checked),
+            }
         };
-        let rows = match self.backend.execute(statement, &deadline).await {
+        let rows = match result {
             // An undefined table or column: point to the closest names in the
             // catalog, within a short budget of its own.
             Err(Error::Db(mut db)) if db.is_undefined_name() => {

@@ -50,6 +50,10 @@ pub struct Statement<'a> {
     pub policy: &'a Policy,
     /// A database file inside `sqlite.root` named by the call (SQLite only).
     pub database: Option<&'a str>,
+    /// The catalog version the guard's facts describe (PostgreSQL only): the
+    /// statement runs only while the catalog is still at it, else the call
+    /// fails with [`Error::CatalogChanged`](crate::Error::CatalogChanged).
+    pub catalog_version: Option<&'a str>,
 }
 
 /// When the work must stop, and how the caller can stop it sooner.

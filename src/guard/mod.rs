@@ -499,6 +499,11 @@ const UNWRAPPED: &[(&str, &str)] = &[
     ("setstmt", "VariableSetStmt"),
     // CALL: the procedure called.
     ("funccall", "FuncCall"),
+    // Every type named: casts, column definition lists, table function columns.
+    ("typeName", "TypeName"),
+    // The relation a statement writes (INSERT/UPDATE/DELETE/MERGE, COPY,
+    // ALTER TABLE): it runs the relation's write functions too.
+    ("relation", "WrittenRelation"),
 ];
 
 /// How a dialect writes placeholders, for the messages of [`check_params`].

@@ -7,14 +7,16 @@
 //! | `FuncCall` | a call: `f(x)`, `schema.f(x)`, `CALL f()`, `x AT TIME ZONE` |
 //! | `ColumnRef` past its first name, `A_Indirection` names | attribute notation: `t.f`, `(x).f`, `(x).a.f` |
 //! | `A_Expr`, `SubLink.operName`, `SortBy.useOp` | an operator: `a + b`, `OPERATOR(s.+)`, `= ANY`, `ORDER BY x USING <` |
-//! | `TypeCast` | a cast: `x::t`, `CAST(x AS t)`, `t 'literal'` |
+//! | `TypeName` | a type a value becomes: `x::t`, `CAST(x AS t)`, `t 'literal'`, `AS f(a t)`, `XMLTABLE ... COLUMNS a t` |
+//! | `RangeVar`, a statement's `relation` | a relation read (its view query, read policies) or written (also its defaults, triggers, CHECKs, rules, write policies) |
+//! | a user's aggregate | its support functions |
 //!
 //! A `TABLESAMPLE` method is a function too, but one taking `internal`, which
 //! only C code a superuser installed can be; it is not a route.
 
 use serde_json::{Map, Value};
 
-use super::routines::{Route, Routines, judge, judge_cast, judge_operator};
+use super::routines::{Route, Routines, judge, judge_cast, judge_json_function, judge_operator, judge_relation};
 use super::{Policy, Violation};
 
 /// Judge every function node `kind` can run.
@@ -26,7 +28,10 @@ pub(super) fn check(
 ) -> Result<(), Violation> {
     match kind {
         "FuncCall" => match last_name(fields.get("funcname")) {
-            Some(name) => judge(policy, routines, name, Route::Call),
+            Some(name) => {
+                judge(policy, routines, name, Route::Call)?;
+                judge_json_function(policy, routines, name)
+            }
             None => Ok(()),
         },
         // `t.f` is a column f of t, or f(t) when t has no such column; only
@@ -44,8 +49,15 @@ pub(super) fn check(
         },
         "SubLink" => operator(policy, routines, fields.get("operName")),
         "SortBy" => operator(policy, routines, fields.get("useOp")),
-        "TypeCast" => match fields.get("typeName").and_then(|t| last_name(t.get("names"))) {
+        // Wherever a type is named (a cast, a column definition list, an
+        // XMLTABLE or JSON_TABLE column), values become that type and run its
+        // domain checks and cast functions.
+        "TypeName" => match last_name(fields.get("names")) {
             Some(ty) => judge_cast(policy, routines, ty),
+            None => Ok(()),
+        },
+        "RangeVar" | "WrittenRelation" => match fields.get("relname").and_then(Value::as_str) {
+            Some(relation) => judge_relation(policy, routines, relation, kind == "WrittenRelation"),
             None => Ok(()),
         },
         _ => Ok(()),

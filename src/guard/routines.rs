@@ -50,8 +50,15 @@ pub enum Trust {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Routines {
+    /// The catalog's version when these facts were read; a query runs only
+    /// while the catalog is still at it (`backend/postgres/routines.rs`).
+    #[serde(deserialize_with = "null_is_empty")]
+    version: String,
     /// Every function name in the database.
     functions: HashMap<String, Trust>,
+    /// A user's aggregate → the support functions it runs.
+    #[serde(deserialize_with = "null_is_empty")]
+    runs: HashMap<String, Vec<String>>,
     /// Every operator name, with the functions behind the ones defined outside
     /// `pg_catalog` (empty for an operator only PostgreSQL defines).
     operators: HashMap<String, Vec<String>>,
@@ -64,6 +71,24 @@ pub struct Routines {
     /// sorting, grouping, joins, `IN` and `CASE` use.
     #[serde(deserialize_with = "null_is_empty")]
     implicit: Vec<String>,
+    /// Casts a user made into json or jsonb, which the json functions
+    /// (`to_json`, `json_agg`, `row_to_json`, ...) apply by themselves.
+    #[serde(deserialize_with = "null_is_empty")]
+    json_casts: Vec<String>,
+    /// Relation name → the functions it runs when read (a view's query, row
+    /// security policies) and when written (defaults, triggers, CHECK
+    /// constraints, rules, policies), through the relations it reads or
+    /// writes. Only relations that run any.
+    #[serde(deserialize_with = "null_is_empty")]
+    relations: HashMap<String, RelationFunctions>,
+}
+
+/// What reading and writing one relation runs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RelationFunctions {
+    read: Vec<String>,
+    write: Vec<String>,
 }
 
 /// `json_object_agg` over no rows is `null`, not `{}`.
@@ -89,6 +114,11 @@ impl Routines {
     /// No facts at all: the caller could not read the catalog.
     pub fn is_empty(&self) -> bool {
         self.functions.is_empty()
+    }
+
+    /// The catalog's version these facts describe ("" when unknown).
+    pub fn version(&self) -> &str {
+        &self.version
     }
 }
 
@@ -141,6 +171,11 @@ pub(super) enum Route<'a> {
     Cast(&'a str),
     /// Sorting, grouping, joins and comparisons.
     Implicit,
+    /// A user's aggregate runs its support functions.
+    Aggregate(&'a str),
+    /// Reading or writing a relation runs its view query, policies,
+    /// defaults, triggers, constraints and rules.
+    Relation(&'a str),
 }
 
 impl Route<'_> {
@@ -151,12 +186,25 @@ impl Route<'_> {
             Route::Operator(op) => format!("function {name}() (behind the operator {op})"),
             Route::Cast(ty) => format!("function {name}() (run by a cast into {ty})"),
             Route::Implicit => format!("function {name}() (run by comparisons, sorting and grouping)"),
+            Route::Aggregate(agg) => format!("function {name}() (run by the aggregate {agg})"),
+            Route::Relation(rel) => {
+                format!("function {name}() (run by {rel}: its view query, policies, defaults, triggers or rules)")
+            }
         }
     }
 }
 
 /// The one judgement for a function the query can run, whatever the route.
 pub(super) fn judge(policy: &Policy, routines: &Routines, name: &str, route: Route<'_>) -> Result<(), Violation> {
+    // An aggregate's support functions are not aggregates: one level deep.
+    if !matches!(route, Route::Aggregate(_)) {
+        routines
+            .runs
+            .get(name)
+            .into_iter()
+            .flatten()
+            .try_for_each(|f| judge(policy, routines, f, Route::Aggregate(name)))?;
+    }
     let lower = name.to_ascii_lowercase();
     if policy.blocked_functions.iter().any(|p| p.matches(&lower)) {
         return violation(
@@ -222,12 +270,54 @@ pub(super) fn judge_cast(policy: &Policy, routines: &Routines, ty: &str) -> Resu
         .try_for_each(|f| judge(policy, routines, f, Route::Cast(ty)))
 }
 
+/// Judge the functions a relation named in the query runs: when read, or
+/// when `written` (the statement's target), also those that run on writes.
+pub(super) fn judge_relation(
+    policy: &Policy,
+    routines: &Routines,
+    relation: &str,
+    written: bool,
+) -> Result<(), Violation> {
+    let Some(runs) = routines.relations.get(relation) else {
+        return Ok(());
+    };
+    let writes = if written { &runs.write[..] } else { &[][..] };
+    runs.read.iter().chain(writes).try_for_each(|f| {
+        // Writing pg_settings (or a view over it) runs set_config through
+        // PostgreSQL's own rule: it is SET by another name.
+        if f == "set_config" && written {
+            return match policy.allow_set {
+                true => Ok(()),
+                false => super::rules::flag(
+                    Rule::Set,
+                    &format!("writing {relation} is not allowed"),
+                    "it changes session settings like SET does (through pg_settings' rule)",
+                    "allow_set",
+                ),
+            };
+        }
+        judge(policy, routines, f, Route::Relation(relation))
+    })
+}
+
 /// Judge the functions every statement may run without naming them.
 pub(super) fn judge_implicit(policy: &Policy, routines: &Routines) -> Result<(), Violation> {
     routines
         .implicit
         .iter()
         .try_for_each(|f| judge(policy, routines, f, Route::Implicit))
+}
+
+/// A json function (any function whose name has `json` in it) applies the
+/// casts a user made into json and jsonb to the values it converts.
+pub(super) fn judge_json_function(policy: &Policy, routines: &Routines, name: &str) -> Result<(), Violation> {
+    if !name.to_ascii_lowercase().contains("json") {
+        return Ok(());
+    }
+    routines
+        .json_casts
+        .iter()
+        .try_for_each(|f| judge(policy, routines, f, Route::Cast("json")))
 }
 
 #[cfg(test)]

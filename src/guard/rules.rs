@@ -32,6 +32,7 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "pg_rotate_logfile",
     "pg_promote",
     "pg_signal_backend",
+    "pg_log_backend_memory_contexts",
     // Settings: set_config would bypass protection.allow_set.
     "set_config",
     // Replication, WAL and statistics: these change the server even inside a
@@ -42,6 +43,9 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "pg_copy_logical_replication_slot",
     "pg_drop_replication_slot",
     "pg_replication_slot_advance",
+    // They consume a logical slot's changes, which its real consumer then
+    // never sees.
+    "pg_logical_slot_get_*",
     "pg_replication_origin_*",
     "pg_logical_emit_message",
     "pg_switch_wal",
@@ -106,6 +110,10 @@ pub(super) fn function_reason(name: &str) -> &'static str {
         }
         n if n.starts_with("dblink") => "opens connections to other databases, outside this guard",
         "pg_terminate_backend" | "pg_cancel_backend" | "pg_signal_backend" => "stops other sessions' work",
+        "pg_log_backend_memory_contexts" => "signals another session",
+        n if n.starts_with("pg_logical_slot_get_") => {
+            "consumes a replication slot's changes, which its real consumer then never sees"
+        }
         "pg_reload_conf" | "pg_rotate_logfile" | "pg_promote" => "controls the database server",
         "set_config" => "changes session settings, which protection.allow_set governs",
         n if n.contains("replication") || n.starts_with("pg_logical_") || n.starts_with("pg_wal_") => {
@@ -311,6 +319,12 @@ pub(super) fn check_node(policy: &Policy, kind: &str, fields: &Map<String, Value
             "it destroys the column and the data in it",
             "allow_drop",
         ),
+        "AlterTableCmd" if !policy.allow_drop && text(fields, "subtype") == "AT_DropIdentity" => flag(
+            Rule::Drop,
+            "ALTER TABLE ... DROP IDENTITY is not allowed",
+            "it drops the column's sequence and the position it had reached",
+            "allow_drop",
+        ),
         "DropdbStmt" if !policy.allow_drop => {
             flag(Rule::Drop, "DROP DATABASE is not allowed", "it destroys a whole database", "allow_drop")
         }
@@ -482,13 +496,40 @@ pub(super) fn check_node(policy: &Policy, kind: &str, fields: &Map<String, Value
                 "allow_update_without_where",
             )
         }
-        // CREATE OR REPLACE VIEW drops the view it replaces.
-        "ViewStmt" if !policy.allow_drop && truthy(fields, "replace") => flag(
-            Rule::Drop,
-            "CREATE OR REPLACE VIEW is not allowed",
-            "it replaces, and so drops, the existing view",
-            "allow_drop",
-        ),
+        // CREATE OR REPLACE drops what it replaces: a view, a trigger, a
+        // transform, a language. (Functions, aggregates and rules have flags
+        // of their own, which already cover replacing them.)
+        k if !policy.allow_drop
+            && truthy(fields, "replace")
+            && !matches!(k, "CreateFunctionStmt" | "DefineStmt" | "RuleStmt") =>
+        {
+            flag(
+                Rule::Drop,
+                "CREATE OR REPLACE is not allowed",
+                "it replaces, and so drops, the existing object",
+                "allow_drop",
+            )
+        }
+        // An upsert fed by a query can overwrite every row of the table (fed
+        // the table itself, it does); only a VALUES list bounds it to the
+        // rows it names.
+        "InsertStmt"
+            if !policy.allow_update_without_where
+                && fields.get("onConflictClause").is_some_and(|c| {
+                    c.get("action").and_then(Value::as_str) == Some("ONCONFLICT_UPDATE") && c.get("whereClause").is_none()
+                })
+                && fields
+                    .get("selectStmt")
+                    .and_then(|s| s.get("SelectStmt"))
+                    .is_none_or(|s| s.get("valuesLists").is_none()) =>
+        {
+            flag(
+                Rule::UpdateWithoutWhere,
+                "INSERT ... SELECT ... ON CONFLICT DO UPDATE without a WHERE in DO UPDATE is not allowed",
+                "it can overwrite every row the query names, like an UPDATE without WHERE",
+                "allow_update_without_where",
+            )
+        }
         _ => Ok(()),
     }
 }

@@ -135,6 +135,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
         .execute(
             Statement {
                 database: None,
+                catalog_version: None,
                 policy: &pgmcp::guard::Policy::default(),
                 sql: "SELECT 1; DROP TABLE keep",
                 params: &[],

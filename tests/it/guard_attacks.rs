@@ -631,9 +631,14 @@ async fn without_the_guard_read_only_mode_does_not_stop_superuser_side_effects()
         !target.program_file.exists(),
         "{sql} ran its program through the engine"
     );
+    // The program ran whatever COPY says: touch may exit before COPY writes
+    // to it, and then COPY reports a broken pipe.
     let result = exec_unguarded(&backend, &sql).await;
-    assert!(result.is_ok(), "{sql}: {}", verdict(&result));
-    assert!(target.program_file.exists(), "{sql} did not run its program");
+    assert!(
+        target.program_file.exists(),
+        "{sql} did not run its program: {}",
+        verdict(&result)
+    );
 
     let sql = "SELECT length(pg_read_file('/etc/hostname')) > 0 AS read";
     let refused = call(&engine, sql).await;
@@ -681,6 +686,7 @@ async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Err
     };
     let stmt = Statement {
         database: None,
+        catalog_version: None,
         policy: &Policy::default(),
         sql,
         params: &[],

@@ -336,7 +336,10 @@ const STATEMENTS: &[&str] = &[
     "SELECT 1 UNION ALL SELECT EXPR",
     "VALUES (1, EXPR)",
     "INSERT INTO t (x) VALUES (EXPR) RETURNING *",
-    "INSERT INTO t SELECT EXPR ON CONFLICT (id) DO UPDATE SET x = EXPR",
+    // With a WHERE of its own: a query-fed upsert without one amounts to an
+    // UPDATE without WHERE, which the default policy refuses first.
+    "INSERT INTO t SELECT EXPR ON CONFLICT (id) DO UPDATE SET x = EXPR WHERE t.id = 1",
+    "INSERT INTO t VALUES (EXPR) ON CONFLICT (id) DO UPDATE SET x = EXPR",
     "UPDATE t SET x = EXPR WHERE id = 1",
     "UPDATE t SET x = 1 WHERE id = (EXPR)",
     "DELETE FROM t WHERE id = 1 RETURNING EXPR",

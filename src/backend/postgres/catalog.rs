@@ -246,7 +246,7 @@ mod tests {
             ("DESCRIBE_TABLE", super::DESCRIBE_TABLE),
             ("COLUMN_TYPE_NAMES", super::COLUMN_TYPE_NAMES),
             ("TYPE_SHAPES", super::TYPE_SHAPES),
-            ("routines.sql", super::super::routines::SQL),
+            ("routines.sql", super::super::routines::sql()),
             ("role::PRIVILEGES", super::super::role::PRIVILEGES),
             ("role::SUGGEST_FACTS", super::super::role::SUGGEST_FACTS),
         ]

@@ -133,7 +133,7 @@ impl PgBackend {
         if let Some(routines) = self.routines.get() {
             return Ok(routines);
         }
-        let doc = self.catalog_json(routines::SQL, &[], deadline).await?;
+        let doc = self.catalog_json(routines::sql(), &[], deadline).await?;
         let routines = Arc::new(routines::from_json(doc)?);
         self.routines.put(Arc::clone(&routines));
         Ok(routines)
@@ -148,10 +148,18 @@ impl PgBackend {
             "BEGIN"
         };
         let timeout = statement_timeout(deadline);
+        // The guard judged the statement with facts of one catalog version:
+        // the statement runs only if the catalog is still at it.
+        let version_check = stmt
+            .catalog_version
+            .filter(|v| !v.is_empty())
+            .map(routines::version_check);
+        let mut setup = self.setup(begin, &timeout);
+        setup.extend(version_check.as_deref());
         let result = run(
             &mut conn,
             &Exchange {
-                setup: &self.setup(begin, &timeout),
+                setup: &setup,
                 sql: stmt.sql,
                 params: &params,
                 // One row past the limit tells us whether more exist.
@@ -170,6 +178,10 @@ impl PgBackend {
                 let rows = self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await;
                 self.audit_once(&mut conn).await;
                 rows
+            }
+            Err(Error::CatalogChanged) => {
+                self.routines.clear();
+                Err(Error::CatalogChanged)
             }
             Err(e) => Err(self.explain(e)),
         };
@@ -247,6 +259,7 @@ impl PgBackend {
                     fetch_limit: 1,
                     policy: &crate::guard::Policy::default(),
                     database: None,
+                    catalog_version: None,
                 },
                 deadline,
             )
@@ -425,7 +438,9 @@ impl PgBackend {
         let result = run(
             &mut conn,
             &Exchange {
-                setup: &self.setup("BEGIN READ ONLY", &timeout),
+                // JIT compiling a catalog query costs more (up to seconds
+                // for the function facts) than running it.
+                setup: &[self.setup("BEGIN READ ONLY", &timeout), vec!["SET LOCAL jit = off"]].concat(),
                 sql,
                 params,
                 max_rows: 2,
@@ -648,6 +663,7 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
             message: db.message,
             advice: None,
         },
+        WireError::Setup(db) if db.code == routines::CHANGED => Error::CatalogChanged,
         WireError::Setup(db) => Error::Db(db),
         other => Error::Connection(other.to_string()),
     }

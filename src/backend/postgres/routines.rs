@@ -4,15 +4,49 @@
 //! whenever a new connection opens, so the facts are never older than the
 //! session a query runs in by more than that.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::guard::Routines;
 
-/// The catalog query: a JSON document of functions, operators, casts and the
-/// functions run implicitly.
-pub(super) const SQL: &str = include_str!("routines.sql");
+/// The catalog query: a JSON document of functions, operators, casts, the
+/// functions run implicitly and by relations, and the catalog's version.
+pub(super) fn sql() -> &'static str {
+    static SQL: LazyLock<String> = LazyLock::new(|| include_str!("routines.sql").replace("%VERSION%", VERSION));
+    &SQL
+}
+
+/// The catalog's version: the newest object of each kind the facts describe
+/// (an index lookup each), and for the small catalogs whose rows are replaced
+/// in place (`CREATE OR REPLACE VIEW`, `ALTER POLICY`, ...) the sum of their
+/// rows' transaction IDs, which any insert, replacement or removal changes.
+/// Anything created or replaced since the facts were read changes it.
+const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_proc),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_type),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_operator),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_constraint),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_attrdef),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_class),
+    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amproc),
+    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_rewrite),
+    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_policy),
+    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_trigger),
+    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_aggregate)]::pg_catalog.text[], ',', '-')";
+
+/// A statement for the start of a query's transaction that fails with
+/// `division_by_zero` (SQLSTATE 22012, which nothing else in the setup can
+/// raise) when the catalog is no longer at `version`: the query is then
+/// judged again with new facts, in the same round trip as before.
+pub(super) fn version_check(version: &str) -> String {
+    let literal = version.replace('\'', "''");
+    format!("SELECT pg_catalog.int4div(1, ({VERSION} OPERATOR(pg_catalog.=) '{literal}')::pg_catalog.int4)")
+}
+
+/// The SQLSTATE [`version_check`] fails with.
+pub(super) const CHANGED: &str = "22012";
 
 /// How long facts are used before they are read again. A function created
 /// meanwhile with a new name is refused as unknown; this bounds how long a
