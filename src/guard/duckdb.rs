@@ -510,11 +510,11 @@ mod tests {
             (&default, "SELECT count(*) FROM t", None),
         ];
         for (policy, sql, want) in cases {
-            let got = text(policy, &Outline::of(sql)).err().map(|v| v.rule);
+            let got = text(policy, &Outline::duckdb(sql)).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
-            text(&default, &Outline::of("SELECT * FROM read_parquet('x')"))
+            text(&default, &Outline::duckdb("SELECT * FROM read_parquet('x')"))
                 .unwrap_err()
                 .to_string(),
             "function read_parquet() is not allowed: it reads files on the server. Set protection.allow_file_functions to true to allow it"
@@ -649,17 +649,17 @@ mod tests {
             (&all, "INSERT INTO t VALUES (1)", Kind::Insert, None),
         ];
         for (policy, sql, kind, want) in cases {
-            let got = statement(policy, &Outline::of(sql), kind).err().map(|v| v.rule);
+            let got = statement(policy, &Outline::duckdb(sql), kind).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql} ({kind:?})");
         }
         assert_eq!(
-            statement(&default, &Outline::of("COPY t TO 'x.csv'"), Kind::Copy)
+            statement(&default, &Outline::duckdb("COPY t TO 'x.csv'"), Kind::Copy)
                 .unwrap_err()
                 .to_string(),
             "COPY ... TO is not allowed: it writes a file on the server. Set protection.allow_copy_to_file to true to allow it"
         );
         assert_eq!(
-            statement(&read_only, &Outline::of("insert into t values (1)"), Kind::Insert)
+            statement(&read_only, &Outline::duckdb("insert into t values (1)"), Kind::Insert)
                 .unwrap_err()
                 .to_string(),
             "cannot execute INSERT in read-only mode: the database is opened read-only (server.read_only)"
@@ -683,7 +683,7 @@ mod tests {
             ("SELECT 1", None),
         ];
         for (sql, want) in cases {
-            assert_eq!(Kind::from_verb(&Outline::of(sql)), want, "{sql}");
+            assert_eq!(Kind::from_verb(&Outline::duckdb(sql)), want, "{sql}");
         }
     }
 }

@@ -324,7 +324,7 @@ fn run(
     params: &[Value],
     limit: usize,
 ) -> Result<Rows, Error> {
-    let outline = Outline::of(sql);
+    let outline = Outline::duckdb(sql);
     let extracted = session.extract(sql).map_err(db_error)?;
     guard::one_statement(extracted.count)?;
     guard::duckdb::text(policy, &outline)?;
