@@ -2,7 +2,8 @@
 //! DuckDB's own sandbox settings locked for the session (`lock_configuration`):
 //! external access off (no file, URL or extension outside the database file)
 //! unless `allow_file_functions`, extension autoloading off, `READ_ONLY` access
-//! mode when `server.read_only`, and `memory_limit`/`threads` from the config.
+//! mode and no spilling to disk (`temp_directory = ''`) when `server.read_only`,
+//! and `memory_limit`/`threads` from the config.
 //!
 //! Each call gets its own connections on a blocking thread. DuckDB's parser
 //! counts the statements and prepares the one statement on a raw connection
@@ -241,6 +242,13 @@ impl Shared {
         }
         if let Some(threads) = self.settings.threads {
             settings.push(("threads", threads.to_string()));
+        }
+        // DuckDB spills what does not fit in memory into `<file>.tmp/`
+        // beside the database (hundreds of MB for one large sort). In
+        // read-only mode nothing is written: spilling is off, so such a query
+        // fails with DuckDB's out-of-memory error instead.
+        if self.read_only {
+            settings.push(("temp_directory", String::new()));
         }
         // Persistent secrets would be written under the home directory.
         settings.push(("allow_persistent_secrets", "false".to_owned()));
