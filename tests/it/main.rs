@@ -15,6 +15,7 @@ mod guard_fuzz;
 mod harness;
 mod hooks;
 mod introspection;
+mod lexical;
 mod pipeline;
 mod serve;
 mod sqlite;
