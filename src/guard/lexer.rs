@@ -10,7 +10,9 @@
 //! port of the engine's own tokenizer, at the version pgmcp bundles:
 //!
 //! - [`sqlite`]: `sqlite3GetToken` in SQLite's `tokenize.c` (3.54);
-//! - [`duckdb`]: `Tokenizer::TokenizeInputInternal` in DuckDB's
+//! - [`duckdb`]: `Parser::StripUnicodeSpaces` in DuckDB's
+//!   `src/parser/parser.cpp` (unicode spaces become ASCII ones first), then
+//!   `Tokenizer::TokenizeInputInternal` in
 //!   `src/parser/peg/tokenizer/base_tokenizer.cpp` (2.0, the PEG parser's
 //!   tokenizer; DuckDB 2.0 no longer uses PostgreSQL's scanner, so
 //!   `pg_query::scan` does not read DuckDB's text the way DuckDB does:
@@ -348,10 +350,149 @@ fn number(z: &[u8], start: usize) -> usize {
     i
 }
 
-/// DuckDB's tokens of `sql`. Text DuckDB refuses to tokenize (an
-/// unterminated string or comment) still gets tokens here; DuckDB's parser
-/// refuses the statement before anything runs.
+/// DuckDB's tokens of `sql`, with byte ranges in `sql`. DuckDB first
+/// replaces the unicode spaces it knows with ASCII spaces
+/// ([`duckdb_spaces`]), then tokenizes the result. Text DuckDB refuses to
+/// tokenize (an unterminated string or comment) still gets tokens here;
+/// DuckDB's parser refuses the statement before anything runs.
 pub(super) fn duckdb(sql: &str) -> Vec<Span> {
+    let (text, origin) = duckdb_spaces(sql.as_bytes());
+    duckdb_tokens(&text)
+        .into_iter()
+        .map(|(lexeme, a, b)| (lexeme, origin[a], origin[b]))
+        .collect()
+}
+
+/// `Parser::StripUnicodeSpaces` in DuckDB's `parser.cpp`: outside what it
+/// takes for quotes, dollar quotes and `--` comments, U+00A0, U+2000–U+200B,
+/// U+202F, U+205F, U+2060, U+3000 and U+FEFF become one ASCII space each. Its
+/// idea of quotes is its own (no `/* */`, no backticks, no `E'\''`, and the
+/// last two bytes are never looked at); it is followed here as it is. Returns
+/// the text DuckDB tokenizes and, for each of its bytes and its end, the
+/// offset in `sql`.
+fn duckdb_spaces(q: &[u8]) -> (Vec<u8>, Vec<usize>) {
+    let n = q.len();
+    let at = |i: usize| q.get(i).copied().unwrap_or(0);
+    let first = |c: u8| c.is_ascii_alphabetic() || c == b'_' || c >= 0x80;
+    let subsequent = |c: u8| first(c) || c.is_ascii_digit();
+    // (position, bytes) of each space to replace.
+    let mut spaces: Vec<(usize, usize)> = Vec::new();
+    enum Region {
+        Regular,
+        Quotes(u8),
+        Dollar(usize, usize),
+        Comment,
+    }
+    let mut region = Region::Regular;
+    let mut pos = 0usize;
+    'scan: loop {
+        match region {
+            Region::Regular => {
+                while pos + 2 < n {
+                    let c = q[pos];
+                    if c == 0xc2 && at(pos + 1) == 0xa0 {
+                        spaces.push((pos, 2));
+                    }
+                    if c == 0xe2 {
+                        match (at(pos + 1), at(pos + 2)) {
+                            (0x80, 0x80..=0x8b | 0xaf) | (0x81, 0x9f | 0xa0) => spaces.push((pos, 3)),
+                            _ => {}
+                        }
+                    } else if c == 0xe3 {
+                        if at(pos + 1) == 0x80 && at(pos + 2) == 0x80 {
+                            spaces.push((pos, 3));
+                        }
+                    } else if c == 0xef {
+                        if at(pos + 1) == 0xbb && at(pos + 2) == 0xbf {
+                            spaces.push((pos, 3));
+                        }
+                    } else if c == b'"' || c == b'\'' {
+                        pos += 1;
+                        region = Region::Quotes(c);
+                        continue 'scan;
+                    } else if c == b'$' && (at(pos + 1) == b'$' || first(at(pos + 1))) {
+                        pos += 1;
+                        let start = pos;
+                        while pos + 2 < n {
+                            if q[pos] == b'$' {
+                                region = Region::Dollar(start, pos - start);
+                                continue 'scan;
+                            }
+                            if !subsequent(q[pos]) {
+                                // Not a tag: read on from this byte.
+                                continue 'scan;
+                            }
+                            pos += 1;
+                        }
+                        break 'scan;
+                    } else if c == b'-' && at(pos + 1) == b'-' {
+                        region = Region::Comment;
+                        continue 'scan;
+                    }
+                    pos += 1;
+                }
+                break 'scan;
+            }
+            Region::Quotes(quote) => {
+                while pos + 1 < n {
+                    if q[pos] == quote {
+                        if q[pos + 1] == quote {
+                            pos += 2;
+                            continue;
+                        }
+                        pos += 1;
+                        region = Region::Regular;
+                        continue 'scan;
+                    }
+                    pos += 1;
+                }
+                break 'scan;
+            }
+            Region::Dollar(tag, len) => {
+                while pos + 2 < n {
+                    if q[pos] == b'$'
+                        && n - (pos + 1) > len
+                        && at(pos + len + 1) == b'$'
+                        && q[pos + 1..pos + 1 + len] == q[tag..tag + len]
+                    {
+                        pos += len + 1;
+                        region = Region::Regular;
+                        continue 'scan;
+                    }
+                    pos += 1;
+                }
+                break 'scan;
+            }
+            Region::Comment => {
+                while pos < n {
+                    if q[pos] == b'\n' || q[pos] == b'\r' {
+                        region = Region::Regular;
+                        continue 'scan;
+                    }
+                    pos += 1;
+                }
+                break 'scan;
+            }
+        }
+    }
+    let mut text = Vec::with_capacity(n);
+    let mut origin = Vec::with_capacity(n + 1);
+    let mut prev = 0;
+    for (at, bytes) in spaces {
+        text.extend_from_slice(&q[prev..at]);
+        origin.extend(prev..at);
+        text.push(b' ');
+        origin.push(at);
+        prev = at + bytes;
+    }
+    text.extend_from_slice(&q[prev..]);
+    origin.extend(prev..=n);
+    (text, origin)
+}
+
+/// DuckDB's tokenizer (`Tokenizer::TokenizeInputInternal`) on text whose
+/// unicode spaces are already replaced.
+fn duckdb_tokens(s: &[u8]) -> Vec<Span> {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum State {
         Standard,
@@ -364,7 +505,6 @@ pub(super) fn duckdb(sql: &str) -> Vec<Span> {
         Operator,
         Dollar,
     }
-    let s = sql.as_bytes();
     let n = s.len();
     let b = |i: usize| s.get(i).copied().unwrap_or(0);
     let mut out: Vec<Span> = Vec::new();
@@ -742,11 +882,23 @@ mod tests {
             // Backticks quote names; brackets are brackets.
             ("DELETE FROM t AS `x WHERE 1`", &["DELETE", "FROM", "t", "AS"]),
             ("SELECT [read_text('x')]", &["SELECT", "read_text"]),
-            // Every byte >= 0x80 is a word character; VT is a space.
+            // Every byte >= 0x80 is a word character, but the unicode spaces
+            // DuckDB knows become spaces first, outside what its pre-pass
+            // takes for quotes ('' "" $$ --, not /* */ or backticks).
             (
                 "DELETE FROM t AS x\u{a0}WHERE",
-                &["DELETE", "FROM", "t", "AS", "x\u{a0}WHERE"],
+                &["DELETE", "FROM", "t", "AS", "x", "WHERE"],
             ),
+            (
+                "a\u{3000}b\u{feff}c\u{2000}d\u{202f}e f",
+                &["a", "b", "c", "d", "e", "f"],
+            ),
+            ("a\u{85}b \u{2028}c", &["a\u{85}b", "\u{2028}c"]),
+            ("SELECT 1 /* ' */ AS x\u{a0}WHERE", &["SELECT", "AS", "x\u{a0}WHERE"]),
+            ("SELECT 1 AS `'` , x\u{a0}y", &["SELECT", "AS", "x\u{a0}y"]),
+            ("SELECT 1 -- '\n, x\u{a0}y", &["SELECT", "x", "y"]),
+            ("SELECT $$'$$, x\u{a0}y", &["SELECT", "x", "y"]),
+            ("SELECT a\u{a0}", &["SELECT", "a\u{a0}"]),
             ("a\u{b}b", &["a", "b"]),
             ("SELECT 1e5WHERE", &["SELECT", "WHERE"]),
         ];
