@@ -226,12 +226,21 @@ impl Shared {
     /// The settings the database opens with; `lock_configuration` last, so
     /// no statement can change any of them afterwards.
     fn settings(&self) -> Vec<(&'static str, String)> {
-        let mut settings = vec![
+        let mut settings = Vec::new();
+        // DuckDB spills what does not fit in memory into `<file>.tmp/`
+        // beside the database (hundreds of MB for one large sort). In
+        // read-only mode nothing is written: spilling is off, so such a query
+        // fails with DuckDB's out-of-memory error instead. First: with
+        // external access off DuckDB refuses to change the temp directory.
+        if self.read_only {
+            settings.push(("temp_directory", String::new()));
+        }
+        settings.extend([
             ("enable_external_access", self.file_access.to_string()),
             ("autoinstall_known_extensions", "false".to_owned()),
             ("autoload_known_extensions", "false".to_owned()),
             ("allow_community_extensions", "false".to_owned()),
-        ];
+        ]);
         // DuckDB cannot open an in-memory database read-only; the guard
         // refuses its writes instead.
         if self.read_only && self.target.file != DbFile::Memory {
@@ -242,13 +251,6 @@ impl Shared {
         }
         if let Some(threads) = self.settings.threads {
             settings.push(("threads", threads.to_string()));
-        }
-        // DuckDB spills what does not fit in memory into `<file>.tmp/`
-        // beside the database (hundreds of MB for one large sort). In
-        // read-only mode nothing is written: spilling is off, so such a query
-        // fails with DuckDB's out-of-memory error instead.
-        if self.read_only {
-            settings.push(("temp_directory", String::new()));
         }
         // Persistent secrets would be written under the home directory.
         settings.push(("allow_persistent_secrets", "false".to_owned()));
