@@ -13,7 +13,7 @@
 //! - a `DELETE`/`UPDATE` touched every row exactly when the outline says it
 //!   has no `WHERE` (the engine is the judge; the generated `WHERE` is never
 //!   true for every row);
-//! - DuckDB called `error('hit')` exactly when the outline lists the call.
+//! - DuckDB called `error(...)` exactly when the outline lists the call.
 //!
 //! Then, end to end through the [`Engine`] in read-write mode with
 //! `allow_delete_without_where` off, the review's examples and their variants
@@ -169,7 +169,7 @@ fn assert_refused<T: std::fmt::Debug>(result: Result<T, Error>, sql: &str, rules
 }
 
 /// Every mismatch, printed, or nothing.
-fn report(engine: &str, ran: usize, both: (usize, usize), mismatches: &[String]) {
+fn report(engine: &str, ran: usize, both: (usize, usize), least: usize, mismatches: &[String]) {
     assert!(
         mismatches.is_empty(),
         "{engine}: {} of {ran} statements read differently by the guard:\n{}",
@@ -178,7 +178,7 @@ fn report(engine: &str, ran: usize, both: (usize, usize), mismatches: &[String])
     );
     // The generator must reach both outcomes often, or the test says nothing.
     assert!(ran >= 300, "{engine}: only {ran} generated statements ran");
-    assert!(both.0 >= 50 && both.1 >= 50, "{engine}: outcomes {both:?}");
+    assert!(both.0 >= least && both.1 >= least, "{engine}: outcomes {both:?}");
 }
 
 /// Rows of `t` (id, v) that `sql` changed on SQLite, or `None` when SQLite
@@ -221,7 +221,7 @@ fn sqlite_where_matches_what_sqlite_runs() {
             ));
         }
     }
-    report("SQLite", ran, (every, some), &mismatches);
+    report("SQLite", ran, (every, some), 50, &mismatches);
 }
 
 /// A writable SQLite engine on a fresh `t` of three rows, with the default
@@ -356,13 +356,15 @@ mod duckdb_engine {
                 ));
             }
         }
-        report("DuckDB", ran, (every, some), &mismatches);
+        report("DuckDB", ran, (every, some), 50, &mismatches);
     }
 
-    /// `SELECT 1, <a call of error('hit'), maybe in a list or struct>`.
+    /// `SELECT 1, <a call of error('hi' || 't!'), maybe in a list or struct>`.
     fn call_statement(rng: &mut Gen) -> String {
         let mut atoms = vec!["SELECT", "1", ","];
-        let call = ["error", "(", "'hit'", ")"];
+        // The message DuckDB raises ("hit!") is not in the text, so a
+        // syntax error quoting the text cannot pass for a call.
+        let call = ["error", "(", "'hi' || 't!'", ")"];
         match rng.below(4) {
             0 => atoms.extend(call),
             1 => {
@@ -376,7 +378,7 @@ mod duckdb_engine {
                 atoms.push("}");
             }
             _ => {
-                atoms.extend(["\"error\"", "(", "'hit'", ")"]);
+                atoms.extend(["\"error\"", "(", "'hi' || 't!'", ")"]);
             }
         }
         if rng.chance(30) {
@@ -403,7 +405,7 @@ mod duckdb_engine {
             });
             let hit = match outcome {
                 Ok(()) => false,
-                Err(e) if e.to_string().contains("hit") => true,
+                Err(e) if e.to_string().contains("hit!") => true,
                 // A syntax or binder error: the statement never ran.
                 Err(_) => continue,
             };
@@ -420,7 +422,9 @@ mod duckdb_engine {
                 ));
             }
         }
-        report("DuckDB calls", ran, (called, not_called), &mismatches);
+        // Text DuckDB accepts with the call hidden (in a comment, a string, a
+        // name) is rarer than text where it runs: 3000 statements give ~40.
+        report("DuckDB calls", ran, (called, not_called), 25, &mismatches);
     }
 
     /// The review's DuckDB examples and their variants.
