@@ -254,6 +254,14 @@ pub fn statement(policy: &Policy, outline: &Outline, kind: Kind) -> Result<(), V
             "it destroys a column or constraint",
             "allow_drop",
         )?,
+        // ALTER COLUMN ... [SET DATA] TYPE ... [USING ...] rewrites the column
+        // in every row, like an UPDATE without WHERE.
+        Kind::Alter if rewrites_column(outline) && !policy.allow_update_without_where => flag(
+            Rule::UpdateWithoutWhere,
+            "ALTER COLUMN ... TYPE is not allowed",
+            "it rewrites the column in every row of the table",
+            "allow_update_without_where",
+        )?,
         // DuckDB reports TRUNCATE as a DELETE.
         Kind::Delete if outline.verb == "TRUNCATE" && !policy.allow_truncate => flag(
             Rule::Truncate,
@@ -346,6 +354,16 @@ pub fn statement(policy: &Policy, outline: &Outline, kind: Kind) -> Result<(), V
             "a macro's body runs later, where the guard does not check it",
             "allow_create_function",
         )?,
+        // Every statement that destroys or overwrites data falls under the
+        // flag of the operation it amounts to: CREATE OR REPLACE drops the
+        // object it replaces (a table and its rows, a view, a macro, ...).
+        // After the macro rules, whose reason is the more specific one.
+        Kind::Create | Kind::CreateFunc if replaces(outline) && !policy.allow_drop => flag(
+            Rule::Drop,
+            "CREATE OR REPLACE is not allowed",
+            "it drops the object it replaces, and the data in it",
+            "allow_drop",
+        )?,
         Kind::Set | Kind::VariableSet if !policy.allow_set => flag(
             Rule::Set,
             "SET and RESET are not allowed",
@@ -407,6 +425,23 @@ fn verb_kind(verb: &str) -> Option<Kind> {
         "MERGE" => Kind::MergeInto,
         _ => return None,
     })
+}
+
+/// `CREATE OR REPLACE ...`.
+fn replaces(outline: &Outline) -> bool {
+    let mut words = outline.top_level_words();
+    outline.verb == "CREATE" && words.next() == Some("OR") && words.next() == Some("REPLACE")
+}
+
+/// `ALTER TABLE t ALTER [COLUMN] c [SET DATA] TYPE ...`. A column named
+/// `type` altered some other way (`ALTER type SET DEFAULT 1`) is refused too:
+/// the words alone cannot tell, and refusing is the safe side.
+fn rewrites_column(outline: &Outline) -> bool {
+    outline.verb == "ALTER"
+        && outline
+            .top_level_words()
+            .skip_while(|w| *w != "ALTER")
+            .any(|w| w == "TYPE")
 }
 
 /// What a `CREATE` creates: `CREATE OR REPLACE TEMP MACRO m ...` → `MACRO`.
@@ -510,11 +545,11 @@ mod tests {
             (&default, "SELECT count(*) FROM t", None),
         ];
         for (policy, sql, want) in cases {
-            let got = text(policy, &Outline::of(sql)).err().map(|v| v.rule);
+            let got = text(policy, &Outline::duckdb(sql)).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
-            text(&default, &Outline::of("SELECT * FROM read_parquet('x')"))
+            text(&default, &Outline::duckdb("SELECT * FROM read_parquet('x')"))
                 .unwrap_err()
                 .to_string(),
             "function read_parquet() is not allowed: it reads files on the server. Set protection.allow_file_functions to true to allow it"
@@ -530,6 +565,11 @@ mod tests {
             ..Policy::permissive()
         };
         let all = Policy::permissive();
+        let (macros, drops, retypes) = (
+            policy(&["allow_create_function"]),
+            policy(&["allow_drop"]),
+            policy(&["allow_update_without_where"]),
+        );
         // (policy, sql, the kind DuckDB reports, refusing rule)
         let cases: Vec<(&Policy, &str, Kind, Option<Rule>)> = vec![
             (&default, "SELECT 1", Kind::Select, None),
@@ -538,6 +578,55 @@ mod tests {
             (&default, "ALTER TABLE t DROP COLUMN c", Kind::Alter, Some(Rule::Drop)),
             (&default, "ALTER TABLE t ADD COLUMN c INT", Kind::Alter, None),
             (&default, "TRUNCATE t", Kind::Delete, Some(Rule::Truncate)),
+            (
+                &default,
+                "CREATE OR REPLACE TABLE t AS SELECT 1",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (
+                &default,
+                "create or replace view v as select 1",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (
+                &macros,
+                "CREATE OR REPLACE TEMP MACRO m(a) AS a",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (
+                &default,
+                "CREATE OR /* */ REPLACE SEQUENCE s",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (
+                &default,
+                "CREATE OR REPLACE TYPE e AS ENUM ('a')",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (&drops, "CREATE OR REPLACE TABLE t (a INT)", Kind::Create, None),
+            (&default, "CREATE TABLE \"or replace\" (a INT)", Kind::Create, None),
+            (&default, "CREATE TABLE IF NOT EXISTS t (a INT)", Kind::Create, None),
+            (
+                &default,
+                "ALTER TABLE t ALTER COLUMN a TYPE VARCHAR",
+                Kind::Alter,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "ALTER TABLE t ALTER a SET DATA TYPE BIGINT USING a * 2",
+                Kind::Alter,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (&retypes, "ALTER TABLE t ALTER a TYPE BIGINT", Kind::Alter, None),
+            (&default, "ALTER TABLE t ALTER a SET DEFAULT 1", Kind::Alter, None),
+            (&default, "ALTER TABLE t ADD COLUMN type INT", Kind::Alter, None),
+            (&default, "ALTER TABLE t RENAME COLUMN a TO b", Kind::Alter, None),
             (&default, "DELETE FROM t", Kind::Delete, Some(Rule::DeleteWithoutWhere)),
             (&default, "DELETE FROM t WHERE id = 1", Kind::Delete, None),
             (
@@ -649,17 +738,17 @@ mod tests {
             (&all, "INSERT INTO t VALUES (1)", Kind::Insert, None),
         ];
         for (policy, sql, kind, want) in cases {
-            let got = statement(policy, &Outline::of(sql), kind).err().map(|v| v.rule);
+            let got = statement(policy, &Outline::duckdb(sql), kind).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql} ({kind:?})");
         }
         assert_eq!(
-            statement(&default, &Outline::of("COPY t TO 'x.csv'"), Kind::Copy)
+            statement(&default, &Outline::duckdb("COPY t TO 'x.csv'"), Kind::Copy)
                 .unwrap_err()
                 .to_string(),
             "COPY ... TO is not allowed: it writes a file on the server. Set protection.allow_copy_to_file to true to allow it"
         );
         assert_eq!(
-            statement(&read_only, &Outline::of("insert into t values (1)"), Kind::Insert)
+            statement(&read_only, &Outline::duckdb("insert into t values (1)"), Kind::Insert)
                 .unwrap_err()
                 .to_string(),
             "cannot execute INSERT in read-only mode: the database is opened read-only (server.read_only)"
@@ -683,7 +772,7 @@ mod tests {
             ("SELECT 1", None),
         ];
         for (sql, want) in cases {
-            assert_eq!(Kind::from_verb(&Outline::of(sql)), want, "{sql}");
+            assert_eq!(Kind::from_verb(&Outline::duckdb(sql)), want, "{sql}");
         }
     }
 }

@@ -10,6 +10,7 @@
 //! protocol).
 
 pub mod duckdb;
+mod lexer;
 pub mod outline;
 mod reach;
 mod read_only;

@@ -2,8 +2,19 @@
 //! parser decides what the statement is (SQLite, DuckDB) but does not report
 //! every detail a rule needs: whether a `DELETE` has a `WHERE` of its own,
 //! which way a `COPY` goes, which functions are called, which quoted names
-//! stand where a table would. Comments, strings and quoted identifiers are
-//! read as such, so a keyword inside them never counts. Pure.
+//! stand where a table would. The tokens are the engine's own
+//! ([`super::lexer`] follows each engine's tokenizer exactly), so a keyword
+//! inside a comment, a string or a quoted name never counts, and a word the
+//! engine reads as one name (`x<U+00A0>WHERE` in SQLite) is one word here. Pure.
+
+use super::lexer::{self, Lexeme, Span};
+
+/// Whose tokenizer reads the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    DuckDb,
+}
 
 /// What the tokens of a statement say about it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -77,16 +88,26 @@ const AFTER_FROM: &[&str] = &[
 ];
 
 impl Outline {
-    pub fn of(sql: &str) -> Outline {
+    /// The outline of `sql` as SQLite reads it.
+    pub fn sqlite(sql: &str) -> Outline {
+        Outline::of(sql, Dialect::Sqlite)
+    }
+
+    /// The outline of `sql` as DuckDB reads it.
+    pub fn duckdb(sql: &str) -> Outline {
+        Outline::of(sql, Dialect::DuckDb)
+    }
+
+    pub fn of(sql: &str, dialect: Dialect) -> Outline {
         let mut outline = Outline::default();
         let mut in_with = false;
-        let tokens = tokens(sql);
+        let tokens = tokens(sql, dialect);
         // The depths of the FROM lists being read (a subquery's inside its
         // parent's), and whether the next token stands where a table would.
         let mut from_lists: Vec<usize> = Vec::new();
         let mut table_next = false;
         for (i, token) in tokens.iter().enumerate() {
-            let before_paren = matches!(tokens.get(i + 1), Some(Token::Open));
+            let before_paren = matches!(tokens.get(i + 1), Some(Token::Open('(')));
             let was_table_next = std::mem::take(&mut table_next);
             match token {
                 Token::Word(word, depth) => {
@@ -167,15 +188,18 @@ impl Outline {
 pub(super) enum Token {
     /// A bare word, upper-cased, with its parenthesis depth.
     Word(String, usize),
-    /// A string literal (`'...'`) or a quoted identifier (`"..."`, `` `...` ``,
-    /// `[...]`), its text unescaped, with its parenthesis depth.
+    /// A string literal (`quote` is `'`: `'...'`, `E'...'`, `$$...$$`) or a
+    /// quoted identifier (`"..."`, `` `...` ``, `[...]`), its text unescaped,
+    /// with its parenthesis depth.
     Quoted {
         quote: char,
         text: String,
         depth: usize,
     },
-    /// `(`; `)` with the depth after it; `,` with its depth.
-    Open,
+    /// `(` (or DuckDB's `[`, `{`); a closing one with the depth after it; `,`
+    /// with its depth. Brackets nest like parentheses: a `WHERE` inside one
+    /// is not the statement's own.
+    Open(char),
     Close(usize),
     Comma(usize),
     /// A `;`, with the byte offset just after it.
@@ -184,10 +208,10 @@ pub(super) enum Token {
     Other,
 }
 
-/// `sql` without a final `;` (and any comments after it), so it can stand
-/// inside parentheses.
+/// `sql` without a final `;` (and any comments after it), as DuckDB reads
+/// it, so it can stand inside parentheses.
 pub fn without_final_semicolon(sql: &str) -> &str {
-    let tokens = tokens(sql);
+    let tokens = tokens(sql, Dialect::DuckDb);
     match tokens.last() {
         Some(Token::Semicolon(end)) => sql[..end - 1].trim_end(),
         _ => sql,
@@ -196,73 +220,47 @@ pub fn without_final_semicolon(sql: &str) -> &str {
 
 /// The bare words of `sql` (upper-cased) with their parenthesis depth.
 #[cfg(test)]
-fn words(sql: &str) -> impl Iterator<Item = (String, usize)> {
-    tokens(sql).into_iter().filter_map(|t| match t {
+fn words(sql: &str, dialect: Dialect) -> impl Iterator<Item = (String, usize)> {
+    tokens(sql, dialect).into_iter().filter_map(|t| match t {
         Token::Word(w, depth) => Some((w, depth)),
         _ => None,
     })
 }
 
-pub(super) fn tokens(sql: &str) -> Vec<Token> {
-    let mut out = Vec::new();
+/// The tokens of `sql` as the engine reads them, with their depths.
+pub(super) fn tokens(sql: &str, dialect: Dialect) -> Vec<Token> {
+    let spans: Vec<Span> = match dialect {
+        Dialect::Sqlite => lexer::sqlite(sql),
+        Dialect::DuckDb => lexer::duckdb(sql),
+    };
+    let mut out = Vec::with_capacity(spans.len());
     let mut depth = 0usize;
-    let mut chars = sql.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
-        match c {
-            '(' => {
+    for (lexeme, start, end) in spans {
+        let text = String::from_utf8_lossy(sql.as_bytes().get(start..end).unwrap_or_default());
+        out.push(match lexeme {
+            Lexeme::Word => Token::Word(text.to_ascii_uppercase(), depth),
+            Lexeme::QuotedName(open) => Token::Quoted {
+                quote: open,
+                text: lexer::unquote(&text, lexeme),
+                depth,
+            },
+            Lexeme::String => Token::Quoted {
+                quote: '\'',
+                text: lexer::unquote(&text, lexeme),
+                depth,
+            },
+            Lexeme::Open(c) => {
                 depth += 1;
-                out.push(Token::Open);
+                Token::Open(c)
             }
-            ')' => {
+            Lexeme::Close => {
                 depth = depth.saturating_sub(1);
-                out.push(Token::Close(depth));
+                Token::Close(depth)
             }
-            ',' => out.push(Token::Comma(depth)),
-            ';' => out.push(Token::Semicolon(start + 1)),
-            '\'' | '"' | '`' | '[' => {
-                let close = if c == '[' { ']' } else { c };
-                let mut text = String::new();
-                loop {
-                    match chars.next() {
-                        // A doubled quote is an escaped quote.
-                        Some((_, d)) if d == close && c != '[' && chars.peek().map(|(_, e)| *e) == Some(close) => {
-                            chars.next();
-                            text.push(close);
-                        }
-                        Some((_, d)) if d == close => break,
-                        Some((_, d)) => text.push(d),
-                        None => break,
-                    }
-                }
-                out.push(Token::Quoted { quote: c, text, depth });
-            }
-            '-' if chars.peek().map(|(_, d)| *d) == Some('-') => {
-                for (_, d) in chars.by_ref() {
-                    if d == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek().map(|(_, d)| *d) == Some('*') => {
-                chars.next();
-                let mut star = false;
-                for (_, d) in chars.by_ref() {
-                    if star && d == '/' {
-                        break;
-                    }
-                    star = d == '*';
-                }
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let mut end = start + c.len_utf8();
-                while let Some((i, d)) = chars.next_if(|(_, d)| d.is_alphanumeric() || *d == '_' || *d == '$') {
-                    end = i + d.len_utf8();
-                }
-                out.push(Token::Word(sql[start..end].to_ascii_uppercase(), depth));
-            }
-            c if c.is_whitespace() => {}
-            _ => out.push(Token::Other),
-        }
+            Lexeme::Comma => Token::Comma(depth),
+            Lexeme::Semicolon => Token::Semicolon(end),
+            Lexeme::Other => Token::Other,
+        });
     }
     out
 }
@@ -307,19 +305,68 @@ mod tests {
             ("ANALYZE", "ANALYZE", false),
             ("", "", false),
         ];
-        for (sql, verb, has_where) in cases {
-            let o = Outline::of(sql);
-            assert_eq!((o.verb.as_str(), o.has_where()), (verb, has_where), "{sql}");
+        for dialect in [Dialect::Sqlite, Dialect::DuckDb] {
+            for (sql, verb, has_where) in cases {
+                let o = Outline::of(sql, dialect);
+                assert_eq!(
+                    (o.verb.as_str(), o.has_where()),
+                    (verb, has_where),
+                    "{sql} ({dialect:?})"
+                );
+            }
         }
-        assert!(Outline::of("VACUUM INTO 'x.db'").has("INTO"));
-        assert!(!Outline::of("VACUUM").has("INTO"));
-        assert!(Outline::of("ALTER TABLE t DROP COLUMN c").has("DROP"));
-        assert!(!Outline::of("ALTER TABLE t ADD COLUMN c DEFAULT 'drop'").has("DROP"));
-        let o = Outline::of("EXPLAIN ANALYZE SELECT 1");
+        assert!(Outline::sqlite("VACUUM INTO 'x.db'").has("INTO"));
+        assert!(!Outline::duckdb("VACUUM").has("INTO"));
+        assert!(Outline::duckdb("ALTER TABLE t DROP COLUMN c").has("DROP"));
+        assert!(!Outline::duckdb("ALTER TABLE t ADD COLUMN c DEFAULT 'drop'").has("DROP"));
+        let o = Outline::duckdb("EXPLAIN ANALYZE SELECT 1");
         assert!(o.explain && o.analyze && o.verb == "SELECT");
-        let o = Outline::of("EXPLAIN SELECT 1");
+        let o = Outline::duckdb("EXPLAIN SELECT 1");
         assert!(o.explain && !o.analyze);
-        assert_eq!(Outline::of("COPY t TO 'x.csv'").object(), Some("T"));
+        assert_eq!(Outline::duckdb("COPY t TO 'x.csv'").object(), Some("T"));
+    }
+
+    /// Text that hides or fakes a `WHERE` from a tokenizer that reads SQL
+    /// differently from the engine: the outline must see what the engine sees.
+    #[test]
+    fn where_as_the_engine_reads_it() {
+        // (sql, SQLite sees a WHERE of its own, DuckDB does)
+        let cases = [
+            ("DELETE FROM t /* /* */ WHERE */", true, false),
+            ("DELETE FROM t /* /* */ WHERE id = 1", true, false),
+            ("DELETE FROM t /* /* */ */ WHERE id = 1", true, true),
+            ("DELETE FROM t AS x\u{a0}WHERE", false, true),
+            ("DELETE FROM t AS x\u{3000}WHERE", false, true),
+            ("DELETE FROM t AS x\u{2000}WHERE", false, true),
+            ("DELETE FROM t AS x\u{85}WHERE", false, false),
+            ("DELETE FROM t AS x\u{feff}WHERE", false, true),
+            ("DELETE FROM t \u{feff}WHERE id = 1", true, true),
+            ("DELETE FROM t /* ' */ AS x\u{a0}WHERE", false, false),
+            ("DELETE FROM t RETURNING E'\\'' AS x\u{3000}WHERE", false, false),
+            ("DELETE FROM t\u{b}WHERE id = 1", true, true),
+            ("DELETE FROM t \u{b}WHERE id = 1", true, true),
+            ("DELETE FROM t -- x\rWHERE id = 1", false, true),
+            ("DELETE FROM t RETURNING $$ WHERE $$", true, false),
+            ("DELETE FROM t RETURNING $a$ WHERE $a$", true, false),
+            ("DELETE FROM t RETURNING E'\\' WHERE '", true, false),
+            ("DELETE FROM t RETURNING '\\' WHERE id = 1", true, true),
+            ("DELETE FROM t RETURNING [1 WHERE]", false, false),
+            ("DELETE FROM [t WHERE]", false, false),
+            ("DELETE FROM t AS `x WHERE`", false, false),
+            ("DELETE FROM t AS \"x WHERE\"", false, false),
+            ("DELETE FROM t RETURNING x'00' WHERE id = 1", true, true),
+            ("DELETE FROM t\0 WHERE id = 1", false, true),
+            ("UPDATE t SET a = 1 /* /* */ WHERE */", true, false),
+            ("UPDATE t SET a = 1 -- WHERE a = 2", false, false),
+            ("UPDATE t SET a = $$x$$ WHERE a = 2", true, true),
+        ];
+        for (sql, sqlite, duckdb) in cases {
+            assert_eq!(Outline::sqlite(sql).has_where(), sqlite, "SQLite: {sql:?}");
+            assert_eq!(Outline::duckdb(sql).has_where(), duckdb, "DuckDB: {sql:?}");
+        }
+        // A call inside a DuckDB list literal is a call.
+        assert_eq!(Outline::duckdb("SELECT [random()]").calls, ["random"]);
+        assert_eq!(Outline::duckdb("SELECT {'a': random()}").calls, ["random"]);
     }
 
     #[test]
@@ -346,7 +393,7 @@ mod tests {
             ("SELECT * FROM f(1, 'x.csv')", &["f"], &[]),
         ];
         for (sql, calls, tables) in cases {
-            let o = Outline::of(sql);
+            let o = Outline::duckdb(sql);
             assert_eq!(o.calls, *calls, "{sql}");
             assert_eq!(o.quoted_tables, *tables, "{sql}");
         }
@@ -368,7 +415,7 @@ mod tests {
 
     #[test]
     fn words_skip_comments_and_quotes() {
-        let got: Vec<(String, usize)> = words("SELECT a /* b */, 'c' -- d\n FROM (e)").collect();
+        let got: Vec<(String, usize)> = words("SELECT a /* b */, 'c' -- d\n FROM (e)", Dialect::Sqlite).collect();
         assert_eq!(
             got,
             vec![

@@ -4,14 +4,17 @@
 //! and checks [`read_only`] on the prepared statement. The protection flags
 //! mean what they mean on PostgreSQL; only the evidence comes from SQLite.
 //!
-//! SQLite's authorizer does not say whether a `DELETE` or `UPDATE` has a
-//! `WHERE`, or which statement a `VACUUM` is; [`Outline`] reads that from the
-//! tokens of the one statement SQLite accepted. All of it is pure.
+//! Every function call comes from the authorizer (`SQLITE_FUNCTION`, at any
+//! depth, in any syntax SQLite accepts), never from the text. SQLite's
+//! authorizer does not say whether a `DELETE` or `UPDATE` has a `WHERE`, or
+//! which statement a `VACUUM` is; [`Outline`] reads that from the tokens of
+//! the one statement SQLite accepted, split the way SQLite's own tokenizer
+//! splits them ([`super::lexer::sqlite`]). All of it is pure.
 
 use rusqlite::hooks::AuthAction;
 
 pub use super::outline::Outline;
-use super::outline::{Token, tokens};
+use super::outline::{Dialect, Token, tokens};
 use super::rules::{self, flag, violation};
 use super::{Policy, Rule, Violation};
 
@@ -198,7 +201,7 @@ pub fn statement(policy: &Policy, outline: &Outline, sqlite_says_read_only: bool
 /// that completes a statement (`sqlite3_complete`, so a trigger body's own
 /// `;` does not split), keeping only pieces that hold more than comments.
 pub fn statements(sql: &str) -> Vec<&str> {
-    let tokens = tokens(sql);
+    let tokens = tokens(sql, Dialect::Sqlite);
     let mut out = Vec::new();
     let mut start = 0;
     let mut has_content = false;
@@ -522,7 +525,7 @@ mod tests {
             ),
         ];
         for (policy, sql, action, accessor, want) in cases {
-            let got = authorize(policy, &Outline::of(sql), &action, accessor)
+            let got = authorize(policy, &Outline::sqlite(sql), &action, accessor)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql} / {action:?}");
@@ -550,11 +553,11 @@ mod tests {
             (&default, "INSERT INTO t VALUES (1)", false, None),
         ];
         for (policy, sql, reads, want) in cases {
-            let got = statement(policy, &Outline::of(sql), reads).err().map(|v| v.rule);
+            let got = statement(policy, &Outline::sqlite(sql), reads).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
-            statement(&read_only, &Outline::of("delete from t where 1"), false)
+            statement(&read_only, &Outline::sqlite("delete from t where 1"), false)
                 .unwrap_err()
                 .to_string(),
             "cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)"

@@ -1280,3 +1280,95 @@ fn cli_query_on_a_relative_duckdb_path() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("duckdb:// takes an absolute path"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------
+// Statements that destroy or overwrite data (security review, kind 3), and
+// spilling in read-only mode (kind 6)
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn replacing_and_retyping_fall_under_the_flags_they_amount_to() {
+    let (_dir, path) = fixture(SHOP);
+    let engine = engine_on(&path, |c| c.read_only = false);
+    let cases = [
+        (
+            "CREATE OR REPLACE TABLE users AS SELECT 1 AS id",
+            Rule::Drop,
+            "allow_drop",
+        ),
+        ("create or replace table users (id INT)", Rule::Drop, "allow_drop"),
+        ("CREATE OR REPLACE VIEW users AS SELECT 1", Rule::Drop, "allow_drop"),
+        ("CREATE OR REPLACE SEQUENCE s", Rule::Drop, "allow_drop"),
+        (
+            "ALTER TABLE users ALTER COLUMN name TYPE VARCHAR USING 'x'",
+            Rule::UpdateWithoutWhere,
+            "allow_update_without_where",
+        ),
+        (
+            "ALTER TABLE users ALTER score SET DATA TYPE INTEGER USING 0",
+            Rule::UpdateWithoutWhere,
+            "allow_update_without_where",
+        ),
+    ];
+    for (sql, rule, flag) in cases {
+        let (got, message) = refusal(run(&engine, sql).await);
+        assert_eq!(got, rule, "{sql}: {message}");
+        assert!(message.contains(flag), "{sql}: {message}");
+    }
+    drop(engine);
+    // The data is intact, read straight from the file.
+    assert_eq!(scalar(&path, "SELECT count(*) FROM users"), 3);
+    assert_eq!(scalar(&path, "SELECT count(*) FROM users WHERE name = 'ada'"), 1);
+    assert_eq!(scalar(&path, "SELECT count(*) FROM users WHERE score = 12.5"), 1);
+
+    // With the flags on, the same statements run.
+    let engine = allowing(&path, &["allow_drop", "allow_update_without_where"]);
+    run(&engine, "ALTER TABLE orders ALTER total SET DATA TYPE INTEGER USING 0")
+        .await
+        .unwrap();
+    run(&engine, "CREATE OR REPLACE TABLE orders AS SELECT 1 AS id")
+        .await
+        .unwrap();
+    drop(engine);
+    assert_eq!(scalar(&path, "SELECT count(*) FROM orders"), 1);
+}
+
+#[tokio::test]
+async fn read_only_never_spills_beside_the_database() {
+    let (dir, path) = fixture("CREATE TABLE n AS SELECT range AS x FROM range(3000000)");
+    let engine = engine_on(&path, |c| {
+        c.duckdb.memory_limit = Some("48MiB".into());
+        c.duckdb.threads = Some(1);
+    });
+    // A sort of 3 million strings needs far more than 48 MiB.
+    let sql = "SELECT count(*) AS n FROM (SELECT x::VARCHAR || 'padding-padding' AS s FROM n ORDER BY s DESC)";
+    match run(&engine, sql).await {
+        Ok(out) => assert_eq!(serde_json::to_value(&out.rows).unwrap(), json!([{"n": 3000000}])),
+        Err(e) => {
+            let text = e.to_string();
+            assert!(text.to_lowercase().contains("memory"), "{text}");
+        }
+    }
+    // Looked at while the database is still open: DuckDB removes its spill
+    // directory when it closes.
+    assert_eq!(
+        listing(dir.path()),
+        ["data.duckdb"],
+        "read-only mode wrote beside the database"
+    );
+    drop(engine);
+
+    // The control: writable, the same query spills beside the database, so
+    // the check above would see it.
+    let engine = engine_on(&path, |c| {
+        c.read_only = false;
+        c.duckdb.memory_limit = Some("48MiB".into());
+        c.duckdb.threads = Some(1);
+    });
+    run(&engine, sql).await.unwrap();
+    assert!(
+        listing(dir.path()).contains(&"data.duckdb.tmp".to_owned()),
+        "{:?}",
+        listing(dir.path())
+    );
+}

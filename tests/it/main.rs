@@ -17,6 +17,7 @@ mod harness;
 mod hooks;
 mod intake;
 mod introspection;
+mod lexical;
 mod output_fences;
 mod pipeline;
 mod red_team;

@@ -2,7 +2,8 @@
 //! DuckDB's own sandbox settings locked for the session (`lock_configuration`):
 //! external access off (no file, URL or extension outside the database file)
 //! unless `allow_file_functions`, extension autoloading off, `READ_ONLY` access
-//! mode when `server.read_only`, and `memory_limit`/`threads` from the config.
+//! mode and no spilling to disk (`temp_directory = ''`) when `server.read_only`,
+//! and `memory_limit`/`threads` from the config.
 //!
 //! Each call gets its own connections on a blocking thread. DuckDB's parser
 //! counts the statements and prepares the one statement on a raw connection
@@ -231,12 +232,21 @@ impl Shared {
     /// The settings the database opens with; `lock_configuration` last, so
     /// no statement can change any of them afterwards.
     fn settings(&self) -> Vec<(&'static str, String)> {
-        let mut settings = vec![
+        let mut settings = Vec::new();
+        // DuckDB spills what does not fit in memory into `<file>.tmp/`
+        // beside the database (hundreds of MB for one large sort). In
+        // read-only mode nothing is written: spilling is off, so such a query
+        // fails with DuckDB's out-of-memory error instead. First: with
+        // external access off DuckDB refuses to change the temp directory.
+        if self.read_only {
+            settings.push(("temp_directory", String::new()));
+        }
+        settings.extend([
             ("enable_external_access", self.file_access.to_string()),
             ("autoinstall_known_extensions", "false".to_owned()),
             ("autoload_known_extensions", "false".to_owned()),
             ("allow_community_extensions", "false".to_owned()),
-        ];
+        ]);
         // DuckDB cannot open an in-memory database read-only; the guard
         // refuses its writes instead.
         if self.read_only && self.target.file != DbFile::Memory {
@@ -330,7 +340,7 @@ fn run(
     params: &[Value],
     limit: usize,
 ) -> Result<Rows, Error> {
-    let outline = Outline::of(sql);
+    let outline = Outline::duckdb(sql);
     let extracted = session.extract(sql).map_err(db_error)?;
     guard::one_statement(extracted.count)?;
     guard::duckdb::text(policy, &outline)?;

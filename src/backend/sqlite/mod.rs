@@ -264,7 +264,7 @@ fn shows_file_path(action: &rusqlite::hooks::AuthAction<'_>) -> bool {
 /// whether there are more), convert.
 fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value], limit: usize) -> Result<Rows, Error> {
     guard::one_statement(guard::sqlite::statements(sql).len())?;
-    let outline = Outline::of(sql);
+    let outline = Outline::sqlite(sql);
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     {
         let (policy, outline, refused) = (Arc::clone(policy), outline.clone(), Arc::clone(&refused));
