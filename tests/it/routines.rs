@@ -175,3 +175,63 @@ async fn a_function_created_later_is_refused_unless_vouched_for() {
         serde_json::json!([{"l": 7}])
     );
 }
+
+/// A database user who can create objects in `public` (on every role's
+/// search path) plants better-matching look-alikes of the functions and
+/// operators pgmcp's own catalog SQL uses, each creating a large object when
+/// it runs. Every tool still answers, and none of them ran.
+#[tokio::test(flavor = "multi_thread")]
+async fn look_alikes_on_the_search_path_never_run_in_pgmcp_own_sql() {
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE public.orders (id int PRIMARY KEY, note text DEFAULT 'x', CHECK (id > 0));
+         COMMENT ON TABLE public.orders IS 'orders';
+         CREATE VIEW public.recent AS SELECT id FROM public.orders;
+         CREATE TYPE public.mood AS ENUM ('ok');
+         CREATE TABLE public.moods (m public.mood);
+         CREATE FUNCTION public.plant() RETURNS oid LANGUAGE sql AS 'SELECT pg_catalog.lo_create(0)';
+         CREATE FUNCTION public.quote_ident(name) RETURNS text LANGUAGE sql
+             AS 'SELECT public.plant()::text';
+         CREATE FUNCTION public.json_build_object(text, text) RETURNS json LANGUAGE sql
+             AS 'SELECT pg_catalog.json_build_object(''planted'', public.plant())';
+         CREATE FUNCTION public.json_agg(anyelement) RETURNS json LANGUAGE sql AS 'SELECT NULL::json';
+         CREATE FUNCTION public.unnest(oid[]) RETURNS SETOF oid LANGUAGE sql AS 'SELECT public.plant()';
+         CREATE FUNCTION public.format_type(oid, int) RETURNS text LANGUAGE sql AS 'SELECT public.plant()::text';
+         CREATE FUNCTION public.name_eq(name, text) RETURNS bool LANGUAGE sql
+             AS 'SELECT public.plant() IS NOT NULL';
+         CREATE OPERATOR public.= (LEFTARG = name, RIGHTARG = text, FUNCTION = public.name_eq);
+         CREATE FUNCTION public.char_eq(\"char\", text) RETURNS bool LANGUAGE sql
+             AS 'SELECT public.plant() IS NOT NULL';
+         CREATE OPERATOR public.= (LEFTARG = \"char\", RIGHTARG = text, FUNCTION = public.char_eq);",
+    );
+    let objects = || db.psql("SELECT count(*) FROM pg_largeobject_metadata");
+    let engine = engine_for(&db, |_| {});
+    let cancel = tokio_util::sync::CancellationToken::new;
+    let list = engine
+        .list_tables(&pgmcp::catalog::TableFilter::default(), cancel())
+        .await
+        .expect("list_tables");
+    let names: Vec<&str> = list.tables.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"orders") && names.contains(&"recent"), "{names:?}");
+    let described = engine
+        .describe_table("orders", None, cancel())
+        .await
+        .expect("describe_table");
+    let json = serde_json::to_value(&described).unwrap();
+    assert_eq!(json["columns"][0]["name"], "id", "{json}");
+    assert!(engine.describe_table("recent", None, cancel()).await.is_ok());
+    // The agent's own queries: read-only mode refuses them while a user's
+    // = could run in any comparison, and in read-write mode they run (a
+    // type lookup for mood, close names for a misspelled table) without any
+    // look-alike in pgmcp's part.
+    let refused = run(&engine, "SELECT m FROM moods").await;
+    assert!(
+        matches!(&refused, Err(Error::Guard(v)) if v.rule == Rule::ReadOnly),
+        "{refused:?}"
+    );
+    let writable = engine_for(&db, writable);
+    assert!(run(&writable, "SELECT m FROM moods").await.is_ok());
+    assert!(run(&writable, "SELECT * FROM ordrs").await.is_err());
+    assert!(engine.session_report(cancel()).await.is_ok());
+    assert_eq!(objects(), "0", "a look-alike ran inside pgmcp's own SQL");
+}
