@@ -536,8 +536,9 @@ async fn missing_file_is_not_found_and_not_created() {
     let path = dir.path().join("nope.duckdb");
     for read_only in [true, false] {
         let engine = engine_on(&path, |c| c.read_only = read_only);
+        // The answer names the file, never its directory (the model sees it).
         let text = err_text(run(&engine, "SELECT 1").await);
-        assert_eq!(text, format!("Database not found: {}", path.display()));
+        assert_eq!(text, "Database not found: nope.duckdb");
     }
     assert_eq!(listing(dir.path()), Vec::<String>::new());
 }
