@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::engine_for;
+use crate::support::findings::{Findings, verdict};
 use crate::support::pg::{self, TestDb};
 
 /// `read_only_sql_transaction`: a write refused by a READ ONLY transaction.
@@ -50,19 +51,6 @@ async fn call(engine: &Engine, sql: &str) -> Result<QueryOutput, Error> {
 async fn rows(engine: &Engine, sql: &str) -> Value {
     let out = call(engine, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     serde_json::to_value(&out.rows).expect("rows are JSON")
-}
-
-/// What a call ended in, for failure messages.
-fn verdict(result: &Result<QueryOutput, Error>) -> String {
-    match result {
-        Ok(out) => format!(
-            "it ran and returned {}",
-            serde_json::to_string(&out.rows).unwrap_or_default()
-        ),
-        Err(Error::Guard(v)) => format!("refused by guard rule `{}`: {}", v.rule.name(), v.message),
-        Err(Error::Db(e)) => format!("refused by PostgreSQL with {}: {}", e.code(), e.message),
-        Err(e) => format!("failed: {e}"),
-    }
 }
 
 fn db_code(result: &Result<QueryOutput, Error>) -> Option<&str> {
@@ -184,35 +172,6 @@ async fn session_settings(engine: &Engine) -> Value {
 /// state) shows.
 fn changed(before: &str, after: &str) -> Option<String> {
     (before != after).then(|| format!("changed the database:\n    before: {before}\n    after:  {after}"))
-}
-
-/// Every case of a table-driven test, and what went wrong in each, reported
-/// all at once.
-#[derive(Default)]
-struct Findings {
-    cases: usize,
-    failed: Vec<String>,
-}
-
-impl Findings {
-    /// Record one case; it passed if it has no problems.
-    fn case(&mut self, name: &str, problems: impl IntoIterator<Item = String>) {
-        self.cases += 1;
-        let problems: Vec<String> = problems.into_iter().collect();
-        if !problems.is_empty() {
-            self.failed.push(format!("{name}\n  {}", problems.join("\n  ")));
-        }
-    }
-
-    fn assert_none(&self, what: &str) {
-        assert!(
-            self.failed.is_empty(),
-            "{} of {} {what}:\n\n{}\n",
-            self.failed.len(),
-            self.cases,
-            self.failed.join("\n\n")
-        );
-    }
 }
 
 /// One statement the guard must refuse.

@@ -17,48 +17,11 @@ use pgmcp::{Engine, Error, QueryInput, QueryOutput};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{engine_for, rows, writable};
+use crate::support::findings::{Findings, verdict};
 use crate::support::pg::{self, TestDb};
 
 async fn call(engine: &Engine, sql: &str) -> Result<QueryOutput, Error> {
     engine.query(&QueryInput::new(sql), CancellationToken::new()).await
-}
-
-fn verdict(result: &Result<QueryOutput, Error>) -> String {
-    match result {
-        Ok(out) => format!(
-            "it ran and returned {}",
-            serde_json::to_string(&out.rows).unwrap_or_default()
-        ),
-        Err(Error::Guard(v)) => format!("refused by guard rule `{}`: {}", v.rule.name(), v.message),
-        Err(Error::Db(e)) => format!("reached PostgreSQL, which answered {}: {}", e.code(), e.message),
-        Err(e) => format!("failed: {e}"),
-    }
-}
-
-#[derive(Default)]
-struct Findings {
-    cases: usize,
-    failed: Vec<String>,
-}
-
-impl Findings {
-    fn case(&mut self, name: &str, problems: impl IntoIterator<Item = String>) {
-        self.cases += 1;
-        let problems: Vec<String> = problems.into_iter().collect();
-        if !problems.is_empty() {
-            self.failed.push(format!("{name}\n  {}", problems.join("\n  ")));
-        }
-    }
-
-    fn assert_none(&self, what: &str) {
-        assert!(
-            self.failed.is_empty(),
-            "{} of {} {what}:\n\n{}\n",
-            self.failed.len(),
-            self.cases,
-            self.failed.join("\n\n")
-        );
-    }
 }
 
 /// What the planted objects could change: large objects in this database,

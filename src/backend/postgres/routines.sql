@@ -131,15 +131,15 @@ rel_own AS (
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) w.oid
     UNION
-    SELECT p.polrelid, k.func, p.polcmd OPERATOR(pg_catalog.=) ANY (ARRAY['r', '*']::pg_catalog."char"[])
+    -- A policy for SELECT runs on reads, one for a write command on writes,
+    -- one for ALL on both.
+    SELECT p.polrelid, k.func, side.on_read
     FROM pg_catalog.pg_policy p
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) p.oid
-    UNION
-    SELECT p.polrelid, k.func, false
-    FROM pg_catalog.pg_policy p
-    JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass
-        AND k.objid OPERATOR(pg_catalog.=) p.oid
+    JOIN (VALUES (true), (false)) side(on_read)
+        ON (side.on_read AND p.polcmd OPERATOR(pg_catalog.=) ANY (ARRAY['r', '*']::pg_catalog."char"[]))
+        OR (NOT side.on_read AND p.polcmd OPERATOR(pg_catalog.<>) 'r')
     UNION
     SELECT ad.adrelid, k.func, false
     FROM pg_catalog.pg_attrdef ad

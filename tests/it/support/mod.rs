@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod findings;
 pub mod pg;
 pub mod stdio;
 
