@@ -229,9 +229,7 @@ pub(super) fn judge(policy: &Policy, routines: &Routines, name: &str, route: Rou
         Some(Trust::Untrusted) => {
             "it is defined in the database rather than by PostgreSQL or an extension (or is an extension's VOLATILE function), so nothing shows it only reads"
         }
-        None => {
-            "it is not in the database's catalog as pgmcp last read it: check the name (the catalog is read again on each new connection and every minute)"
-        }
+        None => "it is not in the database's catalog as pgmcp last read it: check the name",
     };
     violation(
         Rule::ReadOnly,

@@ -127,8 +127,8 @@ impl PgBackend {
     }
 
     /// The catalog's facts about functions, operators and casts, for the
-    /// guard: read on first use, again after a new connection opened (it may
-    /// be to a database changed since), and at least every minute.
+    /// guard: read on first use, again when a statement found the catalog
+    /// changed (its version check), and at least every minute.
     pub async fn routines(&self, deadline: &Deadline) -> Result<Arc<crate::guard::Routines>, Error> {
         if let Some(routines) = self.routines.get() {
             return Ok(routines);
@@ -541,10 +541,7 @@ impl PgBackend {
         let connect = Connection::connect(&self.params, &startup);
         tokio::select! {
             r = tokio::time::timeout(budget, connect) => match r {
-                Ok(Ok(conn)) => {
-                    self.routines.clear();
-                    Ok(conn)
-                }
+                Ok(Ok(conn)) => Ok(conn),
                 Ok(Err(e)) => Err(connect_error(&self.params, e)),
                 Err(_) => {
                     let limit = if budget >= self.params.connect_timeout { "connect_timeout" } else { "the call's timeout" };

@@ -1,8 +1,8 @@
 //! The catalog facts the guard judges functions with ([`Routines`]): read with
 //! one query (`routines.sql`, every name in it schema-qualified so nothing a
-//! database user defines runs in its place), kept for [`REREAD`] and dropped
-//! whenever a new connection opens, so the facts are never older than the
-//! session a query runs in by more than that.
+//! database user defines runs in its place) and kept until a statement finds
+//! the catalog at another version ([`version_check`], in the statement's own
+//! round trip), or for [`REREAD`] at most.
 
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
@@ -48,9 +48,10 @@ pub(super) fn version_check(version: &str) -> String {
 /// The SQLSTATE [`version_check`] fails with.
 pub(super) const CHANGED: &str = "22012";
 
-/// How long facts are used before they are read again. A function created
-/// meanwhile with a new name is refused as unknown; this bounds how long a
-/// new overload of a known name can go unseen.
+/// How long facts are used before they are read again whatever the version
+/// says: it bounds how long a change made in place, which the version does
+/// not see (`ALTER FUNCTION ... VOLATILE`, a function added to an extension),
+/// can go unseen.
 pub(super) const REREAD: Duration = Duration::from_secs(60);
 
 /// The facts last read, and when.
