@@ -220,6 +220,12 @@ pub struct TableDescription {
     pub indexes: Vec<IndexInfo>,
     pub constraints: Vec<ConstraintInfo>,
     pub foreign_keys: Vec<ForeignKeyInfo>,
+    /// True when the description was cut to fit the result limit: the last
+    /// items of its longest lists were left out (the hint says which).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 #[cfg(test)]

@@ -24,12 +24,15 @@ pub fn output(rules: &[SanitizeRule], max_bytes: usize, output: &mut QueryOutput
     shape::cap_bytes(output, max_bytes);
 }
 
-/// A `list_tables` or `describe_table` answer with every string value
-/// sanitized (comments, view definitions, CHECK expressions and defaults can
-/// hold data) and each string cut to an eighth of `max_bytes`, so one long
-/// view definition cannot flood the answer. Field names are the schema's and
-/// are left alone. The answer goes through JSON and back.
-pub fn catalog<T: Serialize + DeserializeOwned>(
+/// The output stage of every answer that is not a query result
+/// (`list_tables`, `describe_table`, and any tool to come): every string
+/// value sanitized (comments, view definitions, CHECK expressions and
+/// defaults can hold data) and cut to an eighth of `max_bytes`, so one long
+/// view definition cannot flood the answer; then the whole answer kept
+/// within `max_bytes` by leaving out the last items of its longest lists,
+/// with `truncated` set and a hint saying what was left out. Field names are
+/// the schema's and are left alone. The answer goes through JSON and back.
+pub fn answer<T: Serialize + DeserializeOwned>(
     rules: &[SanitizeRule],
     max_bytes: usize,
     answer: T,
@@ -41,10 +44,61 @@ pub fn catalog<T: Serialize + DeserializeOwned>(
         let clean = shorten(&sanitize::text(rules, s), longest, "text").into_owned();
         *s = clean;
     });
+    cap_lists(&mut json, max_bytes);
     if json == before {
         return Ok(answer);
     }
     serde_json::from_value(json).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))
+}
+
+/// Bytes kept for `truncated` and the hint [`cap_lists`] writes.
+const NOTE_ROOM: usize = 400;
+
+/// Leave out the last items of the longest top-level lists of `json` (an
+/// object) until it fits in `max_bytes`, then say so in its `truncated` and
+/// `hint` fields. Items go whole, never cut in the middle.
+fn cap_lists(json: &mut Value, max_bytes: usize) {
+    let Value::Object(fields) = json else { return };
+    let size = |v: &Value| serde_json::to_vec(v).map_or(usize::MAX, |b| b.len());
+    let mut total = fields.values().map(size).sum::<usize>() + fields.keys().map(|k| k.len() + 4).sum::<usize>();
+    let room = max_bytes.saturating_sub(NOTE_ROOM);
+    if total <= max_bytes {
+        return;
+    }
+    let mut left_out: Vec<(String, usize, usize)> = Vec::new();
+    while total > room {
+        // The longest list left, by its JSON size.
+        let Some((name, _)) = fields
+            .iter()
+            .filter_map(|(k, v)| v.as_array().filter(|a| !a.is_empty()).map(|_| (k.clone(), size(v))))
+            .max_by_key(|(_, bytes)| *bytes)
+        else {
+            break;
+        };
+        let Some(Value::Array(items)) = fields.get_mut(&name) else {
+            break;
+        };
+        let count = items.len();
+        while total > room {
+            let Some(item) = items.pop() else { break };
+            total -= size(&item) + 1;
+        }
+        left_out.push((name, count - items.len(), count));
+    }
+    let said: Vec<String> = left_out
+        .iter()
+        .map(|(name, out, of)| format!("the last {out} of {of} {name}"))
+        .collect();
+    let note = format!(
+        "The answer was cut to fit the {max_bytes}-byte result limit (query.max_result_length): {} left out.",
+        said.join(", ")
+    );
+    fields.insert("truncated".to_owned(), Value::Bool(true));
+    let hint = match fields.get("hint").and_then(Value::as_str) {
+        Some(hint) => format!("{} {note}", shorten(hint, NOTE_ROOM / 2, "hint")),
+        None => note,
+    };
+    fields.insert("hint".to_owned(), Value::String(hint));
 }
 
 /// Apply `f` to every string value inside `value` (not to object keys).
@@ -123,7 +177,7 @@ mod tests {
             "truncated": false,
         }))
         .unwrap();
-        let out = catalog(&[email()], 800, list.clone()).unwrap();
+        let out = answer(&[email()], 800, list.clone()).unwrap();
         let entry: &TableEntry = &out.tables[0];
         let comment = serde_json::to_value(entry).unwrap()["comment"]
             .as_str()
@@ -134,7 +188,7 @@ mod tests {
         assert_eq!(serde_json::to_value(entry).unwrap()["name"], "people");
         // Nothing to change: the same answer.
         let plain: TableList = serde_json::from_value(serde_json::json!({"tables": [], "truncated": false})).unwrap();
-        assert_eq!(catalog(&[email()], 800, plain.clone()).unwrap(), plain);
+        assert_eq!(answer(&[email()], 800, plain.clone()).unwrap(), plain);
     }
 
     #[test]

@@ -51,6 +51,7 @@
 #![deny(clippy::print_stdout)]
 
 pub mod backend;
+pub mod budget;
 pub mod catalog;
 pub mod check;
 pub mod cli;

@@ -9,7 +9,9 @@
 //!                 (any error: error prompts appended)
 //!                 (undefined table/column: close catalog names suggested)
 //! list_tables:    slot → backend catalog query (its own timeout, capped)
+//!                 → after_query hooks → sanitize → byte cap
 //! describe_table: name parsing → slot → backend catalog query (its own timeout)
+//!                 → after_query hooks → sanitize → byte cap
 //! ```
 //!
 //! [`Engine`] is the library's entry point: build one from a [`Config`] and call
@@ -17,6 +19,8 @@
 
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -28,6 +32,7 @@ use crate::backend::location::{Root, Target};
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
 use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
+use crate::budget::ReadBudget;
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
 use crate::error::Error;
@@ -204,6 +209,7 @@ impl Engine {
                 sql: &sql,
                 params: &input.params,
                 fetch_limit: max_rows,
+                budget: ReadBudget::for_answer(config.query.max_result_length),
                 policy: &self.policy,
                 database: input.database.as_deref(),
                 catalog_version: routines.as_deref().map(guard::Routines::version),
@@ -291,7 +297,9 @@ impl Engine {
                 filter.limit
             ));
         }
-        fence::catalog(&self.config.sanitization, self.config.query.max_result_length, list)
+        self.answer(list, "list_tables", &call.token)
+            .await
+            .map_err(|e| self.prompted(e))
     }
 
     /// Columns, keys, indexes and constraints of one table. `table` may be
@@ -324,11 +332,34 @@ impl Engine {
             .describe_table(database, schema.as_deref(), &name, &deadline)
             .await
             .map_err(|e| self.prompted(e))?;
-        fence::catalog(
-            &self.config.sanitization,
-            self.config.query.max_result_length,
-            description,
-        )
+        self.answer(description, "describe_table", &call.token)
+            .await
+            .map_err(|e| self.prompted(e))
+    }
+
+    /// The output stage of every answer but a query result: `after_query`
+    /// hooks (they get the answer's JSON, and may rewrite or reject it as
+    /// they do a query result), then the fence: sanitized and capped.
+    async fn answer<T: Serialize + DeserializeOwned>(
+        &self,
+        answer: T,
+        tool: &str,
+        cancel: &CancellationToken,
+    ) -> Result<T, Error> {
+        let hooks = &self.config.hooks.after_query;
+        let answer = if hooks.is_empty() {
+            answer
+        } else {
+            let json =
+                serde_json::to_string(&answer).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))?;
+            let json = hooks::run_chain(Stage::AfterQuery, hooks, json, cancel).await?;
+            serde_json::from_str(&json).map_err(|e| {
+                Error::Input(format!(
+                    "after_query hook returned an answer that is not a {tool} answer: {e}"
+                ))
+            })?
+        };
+        fence::answer(&self.config.sanitization, self.config.query.max_result_length, answer)
     }
 
     /// Stop every call in flight (queries get a cancel request, hooks are

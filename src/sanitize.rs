@@ -223,6 +223,7 @@ mod tests {
                 rows: vec![vec![json!("x"), json!({"eve@example.com": true}), json!(1)]],
                 rows_affected: None,
                 more: true,
+                spent: false,
             },
             1,
         );

@@ -41,22 +41,33 @@ pub fn query_output(rows: Rows, max_rows: usize) -> QueryOutput {
         .into_iter()
         .map(|values| columns.iter().map(|c| c.name.clone()).zip(values).collect())
         .collect();
-    let hint = rows.more.then(|| {
-        format!(
-            "Only the first {max_rows} rows were returned. Add a LIMIT (and ORDER BY) to page through the rest, \
-             filter with WHERE, or aggregate."
-        )
-    });
-    // Every row was read unless reading stopped at the cap; a byte cap applied
-    // later returns fewer, but the total stays known.
-    let total_rows = (!rows.more).then_some(returned.len() as u64);
+    let hint = if rows.spent {
+        Some(format!(
+            "Reading stopped after {} rows: the result is larger than the result limit \
+             (query.max_result_length); values too long for it end in \"… [value cut: N of M bytes shown]\". \
+             Select fewer or smaller columns (e.g. left(col, 200)), filter with WHERE, or add a LIMIT \
+             (and ORDER BY) to page through the rest.",
+            returned.len()
+        ))
+    } else {
+        rows.more.then(|| {
+            format!(
+                "Only the first {max_rows} rows were returned. Add a LIMIT (and ORDER BY) to page through the rest, \
+                 filter with WHERE, or aggregate."
+            )
+        })
+    };
+    // Every row was read unless reading stopped at the cap or the read
+    // budget; a byte cap applied later returns fewer, but the total stays
+    // known.
+    let whole = !rows.more && !rows.spent;
     QueryOutput {
         returned_rows: returned.len(),
-        total_rows,
+        total_rows: whole.then_some(returned.len() as u64),
         rows: returned,
         columns,
         rows_affected: rows.rows_affected,
-        truncated: rows.more,
+        truncated: !whole,
         hint,
     }
 }
@@ -99,10 +110,22 @@ pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
     if keep == output.rows.len() {
         return;
     }
+    // The first row alone is too large: show it with its longest values cut,
+    // rather than nothing.
+    let first_cut = keep == 0 && fit_row(&mut output.rows[0], budget);
+    if first_cut {
+        keep = 1;
+    }
     output.rows.truncate(keep);
     output.returned_rows = keep;
     output.truncated = true;
-    output.hint = Some(if keep == 0 {
+    output.hint = Some(if first_cut {
+        format!(
+            "The first row alone is larger than the {max_bytes}-byte result limit (query.max_result_length): \
+             its longest values were cut, each ending in \"… [value cut: N of M bytes shown]\". \
+             Select fewer or smaller columns (e.g. left(col, 200))."
+        )
+    } else if keep == 0 {
         format!(
             "The first row alone is larger than the {max_bytes}-byte result limit (query.max_result_length). \
              Select fewer or smaller columns (e.g. left(col, 200))."
@@ -113,6 +136,85 @@ pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
              Select fewer columns, or add a LIMIT (and ORDER BY) to page through the rest."
         )
     });
+}
+
+/// Bytes a cut value's marker may add.
+const MARKER_ROOM: usize = 48;
+
+/// Cut the longest values of `row` until its JSON fits in `room` bytes: each
+/// value longer than a common level is cut to it (its head, then a marker
+/// stating its whole size), shorter ones stay whole. False when even that
+/// does not fit (too many columns for the room).
+fn fit_row(row: &mut Map<String, Value>, room: usize) -> bool {
+    // JSON escapes make a value's text longer than its bytes: measure, cut,
+    // measure again.
+    for _ in 0..4 {
+        let size = json_len(row);
+        if size <= room {
+            return true;
+        }
+        let sizes: Vec<usize> = row.values().map(json_len).collect();
+        let total: usize = sizes.iter().sum();
+        let target = total.saturating_sub(size - room + MARKER_ROOM * sizes.len());
+        let level = water_level(&sizes, target);
+        for (value, size) in row.values_mut().zip(sizes) {
+            if size > level {
+                *value = cut_value(std::mem::take(value), level);
+            }
+        }
+    }
+    json_len(row) <= room
+}
+
+/// The largest level `l` such that the sizes, each capped at `l`, sum to at
+/// most `target`.
+fn water_level(sizes: &[usize], target: usize) -> usize {
+    let mut sorted = sizes.to_vec();
+    sorted.sort_unstable();
+    let mut left = target;
+    for (i, &size) in sorted.iter().enumerate() {
+        let share = left / (sorted.len() - i);
+        if size > share {
+            return share;
+        }
+        left -= size;
+    }
+    usize::MAX
+}
+
+/// `value` as text cut to about `max` bytes, with a marker stating its whole
+/// size: a value already cut at read keeps the size its marker states.
+fn cut_value(value: Value, max: usize) -> Value {
+    let text = match value {
+        Value::String(s) => s,
+        other => other.to_string(),
+    };
+    let (head, len) = match crate::budget::stated_size(&text) {
+        Some((start, len)) => (&text[..start], len),
+        None => (text.as_str(), text.len()),
+    };
+    crate::budget::cut_value(json_prefix(head, max), len)
+}
+
+/// The longest prefix of `text` whose JSON string form (escapes counted,
+/// quotes not) takes at most `max` bytes.
+fn json_prefix(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        };
+        if used > max {
+            return &text[..i];
+        }
+    }
+    text
+}
+
+fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
 }
 
 /// Shorten column names and types when together they take more than
@@ -237,6 +339,7 @@ mod tests {
             rows: vec![vec![1.into(), 2.into(), 3.into(), Value::Null]],
             rows_affected: Some(1),
             more: false,
+            spent: false,
         };
         let out = query_output(rows, 500);
         let names: Vec<_> = out.columns.iter().map(|c| c.name.as_str()).collect();
@@ -259,6 +362,7 @@ mod tests {
                 .collect(),
             rows_affected: Some(10),
             more: false,
+            spent: false,
         };
         let full = query_output(rows, 500);
         let one_row = serde_json::to_vec(&full.rows[0]).unwrap().len();
@@ -296,6 +400,7 @@ mod tests {
                 rows: vec![vec!["x".repeat(500).into()]],
                 rows_affected: None,
                 more: false,
+                spent: false,
             },
             500,
         );
@@ -309,6 +414,7 @@ mod tests {
                 rows: vec![vec![1.into()]],
                 rows_affected: None,
                 more: false,
+                spent: false,
             },
             500,
         );
@@ -325,6 +431,7 @@ mod tests {
             rows: vec![vec![1.into(), 2.into(), 3.into()]],
             rows_affected: None,
             more: false,
+            spent: false,
         };
         let mut out = query_output(rows, 500);
         cap_bytes(&mut out, 2000);
@@ -340,6 +447,80 @@ mod tests {
         let keys: Vec<&str> = out.rows[0].keys().map(String::as_str).collect();
         assert_eq!(keys, names, "row keys follow the shortened names");
         assert_eq!(out.returned_rows, 1);
+    }
+
+    /// A first row larger than the cap is shown with its longest values cut
+    /// and marked, its short values whole; a value cut at read keeps the
+    /// whole size its marker states.
+    #[test]
+    fn a_first_row_too_large_is_shown_with_its_longest_values_cut() {
+        let read_cut = crate::budget::cut_value(&"r".repeat(5_000), 10_000_000);
+        // (values of the one row, cap, whole sizes the markers must state)
+        let cases: Vec<(Vec<Value>, usize, Vec<Option<usize>>)> = vec![
+            (vec!["x".repeat(5_000).into(), 7.into()], 2_000, vec![Some(5_000), None]),
+            (
+                vec!["a".repeat(3_000).into(), "b".repeat(900).into(), "short".into()],
+                3_000,
+                vec![Some(3_000), None, None],
+            ),
+            (
+                vec![read_cut, "y".repeat(4_000).into()],
+                3_000,
+                vec![Some(10_000_000), Some(4_000)],
+            ),
+            // Quotes double when escaped: measured, cut again.
+            (vec!["\"".repeat(4_000).into()], 1_500, vec![Some(4_000)]),
+            // Not a string: cut as its JSON text.
+            (
+                vec![serde_json::json!({"k": "z".repeat(4_000)})],
+                1_500,
+                vec![Some(4_008)],
+            ),
+        ];
+        for (values, cap, stated) in cases {
+            let columns: Vec<Column> = (0..values.len()).map(|i| col(&format!("c{i}"))).collect();
+            let mut out = query_output(
+                Rows {
+                    columns,
+                    rows: vec![values.clone(), values.iter().map(|_| Value::Null).collect()],
+                    rows_affected: None,
+                    more: false,
+                    spent: false,
+                },
+                500,
+            );
+            cap_bytes(&mut out, cap);
+            assert!(serde_json::to_vec(&out).unwrap().len() <= cap, "{cap}");
+            assert_eq!((out.returned_rows, out.truncated), (1, true));
+            assert!(out.hint.as_deref().unwrap().contains("its longest values were cut"));
+            for (i, want) in stated.iter().enumerate() {
+                let got = &out.rows[0][&format!("c{i}")];
+                match want {
+                    None => assert_eq!(got, &values[i], "a short value stays whole"),
+                    Some(len) => {
+                        let text = got.as_str().unwrap();
+                        assert_eq!(crate::budget::stated_size(text).map(|(_, l)| l), Some(*len), "{text}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_spent_read_budget_is_reported() {
+        let out = query_output(
+            Rows {
+                columns: vec![col("n")],
+                rows: vec![vec![1.into()]],
+                rows_affected: None,
+                more: false,
+                spent: true,
+            },
+            500,
+        );
+        assert!(out.truncated);
+        assert_eq!(out.total_rows, None);
+        assert!(out.hint.unwrap().starts_with("Reading stopped after 1 rows"));
     }
 
     #[test]
@@ -371,6 +552,7 @@ mod tests {
             rows: vec![vec![1.into()], vec![2.into()]],
             rows_affected: None,
             more: true,
+            spent: false,
         };
         let out = query_output(rows, 2);
         assert!(out.truncated);

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::ReadBudget;
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::guard::Policy;
@@ -34,6 +35,10 @@ pub struct Rows {
     pub rows_affected: Option<u64>,
     /// True when reading stopped at the fetch limit and more rows may exist.
     pub more: bool,
+    /// True when the read budget was spent before the result's end: a value
+    /// was cut (its text ends with a marker, see [`crate::budget`]), or rows
+    /// were left unread or dropped.
+    pub spent: bool,
 }
 
 /// One statement to run, after the guard accepted it.
@@ -44,6 +49,9 @@ pub struct Statement<'a> {
     pub params: &'a [Value],
     /// Stop reading after this many rows.
     pub fetch_limit: usize,
+    /// Stop reading once this much of the values is held; cut a value larger
+    /// than it as it is read.
+    pub budget: ReadBudget,
     /// The protection policy. PostgreSQL's guard ran before the backend; SQLite
     /// applies it while preparing, through its authorizer ([`crate::guard::sqlite`]),
     /// and DuckDB to the statement its parser prepared ([`crate::guard::duckdb`]).

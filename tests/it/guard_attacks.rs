@@ -650,6 +650,7 @@ async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Err
         sql,
         params: &[],
         fetch_limit: 10,
+        budget: pgmcp::budget::ReadBudget::for_answer(100_000),
     };
     backend
         .execute(stmt, &deadline)

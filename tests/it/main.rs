@@ -1,5 +1,6 @@
 //! The one integration-test crate: a real PostgreSQL, the real `pgmcp` binary over stdio, one module per feature.
 
+mod catalog_fences;
 mod check;
 mod cli;
 mod configure;
@@ -18,6 +19,7 @@ mod hooks;
 mod intake;
 mod introspection;
 mod lexical;
+mod memory;
 mod output_fences;
 mod pipeline;
 mod red_team;

@@ -215,6 +215,8 @@ fn describe(conn: &Connection, found: Found) -> duckdb::Result<TableDescription>
         indexes,
         constraints,
         foreign_keys,
+        truncated: false,
+        hint: None,
     })
 }
 

@@ -24,12 +24,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use duckdb::types::ValueRef;
 use serde_json::Value;
 
 use self::native::{Database, Session};
 use self::value::{DuckType, to_json};
 use super::location::{DbFile, PathMask, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
+use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::config::DuckdbConfig;
 use crate::error::{DbError, Error};
@@ -76,9 +78,10 @@ impl DuckDbBackend {
         let params = stmt.params.to_vec();
         let policy = stmt.policy.clone();
         let limit = stmt.fetch_limit;
+        let budget = stmt.budget;
         let result = self
             .blocking(deadline, move |session, stop| {
-                run(session, stop, &policy, &sql, &params, limit)
+                run(session, stop, &policy, &sql, &params, limit, budget)
             })
             .await;
         // duckdb_databases(), PRAGMA database_list and the default
@@ -339,6 +342,7 @@ fn run(
     sql: &str,
     params: &[Value],
     limit: usize,
+    mut budget: ReadBudget,
 ) -> Result<Rows, Error> {
     let outline = Outline::duckdb(sql);
     let extracted = session.extract(sql).map_err(db_error)?;
@@ -368,13 +372,23 @@ fn run(
     // Columns the crate cannot read come back as DuckDB's own text: a query
     // runs inside one that casts them (`CAST(#2 AS VARCHAR)`); anything else
     // leaves them null. A bare NULL column is null either way.
+    //
+    // DuckDB hands results over 2,048 rows at a time, converted whole to
+    // Arrow: 150 rows of one 10 MB computed value (held once by DuckDB) would
+    // become 1.5 GB. So the same outer query also cuts long text inside
+    // DuckDB, to what the read budget keeps of a value.
     let known = !types.contains(&DuckType::Unknown);
     let as_text: Vec<bool> = types.iter().map(|t| !t.readable() && *t != DuckType::Null).collect();
-    let wrapped = (known && kind == Kind::Select && as_text.contains(&true)).then(|| text_columns(sql, &as_text));
+    let wrap = (known && kind == Kind::Select)
+        && types
+            .iter()
+            .zip(&as_text)
+            .any(|(t, text)| *text || *t == DuckType::Varchar);
+    let wrapped = wrap.then(|| outer_query(sql, &types, &as_text, budget.value_cap()));
     stop.check()?;
-    let (mut stmt, cast) = match wrapped.as_deref().map(|w| session.conn.prepare(w)) {
-        Some(Ok(stmt)) => (stmt, true),
-        _ => (session.conn.prepare(sql).map_err(db_error)?, false),
+    let (mut stmt, cast, lengths) = match wrapped.as_ref().map(|w| (session.conn.prepare(&w.sql), w)) {
+        Some((Ok(stmt), w)) => (stmt, true, w.lengths.clone()),
+        _ => (session.conn.prepare(sql).map_err(db_error)?, false, Vec::new()),
     };
     drop(stmt.stream_arrow(duckdb::params_from_iter(values)).map_err(db_error)?);
     stop.check()?;
@@ -413,6 +427,7 @@ fn run(
         .collect();
     let mut out: Vec<Vec<Value>> = Vec::new();
     let mut more = false;
+    let mut spent = false;
     let mut rows = stmt.raw_query();
     while let Some(row) = rows.next().map_err(db_error)? {
         if out.len() == limit {
@@ -422,16 +437,33 @@ fn run(
             }
             break;
         }
+        // Another row, and the budget is spent: stop here.
+        if budget.spent() {
+            spent = true;
+            if to_the_end {
+                continue;
+            }
+            break;
+        }
         let mut values = Vec::with_capacity(columns.len());
         for (i, ty) in types.iter().enumerate() {
             if read[i] {
-                values.push(to_json(row.get_ref(i).map_err(db_error)?.to_owned(), ty));
+                // The whole length of a text the outer query may have cut.
+                let whole = match lengths.get(i).copied().flatten() {
+                    Some(at) => match row.get_ref(at).map_err(db_error)? {
+                        ValueRef::BigInt(n) => usize::try_from(n).ok(),
+                        _ => None,
+                    },
+                    None => None,
+                };
+                values.push(within(row.get_ref(i).map_err(db_error)?, whole, ty, &mut budget));
             } else {
                 values.push(Value::Null);
             }
         }
         out.push(values);
     }
+    spent |= budget.cut_any();
     if counts_rows {
         let changed = out.first().and_then(|row| row.first()).and_then(Value::as_u64);
         return Ok(Rows {
@@ -439,6 +471,7 @@ fn run(
             rows: Vec::new(),
             rows_affected: changed,
             more: false,
+            spent: false,
         });
     }
     Ok(Rows {
@@ -446,26 +479,86 @@ fn run(
         rows: out,
         rows_affected: None,
         more,
+        spent,
     })
 }
 
-/// `sql`, a query, inside one that returns its columns by position, those
-/// marked in `as_text` cast to `VARCHAR`. The guard judged `sql`; this adds
-/// only casts around it.
-fn text_columns(sql: &str, as_text: &[bool]) -> String {
-    let columns: Vec<String> = as_text
-        .iter()
-        .enumerate()
-        .map(|(i, text)| match text {
+/// [`to_json`], within the read budget: text longer than it allows is cut
+/// before it is copied out of the result; other values are measured by their
+/// JSON text and cut the same way.
+/// `whole` is the length of the text before the outer query cut it, when it
+/// did ([`outer_query`]).
+fn within(value: ValueRef<'_>, whole: Option<usize>, ty: &DuckType, budget: &mut ReadBudget) -> Value {
+    if let ValueRef::Text(bytes) = value {
+        let len = whole.unwrap_or(bytes.len()).max(bytes.len());
+        let keep = budget.take(len);
+        if keep < len {
+            return budget::cut_value(&budget::head_text(&bytes[..keep.min(bytes.len())]), len);
+        }
+        return to_json(value.to_owned(), ty);
+    }
+    let json = to_json(value.to_owned(), ty);
+    let size = match &json {
+        Value::String(s) => s.len(),
+        Value::Array(_) | Value::Object(_) => json.to_string().len(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+    };
+    let keep = budget.take(size);
+    if keep == size {
+        return json;
+    }
+    let text = match json {
+        Value::String(s) => s,
+        other => other.to_string(),
+    };
+    budget::cut_value(&budget::head_text(&text.as_bytes()[..keep]), size)
+}
+
+/// A query around the statement's, and where it put what.
+struct OuterQuery {
+    sql: String,
+    /// For each column of the statement, the column of the outer query
+    /// holding its text's whole length, when the outer query may cut it.
+    lengths: Vec<Option<usize>>,
+}
+
+/// `sql`, a query, inside one that returns its columns by position: those
+/// marked in `as_text` cast to `VARCHAR`, and text longer than `cap` bytes
+/// cut to its first `cap` characters (at least `cap` bytes: the read budget
+/// then cuts it to its bytes), with each such text's whole length in a
+/// column of its own after the statement's. The guard judged `sql`; this
+/// adds only casts and built-in functions around it, named in full
+/// (`system.main.`): a macro in the file could otherwise take a built-in's
+/// name.
+fn outer_query(sql: &str, types: &[DuckType], as_text: &[bool], cap: usize) -> OuterQuery {
+    let mut columns = Vec::with_capacity(types.len());
+    let mut extra = Vec::new();
+    let mut lengths = Vec::with_capacity(types.len());
+    for (i, (ty, text)) in types.iter().zip(as_text).enumerate() {
+        let column = match text {
             true => format!("CAST(#{} AS VARCHAR)", i + 1),
             false => format!("#{}", i + 1),
-        })
-        .collect();
-    format!(
-        "SELECT {} FROM (\n{}\n) AS pgmcp_result",
-        columns.join(", "),
-        without_final_semicolon(sql)
-    )
+        };
+        if !text && *ty != DuckType::Varchar {
+            columns.push(column);
+            lengths.push(None);
+            continue;
+        }
+        columns.push(format!(
+            "CASE WHEN system.main.strlen({column}) > {cap} THEN system.main.left({column}, {cap}) ELSE {column} END"
+        ));
+        lengths.push(Some(types.len() + extra.len()));
+        extra.push(format!("CAST(system.main.strlen({column}) AS BIGINT)"));
+    }
+    columns.extend(extra);
+    OuterQuery {
+        sql: format!(
+            "SELECT {} FROM (\n{}\n) AS pgmcp_result",
+            columns.join(", "),
+            without_final_semicolon(sql)
+        ),
+        lengths,
+    }
 }
 
 /// A JSON parameter as a DuckDB value. An integer beyond 64 bits goes as its

@@ -23,6 +23,7 @@ use types::TypeCatalog;
 use wire::{CancelTarget, Connection, Exchange, StatementResult, WireError};
 
 use super::{Column, Deadline, Rows, SessionReport, Statement};
+use crate::budget;
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::value;
@@ -164,6 +165,7 @@ impl PgBackend {
                 params: &params,
                 // One row past the limit tells us whether more exist.
                 max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
+                budget: Some(stmt.budget),
                 finish: &["COMMIT"],
                 // DISCARD ALL returns the session to its startup state: settings,
                 // temp tables, prepared statements, cursors, listens, advisory
@@ -207,6 +209,7 @@ impl PgBackend {
             sql: role::PRIVILEGES,
             params: &[],
             max_rows: 2,
+            budget: None,
             finish: &["COMMIT"],
             deferred: &[],
         };
@@ -257,6 +260,7 @@ impl PgBackend {
                     sql: catalog::SESSION_REPORT,
                     params: &[],
                     fetch_limit: 1,
+                    budget: crate::budget::ReadBudget::for_answer(100_000),
                     policy: &crate::guard::Policy::default(),
                     database: None,
                     catalog_version: None,
@@ -444,6 +448,7 @@ impl PgBackend {
                 sql,
                 params,
                 max_rows: 2,
+                budget: None,
                 finish: &["COMMIT"],
                 deferred: &[],
             },
@@ -487,17 +492,27 @@ impl PgBackend {
                 type_name: type_name.clone(),
             })
             .collect();
-        let more = result.rows.len() > limit || result.suspended && result.rows.len() >= limit;
+        // Rows dropped after the budget was spent still count towards the cap.
+        let seen = result.rows.len() + result.skipped;
+        let more = seen > limit || result.suspended && seen >= limit;
+        let spent = result.skipped > 0 || !result.cuts.is_empty();
+        let mut cuts = result.cuts.iter().peekable();
         let rows = result
             .rows
             .iter()
             .take(limit)
-            .map(|row| {
+            .enumerate()
+            .map(|(r, row)| {
                 row.iter()
                     .zip(&described)
-                    .map(|(cell, (_, shape))| match cell {
-                        None => Value::Null,
-                        Some(bytes) => value::from_text(shape, &String::from_utf8_lossy(bytes)),
+                    .enumerate()
+                    .map(|(c, (cell, (_, shape)))| {
+                        let cut = cuts.next_if(|cut| (cut.row, cut.column) == (r, c));
+                        match (cell, cut) {
+                            (None, _) => Value::Null,
+                            (Some(bytes), Some(cut)) => budget::cut_value(&budget::head_text(bytes), cut.len),
+                            (Some(bytes), None) => value::from_text(shape, &String::from_utf8_lossy(bytes)),
+                        }
                     })
                     .collect()
             })
@@ -507,6 +522,7 @@ impl PgBackend {
             rows,
             rows_affected: result.command_tag.as_deref().and_then(rows_affected),
             more,
+            spent,
         })
     }
 

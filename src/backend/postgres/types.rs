@@ -87,6 +87,7 @@ impl TypeCatalog {
             sql: catalog::COLUMN_TYPE_NAMES,
             params: &params,
             max_rows: 0,
+            budget: None,
             finish,
             deferred: &[],
         };
@@ -128,6 +129,7 @@ impl TypeCatalog {
             sql: catalog::TYPE_SHAPES,
             params: &params,
             max_rows: 0,
+            budget: None,
             finish,
             deferred: &[],
         };

@@ -16,7 +16,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication;
 use postgres_protocol::authentication::sasl::{self, ScramSha256};
@@ -28,6 +28,7 @@ use tokio::net::{TcpStream, UnixStream};
 use super::params::{ConnectParams, Host, PasswordSource, SslMode};
 use super::passfile;
 use super::tls::{TlsClient, TlsSession, TlsSetupError};
+use crate::budget::ReadBudget;
 use crate::error::DbError;
 
 /// Anything we can speak the protocol over: TCP, a Unix socket, or TLS over TCP.
@@ -142,7 +143,23 @@ pub struct StatementResult {
     pub command_tag: Option<String>,
     /// True when `Execute` stopped at its row limit with rows possibly left.
     pub suspended: bool,
+    /// Values cut at read by the exchange's budget.
+    pub cuts: Vec<CutValue>,
+    /// Rows the server sent after the budget was spent, read and dropped.
+    pub skipped: usize,
 }
+
+/// A value the read budget cut: the row keeps its head, this its whole size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutValue {
+    pub row: usize,
+    pub column: usize,
+    pub len: usize,
+}
+
+/// Data rows longer than this are read field by field, straight from the
+/// socket, so a value cut by the budget is never held whole.
+const STREAMED_ROW: usize = 256 * 1024;
 
 /// One round trip: some setup statements and one main statement, all in one
 /// transaction, then commit and a session reset.
@@ -157,6 +174,9 @@ pub struct Exchange<'a> {
     pub params: &'a [Option<String>],
     /// Most rows to read; 0 means no limit.
     pub max_rows: u32,
+    /// How much of the main statement's values to hold; `None` for pgmcp's
+    /// own statements, whose results are small by construction.
+    pub budget: Option<ReadBudget>,
     /// Simple-protocol statements after the transaction, e.g. `COMMIT`. Each is
     /// sent as its own message, and the call waits for their replies.
     pub finish: &'a [&'a str],
@@ -467,7 +487,28 @@ impl Connection {
         let mut completed = 0usize;
         let main = ex.setup.len();
         let mut ready_left = 1 + ex.finish.len();
+        let mut budget = ex.budget;
         while ready_left > 0 {
+            // A long data row of the main statement is read field by field.
+            if completed == main && budget.is_some() {
+                // Every message has a five-byte header: look at it first.
+                self.fill(5).await?;
+            }
+            if completed == main
+                && let Some(budget) = budget.as_mut()
+                && let Some(len) = self.long_data_row()
+            {
+                let dropped = budget.spent();
+                let row = self
+                    .read_long_row(len, budget, dropped, result.rows.len(), &mut result.cuts)
+                    .await?;
+                if dropped {
+                    result.skipped += 1;
+                } else {
+                    result.rows.push(row);
+                }
+                continue;
+            }
             match self.read_message().await? {
                 Message::ParseComplete | Message::BindComplete | Message::CloseComplete => {}
                 Message::ParameterStatus(_) | Message::NoticeResponse(_) | Message::NotificationResponse(_) => {}
@@ -486,7 +527,14 @@ impl Connection {
                 }
                 Message::DataRow(body) => {
                     if completed == main {
-                        result.rows.push(split_row(&body)?);
+                        match budget.as_mut() {
+                            Some(budget) if budget.spent() => result.skipped += 1,
+                            Some(budget) => {
+                                let row = split_row_within(&body, budget, result.rows.len(), &mut result.cuts)?;
+                                result.rows.push(row);
+                            }
+                            None => result.rows.push(split_row(&body)?),
+                        }
                     }
                 }
                 Message::CommandComplete(body) => {
@@ -621,6 +669,85 @@ impl Connection {
         self.io.flush().await
     }
 
+    /// The body length of the next message if it is a data row longer than
+    /// [`STREAMED_ROW`], judged from its header alone.
+    fn long_data_row(&self) -> Option<usize> {
+        let header = self.read_buf.get(..5)?;
+        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        (header[0] == b'D' && len > STREAMED_ROW).then(|| len - 4)
+    }
+
+    /// Read a data row of `len` body bytes (its header still buffered) field
+    /// by field: each field keeps what `budget` allows and the rest is read
+    /// and dropped as it arrives; with `drop_all`, every field is dropped.
+    async fn read_long_row(
+        &mut self,
+        len: usize,
+        budget: &mut ReadBudget,
+        drop_all: bool,
+        row: usize,
+        cuts: &mut Vec<CutValue>,
+    ) -> Result<WireRow, WireError> {
+        let bad = || WireError::Protocol("malformed data row".into());
+        self.read_buf.advance(5);
+        self.fill(2).await?;
+        let count = usize::try_from(self.read_buf.get_i16()).map_err(|_| bad())?;
+        let mut left = len.checked_sub(2).ok_or_else(bad)?;
+        let mut fields = Vec::with_capacity(count.min(1664));
+        for column in 0..count {
+            self.fill(4).await?;
+            let field = self.read_buf.get_i32();
+            left = left.checked_sub(4).ok_or_else(bad)?;
+            let Ok(field) = usize::try_from(field) else {
+                fields.push(None);
+                continue;
+            };
+            left = left.checked_sub(field).ok_or_else(bad)?;
+            let keep = if drop_all { 0 } else { budget.take(field) };
+            self.fill(keep).await?;
+            let head = self.read_buf.split_to(keep).freeze();
+            self.discard(field - keep).await?;
+            if keep < field && !drop_all {
+                cuts.push(CutValue {
+                    row,
+                    column,
+                    len: field,
+                });
+            }
+            fields.push(Some(head));
+        }
+        if left != 0 {
+            return Err(bad());
+        }
+        Ok(fields)
+    }
+
+    /// Read until at least `n` bytes are buffered.
+    async fn fill(&mut self, n: usize) -> Result<(), WireError> {
+        while self.read_buf.len() < n {
+            // Reads land in spare capacity: keep a useful amount of it.
+            self.read_buf
+                .reserve((n - self.read_buf.len()).clamp(64 * 1024, STREAMED_ROW));
+            if self.io.read_buf(&mut self.read_buf).await? == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection").into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Read and drop `n` bytes, holding at most a buffer's worth at a time.
+    async fn discard(&mut self, mut n: usize) -> Result<(), WireError> {
+        loop {
+            let k = n.min(self.read_buf.len());
+            self.read_buf.advance(k);
+            n -= k;
+            if n == 0 {
+                return Ok(());
+            }
+            self.fill(1).await?;
+        }
+    }
+
     async fn read_message(&mut self) -> Result<Message, WireError> {
         loop {
             if let Some(message) = Message::parse(&mut self.read_buf)? {
@@ -631,6 +758,35 @@ impl Connection {
             }
         }
     }
+}
+
+/// A data row's fields, each kept as far as `budget` allows; a field cut
+/// keeps a copy of its head, so the message's buffer is freed.
+fn split_row_within(
+    body: &backend::DataRowBody,
+    budget: &mut ReadBudget,
+    row: usize,
+    cuts: &mut Vec<CutValue>,
+) -> Result<WireRow, WireError> {
+    let buffer = body.buffer_bytes();
+    let mut ranges = body.ranges();
+    let mut fields = Vec::new();
+    while let Some(range) = ranges.next()? {
+        fields.push(range.map(|r| {
+            let keep = budget.take(r.len());
+            if keep < r.len() {
+                cuts.push(CutValue {
+                    row,
+                    column: fields.len(),
+                    len: r.len(),
+                });
+                Bytes::copy_from_slice(&buffer[r.start..r.start + keep])
+            } else {
+                buffer.slice(r)
+            }
+        }));
+    }
+    Ok(fields)
 }
 
 fn split_row(body: &backend::DataRowBody) -> Result<WireRow, WireError> {

@@ -225,6 +225,8 @@ fn describe(conn: &Connection, name: String, kind: String, sql: Option<String>) 
         indexes,
         constraints,
         foreign_keys,
+        truncated: false,
+        hint: None,
     })
 }
 

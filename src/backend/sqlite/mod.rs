@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::location::{DbFile, PathMask, Root, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
+use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
@@ -71,6 +72,7 @@ impl SqliteBackend {
         let params = stmt.params.to_vec();
         let policy = Arc::new(stmt.policy.clone());
         let limit = stmt.fetch_limit;
+        let budget = stmt.budget;
         let read_only = self.read_only;
         blocking(deadline, move |stop| {
             // Open errors already name the file as it was given.
@@ -78,7 +80,7 @@ impl SqliteBackend {
             // SQLite shows the file's full path (pragma_database_list, PRAGMA
             // database_list): answers show the name the call gave instead.
             let mask = PathMask::new(&target, conn.path());
-            mask.result(run(&mut conn, &policy, &sql, &params, limit))
+            mask.result(run(&mut conn, &policy, &sql, &params, limit, budget))
         })
         .await
     }
@@ -261,8 +263,15 @@ fn shows_file_path(action: &rusqlite::hooks::AuthAction<'_>) -> bool {
 }
 
 /// Guard, prepare, bind, step up to `limit` rows (and one more, to know
-/// whether there are more), convert.
-fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value], limit: usize) -> Result<Rows, Error> {
+/// whether there are more) or until `budget` is spent, convert.
+fn run(
+    conn: &mut Connection,
+    policy: &Arc<Policy>,
+    sql: &str,
+    params: &[Value],
+    limit: usize,
+    mut budget: ReadBudget,
+) -> Result<Rows, Error> {
     guard::one_statement(guard::sqlite::statements(sql).len())?;
     let outline = Outline::sqlite(sql);
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
@@ -321,11 +330,17 @@ fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value],
     let width = columns.len();
     let mut out = Vec::new();
     let mut more = false;
+    let mut spent = false;
     {
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next().map_err(fail)? {
             if out.len() == limit {
                 more = true;
+                break;
+            }
+            // Another row, and the budget is spent: stop here.
+            if budget.spent() {
+                spent = true;
                 break;
             }
             let mut values = Vec::with_capacity(width);
@@ -336,11 +351,12 @@ fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value],
                 if column.type_name.is_empty() {
                     column.type_name = storage_class(value).unwrap_or_default().to_owned();
                 }
-                values.push(to_json(value));
+                values.push(within(value, &mut budget));
             }
             out.push(values);
         }
     }
+    spent |= budget.cut_any();
     drop(stmt);
     // Only NULLs seen: typeof() would say "null". With no rows there is nothing
     // to name, and the type stays empty.
@@ -355,6 +371,7 @@ fn run(conn: &mut Connection, policy: &Arc<Policy>, sql: &str, params: &[Value],
         rows: out,
         rows_affected: writes.then(|| conn.changes()),
         more,
+        spent,
     })
 }
 
@@ -379,6 +396,30 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, index: usize, param: &Value) -> Resu
         }
     };
     bound.map_err(db_error)
+}
+
+/// [`to_json`], within the read budget: text and blobs longer than it allows
+/// are cut, copying only their head out of SQLite's memory.
+fn within(value: ValueRef<'_>, budget: &mut ReadBudget) -> Value {
+    match value {
+        ValueRef::Text(bytes) => {
+            let keep = budget.take(bytes.len());
+            if keep < bytes.len() {
+                return budget::cut_value(&budget::head_text(&bytes[..keep]), bytes.len());
+            }
+        }
+        // Shown as hex: two characters a byte, after `\x`.
+        ValueRef::Blob(bytes) => {
+            let keep = budget.take(bytes.len() * 2 + 2);
+            if keep < bytes.len() * 2 + 2 {
+                return budget::cut_value(&hex(&bytes[..keep.saturating_sub(2) / 2]), bytes.len() * 2 + 2);
+            }
+        }
+        ValueRef::Null | ValueRef::Integer(_) | ValueRef::Real(_) => {
+            budget.take(8);
+        }
+    }
+    to_json(value)
 }
 
 /// SQLite values as JSON: integers exact, reals as numbers (infinities as
