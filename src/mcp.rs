@@ -7,12 +7,11 @@ use std::time::Duration;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, ProgressNotificationParam,
-    RequestMetaObject, ServerCapabilities, ServerConfig, ToolAnnotations,
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject, ServerCapabilities,
+    ServerConfig, ToolAnnotations,
 };
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -221,33 +220,6 @@ impl Server {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
-    /// [`crate::intake`] turns a request rmcp would drop without a word into
-    /// a `pgmcp/rejected` request with the same id; answer it with the error
-    /// it carries. Any other unknown method is not found, as before.
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, McpError> {
-        if request.method != crate::intake::REJECTED {
-            return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
-        }
-        let params = request.params.unwrap_or_default();
-        let code = params
-            .get("code")
-            .and_then(Value::as_i64)
-            .and_then(|c| i32::try_from(c).ok());
-        let message = params
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("invalid request");
-        Err(McpError::new(
-            ErrorCode(code.unwrap_or(ErrorCode::INVALID_REQUEST.0)),
-            message.to_owned(),
-            None,
-        ))
-    }
-
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(
