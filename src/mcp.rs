@@ -174,9 +174,11 @@ impl Server {
     #[tool(
         name = "list_tables",
         description = "List the tables, views, materialized views, foreign tables and partitioned tables the \
-                       connected role can read: schema, name, type, owner, comment, estimated row count and size \
-                       on disk (use them to decide which tables need a LIMIT). Narrow it with schema and a name \
-                       pattern; when truncated is true, narrow it further. Start here to learn what exists."
+                       connected role can read (PostgreSQL: SELECT on the table or on some of its columns; an \
+                       SQLite or DuckDB file: every table): schema, name, type, owner, comment, estimated row \
+                       count and size on disk (use them to decide which tables need a LIMIT). Narrow it with \
+                       schema and a name pattern; when truncated is true, narrow it further. Start here to learn \
+                       what exists."
     )]
     async fn list_tables(
         &self,
@@ -202,7 +204,9 @@ impl Server {
         description = "Describe one table or view: its columns (type, nullability, default, primary key, comment, \
                        identity or generated expression, enum values), indexes, constraints with their expressions, \
                        foreign keys, partitioning, the table's comment, and the SQL of a view. Use it before \
-                       writing a query against a table you have not seen."
+                       writing a query against a table you have not seen. It describes exactly the tables \
+                       list_tables shows, with the columns the role can read; any other name is answered \
+                       \"does not exist, or the role cannot read it\"."
     )]
     async fn describe_table(
         &self,
