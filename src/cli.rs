@@ -157,10 +157,11 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     // The moment stdin closes, stop the work in flight: the client is gone, and
     // a query left running would hold a backend for nothing.
     let stdin_closed = CancellationToken::new();
-    // Lines rmcp would drop without an answer (too deeply nested, not JSON)
-    // are rewritten into ones it answers with an error (see intake).
+    // Lines rmcp cannot read are answered by intake itself (parse errors,
+    // batches, ...), through the same stdout as rmcp, a whole line at a time.
+    let stdout = crate::intake::WholeLines::new(stdout);
     let stdin = EofSignal {
-        inner: crate::intake::Screened::new(stdin, MAX_LINE),
+        inner: crate::intake::Screened::new(stdin, stdout.handle(), MAX_LINE),
         on_eof: stdin_closed.clone(),
     };
     let watcher = {

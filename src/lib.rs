@@ -46,7 +46,8 @@
 //! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`.
 //! - [`cli`], [`logging`]: the command line and where logs go.
 //! - [`intake`]: stdin lines screened before rmcp reads them, so malformed
-//!   requests get an error answer rather than silence.
+//!   requests get a JSON-RPC error answer rather than silence, written
+//!   through the stdout writer rmcp shares.
 
 #![deny(clippy::print_stdout)]
 

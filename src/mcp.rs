@@ -7,12 +7,11 @@ use std::time::Duration;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode, Implementation, ProgressNotificationParam,
-    RequestMetaObject, ServerCapabilities, ServerConfig, ToolAnnotations,
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject, ServerCapabilities,
+    ServerConfig, ToolAnnotations,
 };
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -175,9 +174,11 @@ impl Server {
     #[tool(
         name = "list_tables",
         description = "List the tables, views, materialized views, foreign tables and partitioned tables the \
-                       connected role can read: schema, name, type, owner, comment, estimated row count and size \
-                       on disk (use them to decide which tables need a LIMIT). Narrow it with schema and a name \
-                       pattern; when truncated is true, narrow it further. Start here to learn what exists."
+                       connected role can read (PostgreSQL: SELECT on the table or on some of its columns; an \
+                       SQLite or DuckDB file: every table): schema, name, type, owner, comment, estimated row \
+                       count and size on disk (use them to decide which tables need a LIMIT). Narrow it with \
+                       schema and a name pattern; when truncated is true, narrow it further. Start here to learn \
+                       what exists."
     )]
     async fn list_tables(
         &self,
@@ -203,7 +204,9 @@ impl Server {
         description = "Describe one table or view: its columns (type, nullability, default, primary key, comment, \
                        identity or generated expression, enum values), indexes, constraints with their expressions, \
                        foreign keys, partitioning, the table's comment, and the SQL of a view. Use it before \
-                       writing a query against a table you have not seen."
+                       writing a query against a table you have not seen. It describes exactly the tables \
+                       list_tables shows, with the columns the role can read; any other name is answered \
+                       \"does not exist, or the role cannot read it\"."
     )]
     async fn describe_table(
         &self,
@@ -221,33 +224,6 @@ impl Server {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
-    /// [`crate::intake`] turns a request rmcp would drop without a word into
-    /// a `pgmcp/rejected` request with the same id; answer it with the error
-    /// it carries. Any other unknown method is not found, as before.
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, McpError> {
-        if request.method != crate::intake::REJECTED {
-            return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
-        }
-        let params = request.params.unwrap_or_default();
-        let code = params
-            .get("code")
-            .and_then(Value::as_i64)
-            .and_then(|c| i32::try_from(c).ok());
-        let message = params
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("invalid request");
-        Err(McpError::new(
-            ErrorCode(code.unwrap_or(ErrorCode::INVALID_REQUEST.0)),
-            message.to_owned(),
-            None,
-        ))
-    }
-
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(

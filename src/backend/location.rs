@@ -27,12 +27,13 @@ impl Target {
     /// (relative to the working directory) or `sqlite::memory:`, and the same
     /// with `duckdb:`. The `scheme://` form is percent-decoded.
     pub fn parse(scheme: &str, url: &str) -> Result<Target, String> {
+        let shown = redacted(url);
         let rest = url
             .strip_prefix(scheme)
             .and_then(|r| r.strip_prefix(':'))
             .ok_or_else(|| {
                 let article = if scheme == "sqlite" { "an" } else { "a" };
-                format!("\"{url}\" is not {article} {scheme}: connection string")
+                format!("\"{shown}\" is not {article} {scheme}: connection string")
             })?;
         if rest == ":memory:" {
             return Ok(Target {
@@ -42,21 +43,21 @@ impl Target {
         }
         if rest.contains('?') {
             return Err(format!(
-                "\"{url}\": options after ? are not supported; read-only mode comes from server.read_only"
+                "\"{shown}\": options after ? are not supported; read-only mode comes from server.read_only"
             ));
         }
         let path = match rest.strip_prefix("//") {
-            Some(abs) if abs.starts_with('/') => percent_decode(abs)?,
+            Some(abs) if abs.starts_with('/') => percent_decode(abs).map_err(|e| format!("\"{shown}\": {e}"))?,
             Some(_) => {
                 let ext = if scheme == "sqlite" { "db" } else { scheme };
                 return Err(format!(
-                    "\"{url}\": {scheme}:// takes an absolute path (three slashes: {scheme}:///path/to/file.{ext}); use {scheme}:relative/path.{ext} for a relative one"
+                    "\"{shown}\": {scheme}:// takes an absolute path (three slashes: {scheme}:///path/to/file.{ext}); use {scheme}:relative/path.{ext} for a relative one"
                 ));
             }
             None => rest.to_owned(),
         };
         if path.is_empty() {
-            return Err(format!("\"{url}\" names no file"));
+            return Err(format!("\"{shown}\" names no file"));
         }
         Ok(Target {
             shown: path.clone(),
@@ -65,6 +66,24 @@ impl Target {
     }
 }
 
+/// `url` as an error may show it: when it has an `@`, everything from the
+/// scheme to the last `@` is hidden. That is where a user name and password
+/// go (`duckdb://user:pw@host/...` is no file URL, but someone may write it),
+/// and a stray `/`, `?` or `#` in a password must not make part of it look
+/// like a path worth showing.
+pub fn redacted(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some(at) = url.rfind('@') else {
+        return url.into();
+    };
+    let start = match url.find("://") {
+        Some(slashes) if slashes < at => slashes + 3,
+        _ => url.find(':').filter(|colon| *colon < at).map_or(0, |colon| colon + 1),
+    };
+    format!("{}***{}", &url[..start], &url[at..]).into()
+}
+
+/// Decode `%XX` escapes. Errors do not quote the text: the caller names the
+/// URL, redacted.
 fn percent_decode(text: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -74,7 +93,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
             let hex = text
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("invalid percent-encoding in \"{text}\""))?;
+                .ok_or_else(|| "invalid percent-encoding".to_owned())?;
             out.push(hex);
             i += 3;
         } else {
@@ -82,7 +101,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("\"{text}\" does not decode to UTF-8"))
+    String::from_utf8(out).map_err(|_| "the percent-encoding does not decode to UTF-8".to_owned())
 }
 
 /// A directory whose SQLite files calls may name (`sqlite.root`).
@@ -268,6 +287,83 @@ impl PathMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Passwords whose 3-character windows no message contains, each with a
+    /// character that cuts a URL short or misleads a parser.
+    const SECRETS: &[&str] = &[
+        "Xq7/Zk9?Wm4",
+        "Qz8@Vb3:Hn5",
+        "Jx2#Kq4%zzWz7",
+        "Vy3 Pd6'Lr2",
+        "Tg6%2Nm5=Bx8",
+        "Rk4]Hs7[Qp1",
+        "Fw5?Gd2/Ys9@Ct4",
+        "Mb3\\Kj8'Zv6",
+    ];
+
+    /// Every form a database URL takes (`--database`, `PGMCP_DATABASE`,
+    /// `PGMCP_PG_CONNSTRING`, the config's `database`), with `{}` for the
+    /// password.
+    const FORMS: &[&str] = &[
+        "postgresql://u:{}@127.0.0.1:1/db",
+        "postgres://u:{}@h:5432/db?sslmode=disable",
+        "postgres://u:{}@[::1]:1/db",
+        "postgresql://u:{}@/db?host=%2Ftmp",
+        "postgresql://{}@h/db",
+        "postgresql://u:{}@h/db@x",
+        "host=h port=1 user=u password={} dbname=d",
+        "password={} host=h",
+        "host=h password='{}",
+        "host=h password={}' user=u",
+        "host=h password = {} user=u",
+        "sqlite://u:{}@h/x.db",
+        "sqlite:x.db?u:{}@h",
+        "sqlite:{}@x.db",
+        "duckdb://u:{}@h/x.duckdb",
+        "duckdb:///data/x.duckdb?password={}@h",
+    ];
+
+    #[test]
+    fn no_error_from_a_connection_string_shows_a_piece_of_the_password() {
+        let pieces = |secret: &str| -> Vec<String> {
+            let chars: Vec<char> = secret.chars().collect();
+            chars.windows(3).map(|w| w.iter().collect()).collect()
+        };
+        for form in FORMS {
+            for secret in SECRETS {
+                let url = form.replace("{}", secret);
+                let shown = match crate::backend::Choice::resolve(
+                    Some(&url),
+                    None,
+                    &crate::config::ConnectionConfig::default(),
+                    &|_| None,
+                ) {
+                    Err(e) => e.to_string(),
+                    // Accepted: what later errors and `check` show of it
+                    // (where, which database) holds no piece either.
+                    Ok(crate::backend::Choice::Postgres(p)) => format!("{} {:?}", p.target(), p.dbname),
+                    Ok(_) => continue,
+                };
+                for piece in pieces(secret) {
+                    assert!(!shown.contains(&piece), "{url:?} shows {piece:?}: {shown}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn redaction_hides_what_comes_between_the_scheme_and_the_last_at() {
+        let cases = [
+            ("sqlite:///data/x.db", "sqlite:///data/x.db"),
+            ("duckdb://u:p/w?x@h/x", "duckdb://***@h/x"),
+            ("sqlite:x.db?u:p@h", "sqlite:***@h"),
+            ("sqlite:///a@b/c@d.db", "sqlite://***@d.db"),
+            ("x@y", "***@y"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(redacted(url), shown, "{url}");
+        }
+    }
 
     #[test]
     fn connection_strings() {

@@ -61,3 +61,73 @@ fn no_piece_of_a_password_reaches_the_terminal() {
     // Every one fails (closed port or malformed): none passes by not running.
     assert_eq!(refused, VARIANTS.len() * SECRETS.len() * 2);
 }
+
+/// The same through every other door a database URL comes in by:
+/// `--database`, `PGMCP_DATABASE` and the config's `database`, in every
+/// scheme pgmcp reads (a user name and password have no place in an SQLite
+/// or DuckDB URL, but someone may write one).
+#[test]
+fn no_door_shows_a_piece_of_the_password() {
+    let home = tempfile::tempdir().unwrap();
+    let forms = [
+        "postgresql://u:{}@127.0.0.1:1/db",
+        "postgres://u:{}@127.0.0.1:1/db?sslmode=disable",
+        "sqlite://u:{}@h/x.db",
+        "sqlite:x.db?u:{}@h",
+        "duckdb://u:{}@h/x.duckdb",
+    ];
+    let secrets = ["Xq7/Zk9?Wm4", "Fw5?Gd2/Ys9@Ct4", "Jx2#Kq4%zzWz7"];
+    for form in forms {
+        for secret in secrets {
+            let url = form.replace("{}", secret);
+            let config = home.path().join("config.json");
+            std::fs::write(
+                &config,
+                serde_json::json!({
+                    "database": url,
+                    "logging": {"output": home.path().join("pgmcp.log")},
+                    "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10,
+                              "describe_table_timeout_seconds": 10},
+                })
+                .to_string(),
+            )
+            .unwrap();
+            let config = config.to_str().unwrap();
+            let doors: [(&[&str], Option<&str>); 4] = [
+                (&["--database", &url, "query", "SELECT 1"], None),
+                (&["--database", &url, "check"], None),
+                (&["query", "SELECT 1"], Some("PGMCP_DATABASE")),
+                (&["--config", config, "check"], Some("")),
+            ];
+            for (args, env) in doors {
+                let mut cmd = pgmcp(home.path());
+                cmd.args(args).env("PGCONNECT_TIMEOUT", "2");
+                if let Some(var) = env.filter(|v| !v.is_empty()) {
+                    cmd.env(var, &url);
+                }
+                let out = cmd.timeout(Duration::from_secs(30)).output().unwrap();
+                assert!(!out.status.success(), "pgmcp {args:?} with {url:?} succeeded");
+                let shown = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                // Refused for the URL, not for something else first.
+                assert!(
+                    ["database:", "connection settings:", "cannot reach"]
+                        .iter()
+                        .any(|why| shown.contains(why)),
+                    "pgmcp {args:?} ({env:?}) with {url:?}:\n{shown}"
+                );
+                let chars: Vec<char> = secret.chars().collect();
+                for piece in chars.windows(3) {
+                    let piece: String = piece.iter().collect();
+                    assert!(
+                        !shown.contains(&piece),
+                        "pgmcp {args:?} ({env:?}) with {url:?} shows {piece:?}:\n{shown}"
+                    );
+                }
+            }
+        }
+    }
+}

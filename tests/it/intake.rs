@@ -1,7 +1,8 @@
 //! Malformed lines on stdin get an error answer, through the real binary: a
-//! request nested 1,000+ levels deep is answered with its own id, lines that
-//! are not JSON, batches and a non-object `_meta` get an error rather than
-//! silence, and the session goes on.
+//! request nested 1,000+ levels deep is answered with its own id; lines that
+//! are not JSON, batches, bare values and requests that are not well formed
+//! get a JSON-RPC error (with their id, or null when none can be read) rather
+//! than silence; notifications get none; and the session goes on.
 
 use std::time::Duration;
 
@@ -63,26 +64,145 @@ fn deeply_nested_requests_are_answered_with_their_id() {
     still_serves(&mut mcp);
 }
 
+/// Waits for the answers `expected` ((id, code) pairs, id null for none),
+/// each from its own line on stdout.
+fn answered(mcp: &mut McpProcess, line: &str, expected: &[(serde_json::Value, i64)]) {
+    for (id, code) in expected {
+        let reply = if id.is_null() {
+            mcp.recv_error_without_id(Duration::from_secs(10))
+        } else {
+            mcp.recv_response(id, Duration::from_secs(10))
+        };
+        assert_eq!(
+            reply["error"]["code"],
+            *code,
+            "{}: {reply}",
+            &line[..line.len().min(100)]
+        );
+        assert_eq!(reply["id"], *id, "the id is there, null when unreadable: {reply}");
+        assert!(reply["error"]["message"].is_string(), "{reply}");
+    }
+}
+
 #[test]
 fn malformed_lines_get_an_error_not_silence() {
     let mut mcp = start();
-    // Not JSON, a batch, a bare value: no id to answer with (rmcp leaves it
-    // out).
-    for line in [
-        r#"{"jsonrpc":"2.0","id":5,"method":"ping""#,
-        "not json at all",
-        r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#,
-        "42",
-    ] {
+    let null = serde_json::Value::Null;
+    let cases: Vec<(String, Vec<(serde_json::Value, i64)>)> = vec![
+        ("{not json".into(), vec![(null.clone(), -32700)]),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping""#.into(),
+            vec![(null.clone(), -32700)],
+        ),
+        ("not json at all".into(), vec![(null.clone(), -32700)]),
+        (
+            format!("{{{}", "garbage ".repeat(200_000)),
+            vec![(null.clone(), -32700)],
+        ),
+        ("[]".into(), vec![(null.clone(), -32600)]),
+        (
+            r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#.into(),
+            vec![(json!(6), -32600)],
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":61,"method":"ping"},{"jsonrpc":"2.0","id":"62","method":"tools/list"}]"#.into(),
+            vec![(json!(61), -32600), (json!("62"), -32600)],
+        ),
+        ("[1,2]".into(), vec![(null.clone(), -32600)]),
+        ("42".into(), vec![(null.clone(), -32600)]),
+        (r#""x""#.into(), vec![(null.clone(), -32600)]),
+        ("null".into(), vec![(null.clone(), -32600)]),
+        (r#"{"jsonrpc":"2.0","id":7}"#.into(), vec![(json!(7), -32600)]),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":5}"#.into(),
+            vec![(json!(8), -32600)],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#.into(),
+            vec![(null.clone(), -32600)],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":[9],"method":"ping"}"#.into(),
+            vec![(null.clone(), -32600)],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":false,"method":"ping"}"#.into(),
+            vec![(null.clone(), -32600)],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":10,"method":"ping","params":[1]}"#.into(),
+            vec![(json!(10), -32600)],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":11,"id":12,"method":"ping"}"#.into(),
+            vec![(json!(12), -32600)],
+        ),
+        // Notifications and responses, malformed or not: no answer.
+        (r#"{"jsonrpc":"2.0","method":5}"#.into(), vec![]),
+        (
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#.into(),
+            vec![],
+        ),
+        (r#"{"jsonrpc":"2.0","result":{}}"#.into(), vec![]),
+        ("   \t ".into(), vec![]),
+    ];
+    for (line, expected) in &cases {
         mcp.send_raw(line);
-        let reply = mcp.recv_error_without_id(Duration::from_secs(10));
-        assert!(reply["error"]["code"].is_i64(), "{line}: {reply}");
+        answered(&mut mcp, line, expected);
         still_serves(&mut mcp);
     }
+    // Not UTF-8.
+    mcp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"ping\",\"x\":\"\xff\xfe\"}");
+    answered(&mut mcp, "not UTF-8", &[(null.clone(), -32700)]);
+    still_serves(&mut mcp);
+    // A byte order mark (or two) in front of a good request changes nothing.
+    for (id, line) in [
+        (14, "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"ping\"}"),
+        (
+            15,
+            "\u{feff}\u{feff} {\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"ping\"}\r",
+        ),
+    ] {
+        mcp.send_raw(line);
+        let reply = mcp.recv_response(&json!(id), Duration::from_secs(10));
+        assert!(reply.get("result").is_some(), "{reply}");
+    }
     // A _meta that is not an object: answered with the request's id.
-    mcp.send_raw(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":"x"}}"#);
-    let reply = mcp.recv_response(&json!(8), Duration::from_secs(10));
+    mcp.send_raw(r#"{"jsonrpc":"2.0","id":16,"method":"tools/list","params":{"_meta":"x"}}"#);
+    let reply = mcp.recv_response(&json!(16), Duration::from_secs(10));
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
     assert_eq!(reply["error"]["message"], "params._meta must be an object");
+    still_serves(&mut mcp);
+    // Nothing else was said: one answer per malformed request, none to
+    // notifications, responses or blank lines.
+    let left = mcp.take_pending();
+    assert!(
+        left.iter().all(|m| m.get("error").is_none()),
+        "unexpected answers: {left:?}"
+    );
+}
+
+#[test]
+fn a_line_past_the_length_limit_is_answered_and_skipped() {
+    let mut mcp = start();
+    // 33 MiB of SQL: over the 32 MiB line limit. The id comes first, so the
+    // answer carries it.
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"query","arguments":{{"sql":"SELECT '{}'"}}}}}}"#,
+        "x".repeat(33 << 20)
+    );
+    mcp.send_raw(&line);
+    drop(line);
+    let reply = mcp.recv_response(&json!("big"), Duration::from_secs(60));
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"].as_str().unwrap().contains("longer than"),
+        "{reply}"
+    );
+    still_serves(&mut mcp);
+    // Garbage past the limit, with no id to read.
+    mcp.send_raw(&"z".repeat(33 << 20));
+    let reply = mcp.recv_error_without_id(Duration::from_secs(60));
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
     still_serves(&mut mcp);
 }

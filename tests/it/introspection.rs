@@ -368,11 +368,11 @@ async fn describe_table_name_forms_and_helpful_errors() {
     );
     assert_eq!(
         err_text(describe(&engine, "deal", None).await),
-        "table \"deal\" does not exist, or the role cannot see it. Did you mean: sales.deals?"
+        "table \"deal\" does not exist, or the role cannot read it. Did you mean: sales.deals?"
     );
     assert_eq!(
         err_text(describe(&engine, "zzzqqq", None).await),
-        "table \"zzzqqq\" does not exist, or the role cannot see it. Call list_tables to see what exists."
+        "table \"zzzqqq\" does not exist, or the role cannot read it. Call list_tables to see what exists."
     );
     assert!(err_text(describe(&engine, "a.b.c", None).await).contains("is not a table name"));
 }

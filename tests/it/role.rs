@@ -367,3 +367,91 @@ fn serve_logs_a_superuser_role_once() {
         "{found:?}"
     );
 }
+
+/// One rule for what the catalog tools show, through the real binary: the
+/// tables `connection.role` can SELECT from (the whole table or some of its
+/// columns). A table it cannot read is missing from `list_tables`, described
+/// exactly like a table that was never created, and never suggested.
+#[test]
+fn unreadable_tables_are_indistinguishable_from_missing_ones() {
+    let db = pg::server().database();
+    let role = format!("Cat \"{}\"", db.name);
+    let quoted = pgmcp::backend::postgres::quote_ident(&role);
+    db.psql(&format!(
+        "CREATE SCHEMA hr;
+         CREATE TABLE shown (id int);
+         CREATE TABLE payroll (salary int);
+         CREATE TABLE hr.payroll (salary int);
+         CREATE TABLE partly (visible int, hidden_col int);
+         CREATE ROLE {quoted} NOLOGIN;
+         GRANT USAGE ON SCHEMA hr TO {quoted};
+         GRANT SELECT ON shown TO {quoted};
+         GRANT SELECT (visible) ON partly TO {quoted};
+         REVOKE ALL ON payroll, hr.payroll FROM PUBLIC;"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = config(dir.path(), json!({"role": role}));
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", path.to_str().unwrap()],
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    mcp.initialize();
+
+    let listed = tool_json(&mcp.call_tool("list_tables", json!({})));
+    let names: Vec<String> = listed["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("{}.{}", t["schema"].as_str().unwrap(), t["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, ["public.partly", "public.shown"], "{listed}");
+
+    // Only the columns the role can read.
+    let partly = tool_json(&mcp.call_tool("describe_table", json!({"table": "partly"})));
+    assert_eq!(partly["columns"].as_array().unwrap().len(), 1, "{partly}");
+    assert_eq!(partly["columns"][0]["name"], "visible", "{partly}");
+
+    // Each way of naming an unreadable table, answered as if it were missing.
+    let asked = [
+        json!({"table": "payroll"}),
+        json!({"table": "payroll", "schema": "public"}),
+        json!({"table": "hr.payroll"}),
+        json!({"table": "payroll", "schema": "hr"}),
+        json!({"table": "payrol"}),
+    ];
+    let unreadable: Vec<String> = asked.iter().map(|a| refused(&mut mcp, a)).collect();
+    for text in &unreadable {
+        assert!(text.contains("does not exist"), "{text}");
+        assert!(!text.contains("hr,") && !text.contains("schema hr"), "{text}");
+        assert!(!text.contains("payroll?") && !text.contains(".payroll"), "{text}");
+    }
+    // Did-you-mean after a failed query names no unreadable table or column.
+    let result = mcp.call_tool("query", json!({"sql": "SELECT * FROM payrol"}));
+    let text = crate::support::stdio::tool_text(&result).to_owned();
+    assert!(!text.contains("payroll"), "{text}");
+    // (PostgreSQL's own HINT may name the column: the server says so, not
+    // pgmcp's suggestions.)
+    let result = mcp.call_tool("query", json!({"sql": "SELECT hidden_co FROM partly"}));
+    let text = crate::support::stdio::tool_text(&result).to_owned();
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("Did you mean") && l.contains("hidden_col")),
+        "{text}"
+    );
+    let result = mcp.call_tool("query", json!({"sql": "SELECT visibl FROM partly"}));
+    let text = crate::support::stdio::tool_text(&result).to_owned();
+    assert!(text.contains("Did you mean: partly.visible?"), "{text}");
+
+    // The same answers once the tables are really gone: nothing told them apart.
+    db.psql("DROP TABLE payroll; DROP TABLE hr.payroll;");
+    let missing: Vec<String> = asked.iter().map(|a| refused(&mut mcp, a)).collect();
+    assert_eq!(unreadable, missing);
+}
+
+/// The text of a `describe_table` that failed.
+fn refused(mcp: &mut McpProcess, args: &serde_json::Value) -> String {
+    let result = mcp.call_tool("describe_table", args.clone());
+    assert_eq!(result["isError"], true, "{result}");
+    crate::support::stdio::tool_text(&result).to_owned()
+}

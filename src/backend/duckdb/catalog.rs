@@ -2,6 +2,7 @@
 //! `duckdb_views()`, `duckdb_columns()`, `duckdb_constraints()` and
 //! `duckdb_indexes()` of the database's own catalog (not `temp`, not the
 //! system schemas). Names match case-insensitively, as DuckDB matches them.
+//! DuckDB has no roles or grants: every table in the database is shown.
 
 use duckdb::{Connection, params};
 

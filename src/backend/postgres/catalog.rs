@@ -11,6 +11,15 @@
 //! `routines.sql` and in `role.rs` and refuses anything unqualified. The
 //! output keeps the session's `search_path` on purpose, so type names and
 //! definitions read as the person's own `psql` would print them.
+//!
+//! Which relations the tools show: those the role (the effective one:
+//! `connection.role` when set, since every catalog query runs after its
+//! `SET LOCAL ROLE`) can SELECT from, the whole table or some of its columns
+//! (`has_any_column_privilege`), and of those only the columns it can read.
+//! `list_tables`, `describe_table`, where a table is when no schema was given,
+//! and every "did you mean" name use that one rule, so a table the role cannot
+//! read is absent from all of them alike: described, it is "does not exist",
+//! exactly like a name nobody created.
 
 /// What `pgmcp check` shows of a session: server version, user, database,
 /// the transaction's read-only state and TLS as the server sees them.
@@ -47,7 +56,7 @@ FROM (
     WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
       AND n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema', 'pg_toast'])
       AND NOT (n.nspname OPERATOR(pg_catalog.~~) 'pg_temp_%') AND NOT (n.nspname OPERATOR(pg_catalog.~~) 'pg_toast_temp_%')
-      AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+      AND pg_catalog.has_any_column_privilege(c.oid, 'SELECT')
       AND ($1::text IS NULL OR n.nspname OPERATOR(pg_catalog.=) $1::text)
       AND ($2::text IS NULL OR c.relname OPERATOR(pg_catalog.~~*) $2::text)
     ORDER BY n.nspname, c.relname
@@ -55,46 +64,51 @@ FROM (
 ) t
 "#;
 
-/// The schemas holding a table-like relation named $1, for telling a caller
-/// where a table is when it did not say, or said wrong.
+/// The schemas holding a table-like relation named $1 that the role can
+/// read, for telling a caller where a table is when it did not say, or said
+/// wrong.
 pub const SCHEMAS_WITH_TABLE: &str = r#"
 SELECT coalesce(pg_catalog.json_agg(n.nspname ORDER BY n.nspname), '[]')
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 WHERE c.relname OPERATOR(pg_catalog.=) $1 AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
   AND n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema', 'pg_toast'])
+  AND pg_catalog.has_any_column_privilege(c.oid, 'SELECT')
 "#;
 
-/// Every table-like relation's qualified name the role can see, for
+/// Every table-like relation's qualified name the role can read, for
 /// suggesting a close match to a misspelled one.
 pub const RELATION_NAMES: &str = r#"
 SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(n.nspname, c.relname)), '[]')
 FROM (
     SELECT c.relnamespace, c.relname FROM pg_catalog.pg_class c
-    WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p']) AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+    WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p']) AND pg_catalog.has_any_column_privilege(c.oid, 'SELECT')
     LIMIT 20000
 ) c
 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 WHERE n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema', 'pg_toast']) AND NOT (n.nspname OPERATOR(pg_catalog.~~) 'pg_temp_%')
 "#;
 
-/// The columns of the relations named in $1 (names, any schema), for
-/// suggesting a close match to a misspelled column.
+/// The columns the role can read of the relations named in $1 (names, any
+/// schema), for suggesting a close match to a misspelled column.
 pub const COLUMN_NAMES: &str = r#"
 SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(c.relname, a.attname)), '[]')
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
 WHERE c.relname OPERATOR(pg_catalog.=) ANY ($1::text[]) AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
+  AND pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT')
 "#;
 
-/// One relation ($1 = schema, $2 = name): columns, indexes, constraints,
-/// foreign keys and, for views, the definition. No row when it does not exist.
+/// One relation ($1 = schema, $2 = name): columns (those the role can read),
+/// indexes, constraints, foreign keys and, for views, the definition. No row
+/// when it does not exist or the role cannot read it.
 pub const DESCRIBE_TABLE: &str = r#"
 WITH rel AS (
     SELECT c.oid, n.nspname, c.relname, c.relkind, c.relispartition
     FROM pg_catalog.pg_class c
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
     WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) $2 AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'm', 'f', 'p'])
+      AND pg_catalog.has_any_column_privilege(c.oid, 'SELECT')
 )
 SELECT pg_catalog.json_build_object(
     'schema', rel.nspname,
@@ -145,6 +159,7 @@ SELECT pg_catalog.json_build_object(
         FROM pg_catalog.pg_attribute a
         LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
         WHERE a.attrelid OPERATOR(pg_catalog.=) rel.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+          AND pg_catalog.has_column_privilege(rel.oid, a.attnum, 'SELECT')
     ),
     'indexes', (
         SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(

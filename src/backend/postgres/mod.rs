@@ -315,20 +315,10 @@ impl PgBackend {
         let holders: Vec<String> = self
             .catalog(catalog::SCHEMAS_WITH_TABLE, &[Some(name.to_owned())], deadline)
             .await?;
+        let asked = schema;
         let schema = match (schema, holders.as_slice()) {
             (Some(schema), _) if holders.iter().any(|h| h == schema) => schema.to_owned(),
-            (_, []) => {
-                let target = schema.map_or_else(|| format!("\"{name}\""), |s| format!("\"{s}\".\"{name}\""));
-                let close = self.similar_tables(name, deadline).await;
-                let advice = if close.is_empty() {
-                    "Call list_tables to see what exists.".to_owned()
-                } else {
-                    format!("Did you mean: {}?", close.join(", "))
-                };
-                return Err(Error::Input(format!(
-                    "table {target} does not exist, or the role cannot see it. {advice}"
-                )));
-            }
+            (_, []) => return Err(self.no_such_table(asked, name, deadline).await),
             (Some(schema), others) => {
                 return Err(Error::Input(format!(
                     "table \"{schema}\".\"{name}\" does not exist; a table named \"{name}\" exists in schema {}. Pass that schema.",
@@ -351,11 +341,28 @@ impl PgBackend {
                 deadline,
             )
             .await?;
-        doc.ok_or_else(|| {
-            Error::Input(format!(
-                "table \"{schema}\".\"{name}\" does not exist, or the role cannot see it"
-            ))
-        })
+        match doc {
+            Some(doc) => Ok(doc),
+            // Dropped, or its grant revoked, since the first query: the same
+            // answer as if it had never been there.
+            None => Err(self.no_such_table(asked, name, deadline).await),
+        }
+    }
+
+    /// The one answer for a table the role cannot read, whether it exists or
+    /// not (the catalog queries show only readable ones): nothing in it may
+    /// tell the two apart.
+    async fn no_such_table(&self, schema: Option<&str>, name: &str, deadline: &Deadline) -> Error {
+        let target = schema.map_or_else(|| format!("\"{name}\""), |s| format!("\"{s}\".\"{name}\""));
+        let close = self.similar_tables(name, deadline).await;
+        let advice = if close.is_empty() {
+            "Call list_tables to see what exists.".to_owned()
+        } else {
+            format!("Did you mean: {}?", close.join(", "))
+        };
+        Error::Input(format!(
+            "table {target} does not exist, or the role cannot read it. {advice}"
+        ))
     }
 
     /// Close names from the catalog for an undefined table (42P01) or column

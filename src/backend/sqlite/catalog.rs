@@ -2,6 +2,7 @@
 //! `table_xinfo` / `index_list` / `index_info` / `foreign_key_list` pragmas.
 //! SQLite keeps no catalog of CHECK constraints: they are read from the
 //! table's CREATE statement, which is also returned as its definition.
+//! SQLite has no roles or grants: every table in the file is shown.
 
 use rusqlite::{Connection, OptionalExtension, params};
 

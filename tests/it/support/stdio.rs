@@ -171,17 +171,23 @@ impl McpProcess {
 
     /// Writes `line` and a newline, as is: for malformed input.
     pub fn send_raw(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Writes `line` and a newline, as is, even when it is not UTF-8.
+    pub fn send_bytes(&mut self, line: &[u8]) {
         self.check();
         let written = match self.stdin.as_mut() {
             None => Err("stdin is already closed".to_string()),
             Some(stdin) => stdin
-                .write_all(line.as_bytes())
+                .write_all(line)
                 .and_then(|()| stdin.write_all(b"\n"))
                 .and_then(|()| stdin.flush())
                 .map_err(|err| err.to_string()),
         };
         if let Err(err) = written {
-            panic!("{}", self.debug(&format!("cannot send {line}: {err}")));
+            let shown = String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned();
+            panic!("{}", self.debug(&format!("cannot send {shown}: {err}")));
         }
     }
 
@@ -246,6 +252,14 @@ impl McpProcess {
                 Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
             }
         }
+    }
+
+    /// Every message read and not asked for yet, oldest first: what is left
+    /// over once the expected answers were taken.
+    pub fn take_pending(&mut self) -> Vec<Value> {
+        self.pump();
+        self.check();
+        std::mem::take(&mut self.pending)
     }
 
     /// The messages the server sent on its own (notifications, and requests
