@@ -32,8 +32,9 @@ use crate::{logging, mcp};
     about = "A guarded MCP server for PostgreSQL, SQLite and DuckDB: lets a desktop AI agent query your database safely."
 )]
 pub struct Cli {
-    /// Config file. Default: $PGMCP_CONFIG_PATH, else ./.pgmcp/config.json, else
-    /// <config dir>/pgmcp/config.json, else built-in defaults (read-only).
+    /// Config file. Default: $PGMCP_CONFIG_PATH, else <config dir>/pgmcp/config.json
+    /// (~/.config/pgmcp/config.json on Linux), else built-in defaults
+    /// (read-only). The working directory is never searched.
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// The database: sqlite:///abs/path.db, sqlite:relative/path.db,
@@ -102,6 +103,8 @@ pub enum CliError {
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
     Session(String),
+    #[error("no config directory to write to (HOME is not set): name the file with --config PATH")]
+    NoConfigDir,
     #[error(transparent)]
     Wizard(#[from] crate::wizard::WizardError),
 }
@@ -126,6 +129,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Configure => "configure",
     };
     tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
+    if let Some(ignored) = ConfigLocation::ignored_local(config.source.as_deref()) {
+        tracing::warn!(file = %ignored.display(), "config in the working directory ignored: name it with --config to use it");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -235,14 +241,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
 }
 
 /// `pgmcp configure`: the file the other commands would read, or where a new
-/// one is found by every client: the user's config dir (desktop clients start
-/// pgmcp from anywhere, so `./.pgmcp` would not be found).
+/// one is found by every client: the user's config dir. Never the working
+/// directory, which no command searches.
 fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
     let path = match location {
         ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => path.clone(),
-        ConfigLocation::BuiltIn => ConfigLocation::candidates()
-            .pop()
-            .unwrap_or_else(|| PathBuf::from(".pgmcp/config.json")),
+        ConfigLocation::BuiltIn => ConfigLocation::candidates().pop().ok_or(CliError::NoConfigDir)?,
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

@@ -3,9 +3,13 @@
 //! applied). Every error names the file and the field.
 //!
 //! Where the file comes from, first match wins: `--config PATH`,
-//! `PGMCP_CONFIG_PATH`, `./.pgmcp/config.json`, `<config dir>/pgmcp/config.json`.
-//! When neither of the last two exists, built-in defaults are used (see
-//! [`Config::builtin`]); a path given by flag or variable must exist.
+//! `PGMCP_CONFIG_PATH`, `<config dir>/pgmcp/config.json`. When the last does
+//! not exist, built-in defaults are used (see [`Config::builtin`]); a path
+//! given by flag or variable must exist. The working directory is never
+//! searched: editors start pgmcp inside whatever repository is open, and a
+//! config planted there could switch read-only mode off and name its own
+//! hook. A `./.pgmcp/config.json` is read only when named
+//! ([`ConfigLocation::ignored_local`] lets `check` say it was not).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -333,6 +337,10 @@ pub struct QueryConfig {
     pub timeout_rules: Vec<TimeoutRule>,
 }
 
+/// The per-directory config older versions found on their own; now only read
+/// when named by `--config` or `PGMCP_CONFIG_PATH`.
+pub const LOCAL_CONFIG: &str = ".pgmcp/config.json";
+
 /// Which file to read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigLocation {
@@ -360,13 +368,30 @@ impl ConfigLocation {
             .map_or(ConfigLocation::BuiltIn, ConfigLocation::Found)
     }
 
-    /// The default locations, in the order they are tried.
+    /// The default locations, in the order they are tried: the person's own
+    /// config dir, never the working directory.
     pub fn candidates() -> Vec<PathBuf> {
-        let mut out = vec![PathBuf::from(".pgmcp").join("config.json")];
-        if let Some(dir) = dirs::config_dir() {
-            out.push(dir.join("pgmcp").join("config.json"));
+        dirs::config_dir()
+            .map(|dir| dir.join("pgmcp").join("config.json"))
+            .into_iter()
+            .collect()
+    }
+
+    /// `./.pgmcp/config.json` when it exists and is not the file `used`: older
+    /// versions read it, so its owner may expect it to apply.
+    pub fn ignored_local(used: Option<&Path>) -> Option<PathBuf> {
+        let local = Path::new(LOCAL_CONFIG);
+        if !local.is_file() {
+            return None;
         }
-        out
+        let same = |used: &Path| match (std::fs::canonicalize(used), std::fs::canonicalize(local)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        match used {
+            Some(used) if same(used) => None,
+            _ => Some(local.to_owned()),
+        }
     }
 
     pub fn load(&self) -> Result<Config, ConfigError> {
@@ -1098,6 +1123,6 @@ mod tests {
             ConfigLocation::Explicit("/b.json".into())
         );
         let c = ConfigLocation::candidates();
-        assert_eq!(c[0], PathBuf::from(".pgmcp/config.json"));
+        assert!(c.iter().all(|p| p.is_absolute()), "{c:?}");
     }
 }
