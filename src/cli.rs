@@ -97,8 +97,6 @@ pub enum CliError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Database(#[from] ChoiceError),
-    #[error("logging: {0}")]
-    Logging(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
@@ -120,7 +118,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         return configure(&location);
     }
     let config = location.load()?;
-    let _log = logging::init(&config.logging).map_err(CliError::Logging)?;
+    let _log = logging::init(&config.logging).map_err(|e| ConfigError {
+        file: config.source.clone(),
+        field: Some("logging.output".to_owned()),
+        message: e.to_string(),
+    })?;
     // The command itself is not logged: its SQL may hold secrets.
     let name = match cli.command {
         Command::Serve => "serve",

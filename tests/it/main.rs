@@ -18,6 +18,7 @@ mod hooks;
 mod intake;
 mod introspection;
 mod lexical;
+mod log_file;
 mod output_fences;
 mod pipeline;
 mod red_team;
