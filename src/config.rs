@@ -25,6 +25,7 @@ use crate::guard::{FunctionPattern, Policy};
 use crate::hooks::Hook;
 use crate::sanitize::SanitizeRule;
 use crate::timeouts::TimeoutRule;
+use crate::trust;
 
 /// A config that cannot be used, naming the file and field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -443,14 +444,45 @@ impl Config {
         }
     }
 
-    /// Read and validate a config file.
+    /// Read and validate a config file, refusing it, or a hook program it
+    /// names, when someone other than its owner could have changed it (see
+    /// [`crate::trust`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let fail = |field: Option<String>, message: String| ConfigError {
             file: Some(path.to_owned()),
-            field: None,
-            message: format!("cannot read the file: {e}"),
-        })?;
-        Config::from_json(&text, Some(path))
+            field,
+            message,
+        };
+        let unreadable = |e: std::io::Error| fail(None, format!("cannot read the file: {e}"));
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        trust::check_file(&file, path).map_err(|e| fail(None, e.to_string()))?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
+        let config = Config::from_json(&text, Some(path))?;
+        for (stage, hooks) in [
+            ("before_query", &config.hooks.before_query),
+            ("after_query", &config.hooks.after_query),
+        ] {
+            for (i, hook) in hooks.iter().enumerate() {
+                // A program that is not there fails when the hook runs (and
+                // `check` reports it); one that is there must be trusted.
+                if let Some(program) = hook.program() {
+                    trust::check_path(&program)
+                        .map_err(|e| fail(Some(format!("hooks.{stage}[{i}].command")), e.to_string()))?;
+                }
+                // A script handed to an interpreter (`"command": "python3",
+                // "args": ["/path/hook.py"]`) is as much the hook as the
+                // program: an argument naming an existing file is checked too.
+                for (j, arg) in hook.args.iter().enumerate() {
+                    let named = Path::new(arg);
+                    if arg.contains('/') && named.is_file() {
+                        trust::check_path(named)
+                            .map_err(|e| fail(Some(format!("hooks.{stage}[{i}].args[{j}]")), e.to_string()))?;
+                    }
+                }
+            }
+        }
+        Ok(config)
     }
 
     /// Parse and validate config text; `file` is only used in error messages.

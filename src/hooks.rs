@@ -45,6 +45,21 @@ pub struct Hook {
     pub timeout: Duration,
 }
 
+impl Hook {
+    /// The file that runs: `command` when it is a path, else the first
+    /// executable of that name on `PATH` (hooks run without a shell, but
+    /// with pgmcp's `PATH`). `None` when there is none.
+    pub fn program(&self) -> Option<PathBuf> {
+        if self.command.components().count() > 1 {
+            return Some(self.command.clone()).filter(|p| p.exists());
+        }
+        let paths = std::env::var_os("PATH")?;
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(&self.command))
+            .find(|p| p.is_file())
+    }
+}
+
 impl PartialEq for Hook {
     fn eq(&self, other: &Self) -> bool {
         self.pattern.as_str() == other.pattern.as_str()

@@ -28,4 +28,5 @@ mod serve;
 mod sqlite;
 mod support;
 mod tls;
+mod trust;
 mod values;
