@@ -74,8 +74,11 @@ pub enum Command {
     /// config and log files, server, user, the role queries run as, database,
     /// TLS, read-only mode (as the server reports it), protection flags and
     /// hooks. Exits 0 when all is well, 1 when something failed, 2 when the
-    /// config is invalid. A WARNING (queries run as a role that can do more
-    /// than read: a superuser, an owner, ...) does not change the exit code.
+    /// config is invalid, or it or a hook program could be changed by someone
+    /// other than you (the error names the file and the chmod that fixes it).
+    /// A WARNING (a ./.pgmcp/config.json that is ignored; queries run as a
+    /// role that can do more than read: a superuser, an owner, ...) does not
+    /// change the exit code.
     Check {
         /// Instead of the report, print SQL that creates a least-privilege
         /// reader role (default name: connection.role, else pgmcp_reader) for

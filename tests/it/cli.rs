@@ -184,6 +184,10 @@ fn help_is_written_for_people() {
         text.contains("serve") && text.contains("query") && text.contains("--config"),
         "{text}"
     );
+    assert!(
+        text.contains("The working directory is never searched") && !text.contains("else ./.pgmcp"),
+        "{text}"
+    );
 }
 
 /// The examples shipped in the repository are valid and say what the README says.
