@@ -458,17 +458,19 @@ impl Config {
         trust::check_file(&file, path).map_err(|e| fail(None, e.to_string()))?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
-        let config = Config::from_json(&text, Some(path))?;
+        let mut config = Config::from_json(&text, Some(path))?;
         for (stage, hooks) in [
-            ("before_query", &config.hooks.before_query),
-            ("after_query", &config.hooks.after_query),
+            ("before_query", &mut config.hooks.before_query),
+            ("after_query", &mut config.hooks.after_query),
         ] {
-            for (i, hook) in hooks.iter().enumerate() {
+            for (i, hook) in hooks.iter_mut().enumerate() {
                 // A program that is not there fails when the hook runs (and
-                // `check` reports it); one that is there must be trusted.
+                // `check` reports it); one that is there must be trusted, and
+                // is what runs (a bare name is not looked up again).
                 if let Some(program) = hook.program() {
                     trust::check_path(&program)
                         .map_err(|e| fail(Some(format!("hooks.{stage}[{i}].command")), e.to_string()))?;
+                    hook.command = program;
                 }
                 // A script handed to an interpreter (`"command": "python3",
                 // "args": ["/path/hook.py"]`) is as much the hook as the

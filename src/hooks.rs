@@ -33,7 +33,8 @@ pub const MAX_OUTPUT: usize = 1 << 20;
 
 /// The variables a hook inherits from pgmcp, when set: what a program needs to
 /// find others, its home, temporary files and its locale. Nothing else, so no
-/// `PG*` or `PGMCP_*` secret reaches it.
+/// `PG*` or `PGMCP_*` secret reaches it. `PATH` keeps only its absolute
+/// entries.
 pub const ENV_ALLOWED: [&str; 7] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
 
 /// One configured hook.
@@ -47,17 +48,45 @@ pub struct Hook {
 
 impl Hook {
     /// The file that runs: `command` when it is a path, else the first
-    /// executable of that name on `PATH` (hooks run without a shell, but
-    /// with pgmcp's `PATH`). `None` when there is none.
+    /// executable of that name in an absolute directory on `PATH`. `None`
+    /// when there is none. A relative `PATH` entry (`.`, or an empty one)
+    /// would find the program in the working directory, which pgmcp never
+    /// trusts, so it is skipped; [`crate::Config::load`] runs the file found
+    /// here, not the name, so the file checked is the file run.
     pub fn program(&self) -> Option<PathBuf> {
         if self.command.components().count() > 1 {
             return Some(self.command.clone()).filter(|p| p.exists());
         }
         let paths = std::env::var_os("PATH")?;
         std::env::split_paths(&paths)
+            .filter(|dir| dir.is_absolute())
             .map(|dir| dir.join(&self.command))
-            .find(|p| p.is_file())
+            .find(|p| is_executable(p))
     }
+}
+
+/// `PATH` without its relative entries (`.`, empty ones), which would find
+/// programs in the working directory: it is what the hook's name is looked
+/// up in, and what the hook runs with.
+/// An empty `PATH` would itself mean the working directory to `execvp`, so
+/// with no absolute entry left the hook gets the system's directories.
+fn absolute_path_entries() -> std::ffi::OsString {
+    let paths = std::env::var_os("PATH").unwrap_or_default();
+    match std::env::join_paths(std::env::split_paths(&paths).filter(|dir| dir.is_absolute())) {
+        Ok(joined) if !joined.is_empty() => joined,
+        _ => "/usr/bin:/bin".into(),
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &std::path::Path) -> bool {
+    path.is_file()
 }
 
 impl PartialEq for Hook {
@@ -179,6 +208,10 @@ async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationTo
                 .iter()
                 .filter_map(|name| Some((name, std::env::var_os(name)?))),
         )
+        // Set after the others, so it replaces the inherited value.
+        .env("PATH", absolute_path_entries())
+        // Set after the others, so it replaces the inherited value.
+        .env("PATH", absolute_path_entries())
         .env("PGMCP_HOOK_STAGE", stage.name());
     let mut child = command_line
         .args(&hook.args)

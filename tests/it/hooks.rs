@@ -382,3 +382,42 @@ fn a_finished_hook_leaves_no_background_child() {
         assert!(!left, "{ending}: the hook's background child {child} outlived it");
     }
 }
+
+/// A hook named without a path is never found in the working directory, even
+/// when `PATH` holds `.` or an empty entry: that directory is whatever project
+/// the editor has open.
+#[test]
+fn a_bare_hook_name_is_never_found_in_the_working_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("conf");
+    std::fs::create_dir(&dir).unwrap();
+    let marker = home.path().join("planted-ran");
+    let planted = home.path().join("pgmcp-planted-hook");
+    std::fs::write(
+        &planted,
+        format!("#!/bin/sh\ntouch {}\necho '{{\"accept\": true}}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.join("config.json");
+    let doc = serde_json::json!({
+        "logging": {"output": dir.join("pgmcp.log")},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+        "hooks": {"default_timeout_seconds": 5, "before_query": [{"pattern": ".*", "command": "pgmcp-planted-hook"}]}
+    });
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let system = std::env::var("PATH").unwrap_or_default();
+    for path in [format!(".:{system}"), format!(":{system}"), format!("{system}:")] {
+        let out = crate::support::pgmcp(home.path())
+            .env("PATH", &path)
+            .arg("--config")
+            .arg(&config)
+            .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "PATH={path}: {stderr}");
+        assert!(stderr.contains("hook failed (command: pgmcp-planted-hook)"), "{stderr}");
+        assert!(!marker.exists(), "PATH={path}: the working directory's hook ran");
+    }
+}
