@@ -2,6 +2,8 @@
 //!
 //! The log file is the person's own: it is created 0600 in a directory
 //! created 0700, and an existing file others could read is narrowed to 0600.
+//! A log file that belongs to someone else, or a symlink in its place, is
+//! refused.
 //! `logging.output` must be a regular file other than stdout itself, whatever
 //! the name (`/dev/stdout`, `/proc/self/fd/1`, a symlink, the file stdout is
 //! redirected to): a FIFO would hang startup, and stdout would break the
@@ -85,6 +87,14 @@ fn open(path: &Path) -> io::Result<File> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(refuse(format!("cannot use it as the log file: {e}"))),
     }
+    // A symlink planted where the log goes (in a shared directory such as
+    // /tmp) would have pgmcp append to whatever it points to; the open below
+    // refuses one too (O_NOFOLLOW), this says why.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refuse(
+            "is a symlink: name the file it points to in logging.output".to_owned(),
+        ));
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_private_dir(dir)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create log directory {}: {e}", dir.display())))?;
@@ -92,7 +102,7 @@ fn open(path: &Path) -> io::Result<File> {
     let file = open_append(path).map_err(|e| refuse(format!("cannot open it as the log file: {e}")))?;
     let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
     usable(&meta).map_err(refuse)?;
-    tighten(&file, &meta).map_err(|e| refuse(format!("cannot make it private (chmod 600): {e}")))?;
+    tighten(&file, &meta).map_err(|e| refuse(format!("cannot make it private: {e}")))?;
     Ok(file)
 }
 
@@ -105,7 +115,7 @@ fn open_append(path: &Path) -> io::Result<File> {
         .mode(0o600)
         // Should a FIFO be swapped in after the look above, opening it must
         // not wait for a reader; on a regular file the flag changes nothing.
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
         .open(path)
 }
 
@@ -162,10 +172,23 @@ fn usable(meta: &Metadata) -> Result<(), String> {
 }
 
 /// An existing log file group or others could read becomes 0600: it holds
-/// what the agent did, and tightening is what its owner would want.
+/// what the agent did, and tightening is what its owner would want. One
+/// that belongs to someone else is refused: its owner could read it, or set
+/// its mode back.
 #[cfg(unix)]
 fn tighten(file: &File, meta: &Metadata) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "it belongs to user id {}, not to you (user id {me}): remove it or log elsewhere",
+                meta.uid()
+            ),
+        ));
+    }
     if meta.permissions().mode() & 0o077 != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }

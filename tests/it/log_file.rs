@@ -203,3 +203,40 @@ fn the_mcp_library_logs_only_warnings_below_trace() {
         assert_eq!(text.contains("marker-7431"), logged, "{level}:\n{text}");
     }
 }
+
+/// A log path someone else prepared is refused: a symlink planted in its
+/// place (pgmcp would append to what it points to) or a file they own (they
+/// could read it).
+#[test]
+fn a_prepared_log_file_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let victim = home.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let planted = home.path().join("planted.log");
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let mut cases = vec![(planted.clone(), "is a symlink: name the file it points to".to_owned())];
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        // Only root can give a file away.
+        let owned = home.path().join("owned.log");
+        std::fs::write(&owned, "").unwrap();
+        std::os::unix::fs::chown(&owned, Some(65534), None).unwrap();
+        cases.push((owned, "it belongs to user id 65534, not to you (user id 0)".to_owned()));
+    }
+    for (output, why) in cases {
+        let path = config(home.path(), output.to_str().unwrap(), "info");
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("logging.output: {}: ", output.display())) && stderr.contains(&why),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
