@@ -256,7 +256,8 @@ fn executable_problem(command: &Path) -> Option<String> {
         };
     }
     let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(command))))
+        // As hooks do: PATH's relative entries would reach the working directory.
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.is_absolute() && is_executable(&dir.join(command))))
         .unwrap_or(false);
     (!on_path).then(|| "not found on PATH".to_owned())
 }
