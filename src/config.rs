@@ -372,7 +372,10 @@ impl ConfigLocation {
     /// The default locations, in the order they are tried: the person's own
     /// config dir, never the working directory.
     pub fn candidates() -> Vec<PathBuf> {
+        // A relative HOME would make the config dir relative to the working
+        // directory, the one place never searched.
         dirs::config_dir()
+            .filter(|dir| dir.is_absolute())
             .map(|dir| dir.join("pgmcp").join("config.json"))
             .into_iter()
             .collect()
