@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::SessionReport;
-use crate::config::{Config, LogOutput};
+use crate::config::{Config, ConfigLocation, LogOutput};
 use crate::guard::Policy;
 use crate::pipeline::Engine;
 
@@ -27,6 +27,9 @@ use crate::pipeline::Engine;
 pub struct Report {
     /// The config file used; `None` for built-in defaults.
     pub config_file: Option<PathBuf>,
+    /// `./.pgmcp/config.json` when it exists and was not used: the working
+    /// directory is never searched, and its owner should know.
+    pub ignored_config: Option<PathBuf>,
     pub log: String,
     /// Where and as whom pgmcp connects, before connecting.
     pub target: String,
@@ -74,6 +77,7 @@ impl Report {
         .collect();
         Report {
             config_file: config.source.clone(),
+            ignored_config: ConfigLocation::ignored_local(config.source.as_deref()),
             log: match &config.logging.output {
                 LogOutput::File(path) => path.display().to_string(),
                 LogOutput::Stderr => "stderr".to_owned(),
@@ -91,9 +95,26 @@ impl Report {
         }
     }
 
-    /// What works but should not be so, one line each: what the role
-    /// statements run as can do beyond reading.
+    /// What works but should not be so, one line each: a config file in the
+    /// working directory that was ignored, what the role statements run as
+    /// can do beyond reading.
     pub fn warnings(&self) -> Vec<String> {
+        self.config_warning().into_iter().chain(self.role_warnings()).collect()
+    }
+
+    fn config_warning(&self) -> Option<String> {
+        self.ignored_config.as_ref().map(|path| {
+            format!(
+                "{} is ignored: pgmcp never reads a config from the working directory, where a cloned \
+                 repository could plant one that switches protections off; to use it, pass --config {} \
+                 (or set PGMCP_CONFIG_PATH)",
+                path.display(),
+                path.display()
+            )
+        })
+    }
+
+    fn role_warnings(&self) -> Vec<String> {
         match &self.session {
             Ok(s) if s.file && self.role.is_some() => {
                 vec![
@@ -129,6 +150,9 @@ impl fmt::Display for Report {
         match &self.config_file {
             Some(path) => writeln!(f, "config file:  {}", path.display())?,
             None => writeln!(f, "config file:  none found; using built-in defaults")?,
+        }
+        if let Some(warning) = self.config_warning() {
+            writeln!(f, "WARNING:      {warning}")?;
         }
         writeln!(f, "log file:     {}", self.log)?;
         writeln!(f, "database:     {}", self.target)?;
@@ -177,7 +201,7 @@ impl fmt::Display for Report {
             let state = hook.problem.as_deref().unwrap_or("executable");
             writeln!(f, "{label:<14}{} {} ({state})", hook.stage, hook.command.display())?;
         }
-        let warnings = self.warnings();
+        let warnings = self.role_warnings();
         if let (Ok(s), false) = (&self.session, warnings.is_empty()) {
             if s.file {
                 writeln!(f, "WARNING:      {}", warnings.join("; "))?;
@@ -200,7 +224,7 @@ impl fmt::Display for Report {
                 )?;
             }
         }
-        let noted = match warnings.len() {
+        let noted = match self.warnings().len() {
             0 => String::new(),
             1 => " (1 warning, above)".to_owned(),
             n => format!(" ({n} warnings, above)"),
@@ -232,7 +256,8 @@ fn executable_problem(command: &Path) -> Option<String> {
         };
     }
     let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(command))))
+        // As hooks do: PATH's relative entries would reach the working directory.
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.is_absolute() && is_executable(&dir.join(command))))
         .unwrap_or(false);
     (!on_path).then(|| "not found on PATH".to_owned())
 }

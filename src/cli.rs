@@ -32,8 +32,9 @@ use crate::{logging, mcp};
     about = "A guarded MCP server for PostgreSQL, SQLite and DuckDB: lets a desktop AI agent query your database safely."
 )]
 pub struct Cli {
-    /// Config file. Default: $PGMCP_CONFIG_PATH, else ./.pgmcp/config.json, else
-    /// <config dir>/pgmcp/config.json, else built-in defaults (read-only).
+    /// Config file. Default: $PGMCP_CONFIG_PATH, else <config dir>/pgmcp/config.json
+    /// (~/.config/pgmcp/config.json on Linux), else built-in defaults
+    /// (read-only). The working directory is never searched.
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// The database: sqlite:///abs/path.db, sqlite:relative/path.db,
@@ -73,8 +74,11 @@ pub enum Command {
     /// config and log files, server, user, the role queries run as, database,
     /// TLS, read-only mode (as the server reports it), protection flags and
     /// hooks. Exits 0 when all is well, 1 when something failed, 2 when the
-    /// config is invalid. A WARNING (queries run as a role that can do more
-    /// than read: a superuser, an owner, ...) does not change the exit code.
+    /// config is invalid, or it or a hook program could be changed by someone
+    /// other than you (the error names the file and the chmod that fixes it).
+    /// A WARNING (a ./.pgmcp/config.json that is ignored; queries run as a
+    /// role that can do more than read: a superuser, an owner, ...) does not
+    /// change the exit code.
     Check {
         /// Instead of the report, print SQL that creates a least-privilege
         /// reader role (default name: connection.role, else pgmcp_reader) for
@@ -96,12 +100,12 @@ pub enum CliError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Database(#[from] ChoiceError),
-    #[error("logging: {0}")]
-    Logging(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
     Session(String),
+    #[error("no config directory to write to (HOME is not set): name the file with --config PATH")]
+    NoConfigDir,
     #[error(transparent)]
     Wizard(#[from] crate::wizard::WizardError),
 }
@@ -117,7 +121,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         return configure(&location);
     }
     let config = location.load()?;
-    let _log = logging::init(&config.logging).map_err(CliError::Logging)?;
+    let _log = logging::init(&config.logging).map_err(|e| ConfigError {
+        file: config.source.clone(),
+        field: Some("logging.output".to_owned()),
+        message: e.to_string(),
+    })?;
     // The command itself is not logged: its SQL may hold secrets.
     let name = match cli.command {
         Command::Serve => "serve",
@@ -126,6 +134,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Configure => "configure",
     };
     tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
+    if let Some(ignored) = ConfigLocation::ignored_local(config.source.as_deref()) {
+        tracing::warn!(file = %ignored.display(), "config in the working directory ignored: name it with --config to use it");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -236,14 +247,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
 }
 
 /// `pgmcp configure`: the file the other commands would read, or where a new
-/// one is found by every client: the user's config dir (desktop clients start
-/// pgmcp from anywhere, so `./.pgmcp` would not be found).
+/// one is found by every client: the user's config dir. Never the working
+/// directory, which no command searches.
 fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
     let path = match location {
         ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => path.clone(),
-        ConfigLocation::BuiltIn => ConfigLocation::candidates()
-            .pop()
-            .unwrap_or_else(|| PathBuf::from(".pgmcp/config.json")),
+        ConfigLocation::BuiltIn => ConfigLocation::candidates().pop().ok_or(CliError::NoConfigDir)?,
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

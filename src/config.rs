@@ -3,9 +3,13 @@
 //! applied). Every error names the file and the field.
 //!
 //! Where the file comes from, first match wins: `--config PATH`,
-//! `PGMCP_CONFIG_PATH`, `./.pgmcp/config.json`, `<config dir>/pgmcp/config.json`.
-//! When neither of the last two exists, built-in defaults are used (see
-//! [`Config::builtin`]); a path given by flag or variable must exist.
+//! `PGMCP_CONFIG_PATH`, `<config dir>/pgmcp/config.json`. When the last does
+//! not exist, built-in defaults are used (see [`Config::builtin`]); a path
+//! given by flag or variable must exist. The working directory is never
+//! searched: editors start pgmcp inside whatever repository is open, and a
+//! config planted there could switch read-only mode off and name its own
+//! hook. A `./.pgmcp/config.json` is read only when named
+//! ([`ConfigLocation::ignored_local`] lets `check` say it was not).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,6 +25,7 @@ use crate::guard::{FunctionPattern, Policy};
 use crate::hooks::Hook;
 use crate::sanitize::SanitizeRule;
 use crate::timeouts::TimeoutRule;
+use crate::trust;
 
 /// A config that cannot be used, naming the file and field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -333,6 +338,10 @@ pub struct QueryConfig {
     pub timeout_rules: Vec<TimeoutRule>,
 }
 
+/// The per-directory config older versions found on their own; now only read
+/// when named by `--config` or `PGMCP_CONFIG_PATH`.
+pub const LOCAL_CONFIG: &str = ".pgmcp/config.json";
+
 /// Which file to read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigLocation {
@@ -360,13 +369,33 @@ impl ConfigLocation {
             .map_or(ConfigLocation::BuiltIn, ConfigLocation::Found)
     }
 
-    /// The default locations, in the order they are tried.
+    /// The default locations, in the order they are tried: the person's own
+    /// config dir, never the working directory.
     pub fn candidates() -> Vec<PathBuf> {
-        let mut out = vec![PathBuf::from(".pgmcp").join("config.json")];
-        if let Some(dir) = dirs::config_dir() {
-            out.push(dir.join("pgmcp").join("config.json"));
+        // A relative HOME would make the config dir relative to the working
+        // directory, the one place never searched.
+        dirs::config_dir()
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("pgmcp").join("config.json"))
+            .into_iter()
+            .collect()
+    }
+
+    /// `./.pgmcp/config.json` when it exists and is not the file `used`: older
+    /// versions read it, so its owner may expect it to apply.
+    pub fn ignored_local(used: Option<&Path>) -> Option<PathBuf> {
+        let local = Path::new(LOCAL_CONFIG);
+        if !local.is_file() {
+            return None;
         }
-        out
+        let same = |used: &Path| match (std::fs::canonicalize(used), std::fs::canonicalize(local)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        match used {
+            Some(used) if same(used) => None,
+            _ => Some(local.to_owned()),
+        }
     }
 
     pub fn load(&self) -> Result<Config, ConfigError> {
@@ -418,14 +447,47 @@ impl Config {
         }
     }
 
-    /// Read and validate a config file.
+    /// Read and validate a config file, refusing it, or a hook program it
+    /// names, when someone other than its owner could have changed it (see
+    /// [`crate::trust`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let fail = |field: Option<String>, message: String| ConfigError {
             file: Some(path.to_owned()),
-            field: None,
-            message: format!("cannot read the file: {e}"),
-        })?;
-        Config::from_json(&text, Some(path))
+            field,
+            message,
+        };
+        let unreadable = |e: std::io::Error| fail(None, format!("cannot read the file: {e}"));
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        trust::check_file(&file, path).map_err(|e| fail(None, e.to_string()))?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
+        let mut config = Config::from_json(&text, Some(path))?;
+        for (stage, hooks) in [
+            ("before_query", &mut config.hooks.before_query),
+            ("after_query", &mut config.hooks.after_query),
+        ] {
+            for (i, hook) in hooks.iter_mut().enumerate() {
+                // A program that is not there fails when the hook runs (and
+                // `check` reports it); one that is there must be trusted, and
+                // is what runs (a bare name is not looked up again).
+                if let Some(program) = hook.program() {
+                    trust::check_path(&program)
+                        .map_err(|e| fail(Some(format!("hooks.{stage}[{i}].command")), e.to_string()))?;
+                    hook.command = program;
+                }
+                // A script handed to an interpreter (`"command": "python3",
+                // "args": ["/path/hook.py"]`) is as much the hook as the
+                // program: an argument naming an existing file is checked too.
+                for (j, arg) in hook.args.iter().enumerate() {
+                    let named = Path::new(arg);
+                    if arg.contains('/') && named.is_file() {
+                        trust::check_path(named)
+                            .map_err(|e| fail(Some(format!("hooks.{stage}[{i}].args[{j}]")), e.to_string()))?;
+                    }
+                }
+            }
+        }
+        Ok(config)
     }
 
     /// Parse and validate config text; `file` is only used in error messages.
@@ -1098,6 +1160,6 @@ mod tests {
             ConfigLocation::Explicit("/b.json".into())
         );
         let c = ConfigLocation::candidates();
-        assert_eq!(c[0], PathBuf::from(".pgmcp/config.json"));
+        assert!(c.iter().all(|p| p.is_absolute()), "{c:?}");
     }
 }

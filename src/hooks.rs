@@ -7,8 +7,16 @@
 //! "modified_result": "..."}` / `{"accept": false, "error_message": "..."}`.
 //! Hooks whose pattern matches run in order, each seeing the previous one's
 //! output. Hooks are guardrails: a crash, a non-zero exit, a timeout, an
-//! oversized or unparseable answer stops the call. A hook that times out is
-//! killed together with everything it started (its process group).
+//! oversized or unparseable answer stops the call.
+//!
+//! A hook runs in its own process group, and when it ends (answered, failed,
+//! timed out or cancelled) the whole group is killed: nothing it started in
+//! the background outlives it. (A program that leaves the group on purpose,
+//! with `setsid`, is beyond this.)
+//!
+//! A hook sees only [`ENV_ALLOWED`] of pgmcp's environment, plus
+//! `PGMCP_HOOK_STAGE`: pgmcp's own environment holds the connection string and
+//! `PGPASSWORD`, which a guardrail program has no use for.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -23,6 +31,12 @@ use tokio_util::sync::CancellationToken;
 /// Most bytes read from a hook's stdout; more is an error.
 pub const MAX_OUTPUT: usize = 1 << 20;
 
+/// The variables a hook inherits from pgmcp, when set: what a program needs to
+/// find others, its home, temporary files and its locale. Nothing else, so no
+/// `PG*` or `PGMCP_*` secret reaches it. `PATH` keeps only its absolute
+/// entries.
+pub const ENV_ALLOWED: [&str; 7] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
+
 /// One configured hook.
 #[derive(Debug, Clone)]
 pub struct Hook {
@@ -30,6 +44,49 @@ pub struct Hook {
     pub command: PathBuf,
     pub args: Vec<String>,
     pub timeout: Duration,
+}
+
+impl Hook {
+    /// The file that runs: `command` when it is a path, else the first
+    /// executable of that name in an absolute directory on `PATH`. `None`
+    /// when there is none. A relative `PATH` entry (`.`, or an empty one)
+    /// would find the program in the working directory, which pgmcp never
+    /// trusts, so it is skipped; [`crate::Config::load`] runs the file found
+    /// here, not the name, so the file checked is the file run.
+    pub fn program(&self) -> Option<PathBuf> {
+        if self.command.components().count() > 1 {
+            return Some(self.command.clone()).filter(|p| p.exists());
+        }
+        let paths = std::env::var_os("PATH")?;
+        std::env::split_paths(&paths)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(&self.command))
+            .find(|p| is_executable(p))
+    }
+}
+
+/// `PATH` without its relative entries (`.`, empty ones), which would find
+/// programs in the working directory: it is what the hook's name is looked
+/// up in, and what the hook runs with.
+/// An empty `PATH` would itself mean the working directory to `execvp`, so
+/// with no absolute entry left the hook gets the system's directories.
+fn absolute_path_entries() -> std::ffi::OsString {
+    let paths = std::env::var_os("PATH").unwrap_or_default();
+    match std::env::join_paths(std::env::split_paths(&paths).filter(|dir| dir.is_absolute())) {
+        Ok(joined) if !joined.is_empty() => joined,
+        _ => "/usr/bin:/bin".into(),
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &std::path::Path) -> bool {
+    path.is_file()
 }
 
 impl PartialEq for Hook {
@@ -49,7 +106,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Stage::BeforeQuery => "before_query",
             Stage::AfterQuery => "after_query",
@@ -143,7 +200,20 @@ async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationTo
         command: command.clone(),
         reason,
     };
-    let mut child = Command::new(&hook.command)
+    let mut command_line = Command::new(&hook.command);
+    command_line
+        .env_clear()
+        .envs(
+            ENV_ALLOWED
+                .iter()
+                .filter_map(|name| Some((name, std::env::var_os(name)?))),
+        )
+        // Set after the others, so it replaces the inherited value.
+        .env("PATH", absolute_path_entries())
+        // Set after the others, so it replaces the inherited value.
+        .env("PATH", absolute_path_entries())
+        .env("PGMCP_HOOK_STAGE", stage.name());
+    let mut child = command_line
         .args(&hook.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -153,6 +223,9 @@ async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationTo
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| failed(e.to_string()))?;
+    // The group's id is the hook's pid, read now: once the hook is reaped
+    // `Child::id` no longer gives it.
+    let group = child.id().and_then(|p| i32::try_from(p).ok());
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take();
     let input = input.as_bytes().to_vec();
@@ -189,20 +262,26 @@ async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationTo
     };
     let outcome = tokio::select! {
         r = tokio::time::timeout(hook.timeout, work) => match r {
-            Ok(r) => return r,
-            Err(_) => HookError::Timeout { stage, command: command.clone() },
+            Ok(r) => r,
+            Err(_) => Err(HookError::Timeout { stage, command: command.clone() }),
         },
-        _ = cancel.cancelled() => HookError::Cancelled { stage },
+        _ = cancel.cancelled() => Err(HookError::Cancelled { stage }),
     };
-    kill_group(&mut child).await;
-    Err(outcome)
+    // Whatever the outcome: a hook that answered may still have left a
+    // background child behind, and it must not outlive the call.
+    kill_group(group, &mut child).await;
+    outcome
 }
 
 /// Kill the hook's whole process group and reap the hook.
-async fn kill_group(child: &mut Child) {
-    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+async fn kill_group(group: Option<i32>, child: &mut Child) {
+    if let Some(pid) = group {
         // SAFETY: kill(2) with a negative pid signals that process group; the
-        // group was created for this hook alone (`process_group(0)`).
+        // group was created for this hook alone (`process_group(0)`). The hook
+        // may have been reaped already; its id still names only its group:
+        // the kernel does not hand out a pid while a group of that id has
+        // members, and an emptied one is reused only after the pid counter
+        // wraps around, not in the moment between the reap and this call.
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }

@@ -42,6 +42,8 @@
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
 //! - [`config`]: the config file, validated into [`Config`].
+//! - [`trust`]: who may change the config file and hook programs; refused
+//!   when anyone but their owner could.
 //! - [`mcp`]: the MCP server: tool schemas and wire translation only.
 //! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`.
 //! - [`cli`], [`logging`]: the command line and where logs go.
@@ -70,6 +72,7 @@ pub mod sanitize;
 pub mod shape;
 pub mod suggest;
 pub mod timeouts;
+pub mod trust;
 pub mod value;
 pub mod wizard;
 

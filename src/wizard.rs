@@ -12,7 +12,7 @@
 
 use std::fs;
 use std::io::{self, BufRead, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -447,25 +447,60 @@ fn set(doc: &mut Value, path: &str, value: Option<Value>) {
 
 /// Write the file readable by its owner alone (it names hosts, users and key
 /// files), through a temporary file so a failure leaves the old one intact.
+///
+/// The temporary file is always a new one (`O_CREAT | O_EXCL`, which also
+/// refuses a symlink in its place), named anew each run: with a fixed name
+/// opened for writing, anyone able to write the directory could plant a
+/// symlink there and have the wizard overwrite the file it points to. A name
+/// someone guessed and planted costs a retry, never an overwrite.
 fn write_private(path: &Path, doc: &Value) -> Result<(), WizardError> {
     let fail = |e: io::Error| WizardError::Write(path.to_owned(), e);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(fail)?;
+        // Private like the file: a directory others can write is refused at load.
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(fail)?;
     }
     let text = serde_json::to_string_pretty(doc).map_err(|e| fail(io::Error::other(e)))? + "\n";
-    let tmp = path.with_extension("json.tmp");
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(fail)?;
-    // The mode above applies only to a new file.
-    file.set_permissions(fs::Permissions::from_mode(0o600)).map_err(fail)?;
-    file.write_all(text.as_bytes()).map_err(fail)?;
-    file.sync_all().map_err(fail)?;
-    fs::rename(&tmp, path).map_err(fail)
+    let (tmp, mut file) = create_temp(path).map_err(fail)?;
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(fail)
+}
+
+/// A new file, mode 0600, next to `path` (so the rename stays on one file
+/// system), named `.config.json.<pid>.<nanoseconds>.tmp`.
+fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "config".into(), |n| n.to_string_lossy());
+    let mut last = None;
+    // A name taken (by a leftover or a planted file) is skipped, never reused.
+    for attempt in 0u32..16 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let tmp = path.with_file_name(format!(".{name}.{}.{nanos}{attempt}.tmp", std::process::id()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free temporary file name")))
 }
 
 #[cfg(test)]

@@ -234,3 +234,35 @@ fn sqlite_files_are_checked_too() {
     );
     assert!(!home.path().join("missing.db").exists());
 }
+
+/// `./.pgmcp/config.json` is never read unless named; `check` says so, as a
+/// warning that leaves the exit code alone.
+#[test]
+fn an_ignored_working_directory_config_is_a_warning() {
+    let home = tempfile::tempdir().unwrap();
+    let local = home.path().join(".pgmcp");
+    std::fs::create_dir(&local).unwrap();
+    config(&local, false, &[]);
+    let check = |named: bool| {
+        let mut cmd = pgmcp(home.path());
+        if named {
+            cmd.args(["--config", ".pgmcp/config.json"]);
+        }
+        let out = cmd.args(["--database", "sqlite::memory:", "check"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        stdout
+    };
+    let stdout = check(false);
+    assert!(
+        stdout.contains(
+            "config file:  none found; using built-in defaults\n\
+             WARNING:      .pgmcp/config.json is ignored: pgmcp never reads a config from the working directory"
+        ) && stdout.contains("pass --config .pgmcp/config.json"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("result:       OK (1 warning, above)"), "{stdout}");
+    let stdout = check(true);
+    assert!(!stdout.contains("WARNING"), "{stdout}");
+    assert!(stdout.contains("config file:  .pgmcp/config.json\n"), "{stdout}");
+}

@@ -103,11 +103,11 @@ fn config_path_resolution() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("pgmcp: config /nonexistent/env.json"));
 
-    // ./.pgmcp/config.json is found from the working directory.
+    // The person's own config dir is searched.
     let db = pg::server().database();
-    std::fs::create_dir(home.path().join(".pgmcp")).unwrap();
-    let local = write_config(&home.path().join(".pgmcp"), r#", "max_rows": 3"#);
-    assert!(local.ends_with(".pgmcp/config.json"));
+    let own = home.path().join("config/pgmcp");
+    std::fs::create_dir_all(&own).unwrap();
+    write_config(&own, r#", "max_rows": 3"#);
     let out = pgmcp(home.path())
         .env("PGMCP_PG_CONNSTRING", &db.url)
         .args(["query", "SELECT generate_series(1, 10) AS g"])
@@ -121,6 +121,60 @@ fn config_path_resolution() {
     );
 }
 
+/// A repository opened in an editor that starts pgmcp there must not be able
+/// to configure it: `./.pgmcp/config.json` is read only when named.
+#[test]
+fn the_working_directory_config_is_never_discovered() {
+    let home = tempfile::tempdir().unwrap();
+    let local = home.path().join(".pgmcp");
+    std::fs::create_dir(&local).unwrap();
+    // What a planted config would do: writes allowed, and a hook of its own.
+    let marker = home.path().join("hook-ran");
+    let hook = local.join("hook.sh");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch {}\necho '{{\"accept\": true}}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let planted = json!({
+        "server": {"read_only": false},
+        "logging": {"output": local.join("pgmcp.log")},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+        "hooks": {"default_timeout_seconds": 5, "before_query": [{"pattern": ".*", "command": "./hook.sh"}]}
+    });
+    std::fs::write(local.join("config.json"), planted.to_string()).unwrap();
+    let create = ["--database", "sqlite::memory:", "query", "CREATE TABLE t (x int)"];
+    // Found on its own, it would have allowed the write and run the hook.
+    for env_config in [None, Some("")] {
+        let mut cmd = pgmcp(home.path());
+        if let Some(value) = env_config {
+            cmd.env("PGMCP_CONFIG_PATH", value);
+        }
+        let out = cmd.args(create).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("read-only"), "{stderr}");
+        assert!(!marker.exists(), "the planted hook ran");
+        assert!(!local.join("pgmcp.log").exists(), "the planted config was read");
+    }
+    // Named, it is the person's choice, and used.
+    for named in [
+        ("--config", ".pgmcp/config.json"),
+        ("PGMCP_CONFIG_PATH", ".pgmcp/config.json"),
+    ] {
+        let mut cmd = pgmcp(home.path());
+        match named {
+            ("--config", path) => cmd.args(["--config", path]),
+            (var, path) => cmd.env(var, path),
+        };
+        let named = cmd.args(create).output().unwrap();
+        assert!(named.status.success(), "{}", String::from_utf8_lossy(&named.stderr));
+        assert!(marker.exists(), "the named config's hook did not run");
+        std::fs::remove_file(&marker).unwrap();
+    }
+}
+
 #[test]
 fn help_is_written_for_people() {
     let home = tempfile::tempdir().unwrap();
@@ -128,6 +182,10 @@ fn help_is_written_for_people() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("serve") && text.contains("query") && text.contains("--config"),
+        "{text}"
+    );
+    assert!(
+        text.contains("The working directory is never searched") && !text.contains("else ./.pgmcp"),
         "{text}"
     );
 }

@@ -175,3 +175,48 @@ fn nothing_is_written_when_input_ends_or_the_file_is_not_json() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json", "left as it was");
 }
+
+/// A symlink planted where the temporary file used to go is never followed:
+/// the file it points to keeps its content, and the config is still written.
+#[test]
+fn a_planted_temp_file_symlink_is_not_followed() {
+    let home = tempfile::tempdir().unwrap();
+    let victim = home.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let dir = home.path().join("conf");
+    std::fs::create_dir(&dir).unwrap();
+    let path = dir.join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"query": {"default_timeout_seconds": 7, "list_tables_timeout_seconds": 8, "describe_table_timeout_seconds": 9}}"#,
+    )
+    .unwrap();
+    for planted in ["config.json.tmp", ".config.json.tmp"] {
+        std::os::unix::fs::symlink(&victim, dir.join(planted)).unwrap();
+    }
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("configure")
+        .write_stdin(script(&[], &[]))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).is_ok());
+    assert_eq!(mode(&path), 0o600);
+    assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+    // Nothing left behind but what was planted.
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".config.json.tmp", "config.json", "config.json.tmp"]);
+}

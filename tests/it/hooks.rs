@@ -2,7 +2,8 @@
 //! `fixtures/hooks/`, plus the bounds pgmcp adds (output size, killing what a
 //! timed-out hook started).
 
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pgmcp::hooks::{Hook, HookError, Stage, run_chain};
@@ -268,5 +269,155 @@ async fn concurrent_hooks_do_not_cross_talk() {
     for task in tasks {
         let (i, r) = task.await.unwrap();
         assert_eq!(message(r), format!("stdin was: SELECT {i}"));
+    }
+}
+
+/// A config in `dir` whose one `before_query` hook is the shell script `body`,
+/// given `args`.
+fn config_with_hook(dir: &Path, body: &str, args: &[String]) -> PathBuf {
+    let hook = dir.join("hook.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.join("config.json");
+    let doc = serde_json::json!({
+        "logging": {"output": dir.join("pgmcp.log")},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+        "hooks": {"default_timeout_seconds": 10, "before_query": [{"pattern": ".*", "command": hook, "args": args}]}
+    });
+    std::fs::write(&config, doc.to_string()).unwrap();
+    config
+}
+
+/// A hook gets a short, fixed environment: none of the secrets pgmcp itself
+/// was started with (the connection string, `PGPASSWORD`, anything else).
+#[test]
+fn hooks_see_no_secret_from_the_environment() {
+    let home = tempfile::tempdir().unwrap();
+    let seen = home.path().join("env.txt");
+    let config = config_with_hook(
+        home.path(),
+        "cat > /dev/null\nenv > \"$1\"\necho '{\"accept\": true}'\n",
+        &[seen.display().to_string()],
+    );
+    let out = crate::support::pgmcp(home.path())
+        .arg("--config")
+        .arg(&config)
+        .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+        .env("PGPASSWORD", "pw-from-pgpassword")
+        .env(
+            "PGMCP_PG_CONNSTRING",
+            "postgresql://agent:pw-in-connstring@db.example.com/shop",
+        )
+        .env(
+            "PGMCP_DATABASE",
+            "postgresql://agent:pw-in-database@db.example.com/shop",
+        )
+        .env("PGPASSFILE", "/home/agent/.pgpass-secret")
+        .env("AWS_SECRET_ACCESS_KEY", "aws-secret")
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = std::fs::read_to_string(&seen).unwrap();
+    for secret in ["pw-from", "pw-in", "pgpass-secret", "aws-secret"] {
+        assert!(!env.contains(secret), "{secret} reached the hook:\n{env}");
+    }
+    let names: Vec<&str> = env.lines().filter_map(|l| l.split_once('=').map(|(n, _)| n)).collect();
+    // What the shell itself adds (PWD, SHLVL, _) is not pgmcp's doing.
+    let shell = ["PWD", "OLDPWD", "SHLVL", "_"];
+    for name in &names {
+        assert!(
+            pgmcp::hooks::ENV_ALLOWED.contains(name) || *name == "PGMCP_HOOK_STAGE" || shell.contains(name),
+            "{name} reached the hook:\n{env}"
+        );
+    }
+    for expected in ["PATH=", "HOME=", "LANG=C.UTF-8", "PGMCP_HOOK_STAGE=before_query"] {
+        assert!(
+            env.lines().any(|l| l.starts_with(expected)),
+            "{expected} missing:\n{env}"
+        );
+    }
+}
+
+/// Whatever a hook started in the background ends with it, whether the hook
+/// accepted, rejected or failed.
+#[test]
+fn a_finished_hook_leaves_no_background_child() {
+    for (ending, exit) in [
+        ("echo '{\"accept\": true}'", Some(0)),
+        ("echo '{\"accept\": false, \"error_message\": \"no\"}'", Some(1)),
+        ("exit 3", Some(1)),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let pid_file = home.path().join("child.pid");
+        let config = config_with_hook(
+            home.path(),
+            // The sleeper's output goes elsewhere, so the hook's stdout closes
+            // when the hook exits: nothing waits for the sleeper.
+            &format!("cat > /dev/null\nsleep 300 > /dev/null 2>&1 &\necho $! > \"$1\"\n{ending}\n"),
+            &[pid_file.display().to_string()],
+        );
+        let started = Instant::now();
+        let out = crate::support::pgmcp(home.path())
+            .arg("--config")
+            .arg(&config)
+            .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), exit, "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "the call waited for the sleeper"
+        );
+        let child: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(child) && !is_zombie(child) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = alive(child) && !is_zombie(child);
+        if left {
+            // SAFETY: the test's own sleeper; do not leave it behind.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+        }
+        assert!(!left, "{ending}: the hook's background child {child} outlived it");
+    }
+}
+
+/// A hook named without a path is never found in the working directory, even
+/// when `PATH` holds `.` or an empty entry: that directory is whatever project
+/// the editor has open.
+#[test]
+fn a_bare_hook_name_is_never_found_in_the_working_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("conf");
+    std::fs::create_dir(&dir).unwrap();
+    let marker = home.path().join("planted-ran");
+    let planted = home.path().join("pgmcp-planted-hook");
+    std::fs::write(
+        &planted,
+        format!("#!/bin/sh\ntouch {}\necho '{{\"accept\": true}}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.join("config.json");
+    let doc = serde_json::json!({
+        "logging": {"output": dir.join("pgmcp.log")},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+        "hooks": {"default_timeout_seconds": 5, "before_query": [{"pattern": ".*", "command": "pgmcp-planted-hook"}]}
+    });
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let system = std::env::var("PATH").unwrap_or_default();
+    for path in [format!(".:{system}"), format!(":{system}"), format!("{system}:")] {
+        let out = crate::support::pgmcp(home.path())
+            .env("PATH", &path)
+            .arg("--config")
+            .arg(&config)
+            .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "PATH={path}: {stderr}");
+        assert!(stderr.contains("hook failed (command: pgmcp-planted-hook)"), "{stderr}");
+        assert!(!marker.exists(), "PATH={path}: the working directory's hook ran");
     }
 }

@@ -1,0 +1,242 @@
+//! The log file, through the real binary: private to its owner, never stdout
+//! under another name, never a FIFO or socket, and free of what the MCP
+//! library would log about each request below `trace`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::pgmcp;
+use crate::support::stdio::McpProcess;
+
+/// A config in `dir` logging to `output` at `level`.
+fn config(dir: &Path, output: &str, level: &str) -> PathBuf {
+    let path = dir.join("config.json");
+    let doc = json!({
+        "logging": {"output": output, "level": level},
+        "query": {"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10}
+    });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// `pgmcp` with the same clean environment as [`pgmcp`], as a plain
+/// `std::process::Command` so its stdout and stderr can be any file.
+fn raw_pgmcp(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgmcp"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(home);
+    cmd
+}
+
+#[test]
+fn the_log_file_is_private() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("logs/new/pgmcp.log");
+    let path = config(home.path(), log.to_str().unwrap(), "info");
+    let run = || {
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run();
+    assert_eq!(mode(&log), 0o600);
+    assert_eq!(mode(log.parent().unwrap()), 0o700);
+    // One that others could read is narrowed, and keeps its lines.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let before = std::fs::read_to_string(&log).unwrap();
+    run();
+    assert_eq!(mode(&log), 0o600);
+    assert!(std::fs::read_to_string(&log).unwrap().starts_with(&before));
+    // The built-in default location too.
+    let out = pgmcp(home.path())
+        .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mode(&home.path().join("state/pgmcp/pgmcp.log")), 0o600);
+    assert_eq!(mode(&home.path().join("state/pgmcp")), 0o700);
+}
+
+/// stdout under any name is refused before anything is logged: by name, by
+/// its /proc path, through a symlink, or as the file stdout is redirected to.
+#[test]
+fn stdout_under_any_name_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let link = home.path().join("innocent.log");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let redirected = home.path().join("stdout.txt");
+    std::fs::write(&redirected, "").unwrap();
+    for output in [
+        "/dev/stdout".to_owned(),
+        "/proc/self/fd/1".to_owned(),
+        link.display().to_string(),
+        redirected.display().to_string(),
+    ] {
+        let path = config(home.path(), &output, "debug");
+        let stdout = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
+        let out = raw_pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", "sqlite::memory:", "serve"])
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{output}: {stderr}");
+        assert!(
+            stderr.contains(&format!("config {}: logging.output: ", path.display()))
+                && stderr.contains("same file as stdout"),
+            "{output}: {stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&redirected).unwrap(), "", "{output}");
+    }
+    // stderr is refused only when it goes where stdout goes.
+    let path = config(home.path(), "stderr", "debug");
+    let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
+    let status = raw_pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["--database", "sqlite::memory:", "serve"])
+        .stdin(Stdio::null())
+        .stdout(shared.try_clone().unwrap())
+        .stderr(shared)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    let text = std::fs::read_to_string(&redirected).unwrap();
+    assert!(
+        text.contains("logging.output: stderr: goes to the same place as stdout"),
+        "{text}"
+    );
+}
+
+/// A FIFO, a socket or a directory is refused at once; a FIFO used to hang
+/// the server before `initialize`.
+#[test]
+fn only_a_regular_file_can_be_the_log() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("fifo.log");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let socket = home.path().join("socket.log");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let dir = home.path().join("dir.log");
+    std::fs::create_dir(&dir).unwrap();
+    for (output, what) in [(&fifo, "a FIFO"), (&socket, "a socket"), (&dir, "a directory")] {
+        let path = config(home.path(), output.to_str().unwrap(), "info");
+        let mut child = raw_pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", "sqlite::memory:", "serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("pgmcp hung with {} as its log", output.display());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "logging.output: {}: is {what}: the log must be a regular file",
+                output.display()
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+/// At `debug`, pgmcp's own events are logged, but not rmcp's copy of every
+/// request and result (query text, rows); `trace` asks for them.
+#[test]
+fn the_mcp_library_logs_only_warnings_below_trace() {
+    for (level, logged) in [("debug", false), ("trace", true)] {
+        let home = tempfile::tempdir().unwrap();
+        let log = home.path().join("pgmcp.log");
+        let path = config(home.path(), log.to_str().unwrap(), level);
+        let mut server = McpProcess::spawn(
+            &[
+                "--config",
+                path.to_str().unwrap(),
+                "--database",
+                "sqlite::memory:",
+                "serve",
+            ],
+            &[],
+        );
+        server.initialize();
+        server.call_tool("query", json!({"sql": "SELECT 'marker-7431' AS m"}));
+        server.close_stdin();
+        server.wait_exit(Duration::from_secs(10));
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("serving MCP on stdio"), "{text}");
+        assert_eq!(text.contains("marker-7431"), logged, "{level}:\n{text}");
+    }
+}
+
+/// A log path someone else prepared is refused: a symlink planted in its
+/// place (pgmcp would append to what it points to) or a file they own (they
+/// could read it).
+#[test]
+fn a_prepared_log_file_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let victim = home.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let planted = home.path().join("planted.log");
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let mut cases = vec![(planted.clone(), "is a symlink: name the file it points to".to_owned())];
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        // Only root can give a file away.
+        let owned = home.path().join("owned.log");
+        std::fs::write(&owned, "").unwrap();
+        std::os::unix::fs::chown(&owned, Some(65534), None).unwrap();
+        cases.push((owned, "it belongs to user id 65534, not to you (user id 0)".to_owned()));
+    }
+    for (output, why) in cases {
+        let path = config(home.path(), output.to_str().unwrap(), "info");
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", "sqlite::memory:", "query", "SELECT 1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("logging.output: {}: ", output.display())) && stderr.contains(&why),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
