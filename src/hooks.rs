@@ -15,7 +15,7 @@
 //! with `setsid`, is beyond this.)
 //!
 //! A hook sees only [`ENV_ALLOWED`] of pgmcp's environment, plus
-//! `PGMCP_HOOK_STAGE`: pgmcp's own environment holds the connection string and
+//! `PGMCP_HOOK_STAGE` and `PGMCP_TOOL`: pgmcp's own environment holds the connection string and
 //! `PGPASSWORD`, which a guardrail program has no use for.
 
 use std::path::PathBuf;
@@ -153,6 +153,7 @@ struct Answer {
 /// (possibly rewritten) text.
 pub async fn run_chain(
     stage: Stage,
+    tool: &str,
     hooks: &[Hook],
     input: String,
     cancel: &CancellationToken,
@@ -163,7 +164,7 @@ pub async fn run_chain(
             continue;
         }
         let command = hook.command.display().to_string();
-        let output = run_one(stage, hook, &current, cancel).await?;
+        let output = run_one(stage, tool, hook, &current, cancel).await?;
         let answer: Answer = serde_json::from_slice(&output).map_err(|e| HookError::Unparseable {
             stage,
             command: command.clone(),
@@ -193,7 +194,13 @@ pub async fn run_chain(
 }
 
 /// Start the hook, feed it `input`, and collect its stdout within its timeout.
-async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationToken) -> Result<Vec<u8>, HookError> {
+async fn run_one(
+    stage: Stage,
+    tool: &str,
+    hook: &Hook,
+    input: &str,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>, HookError> {
     let command = hook.command.display().to_string();
     let failed = |reason: String| HookError::Failed {
         stage,
@@ -210,9 +217,8 @@ async fn run_one(stage: Stage, hook: &Hook, input: &str, cancel: &CancellationTo
         )
         // Set after the others, so it replaces the inherited value.
         .env("PATH", absolute_path_entries())
-        // Set after the others, so it replaces the inherited value.
-        .env("PATH", absolute_path_entries())
-        .env("PGMCP_HOOK_STAGE", stage.name());
+        .env("PGMCP_HOOK_STAGE", stage.name())
+        .env("PGMCP_TOOL", tool);
     let mut child = command_line
         .args(&hook.args)
         .stdin(Stdio::piped())

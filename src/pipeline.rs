@@ -178,6 +178,7 @@ impl Engine {
 
         let sql = hooks::run_chain(
             Stage::BeforeQuery,
+            "query",
             &config.hooks.before_query,
             input.sql.clone(),
             cancel,
@@ -238,7 +239,7 @@ impl Engine {
         if !config.hooks.after_query.is_empty() {
             let json =
                 serde_json::to_string(&output).map_err(|e| Error::Input(format!("cannot encode the result: {e}")))?;
-            let json = hooks::run_chain(Stage::AfterQuery, &config.hooks.after_query, json, cancel).await?;
+            let json = hooks::run_chain(Stage::AfterQuery, "query", &config.hooks.after_query, json, cancel).await?;
             output = shape::from_hook_json(&json).map_err(|e| {
                 Error::Input(format!(
                     "after_query hook returned a result that is not a query result: {e}"
@@ -352,7 +353,7 @@ impl Engine {
         } else {
             let json =
                 serde_json::to_string(&answer).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))?;
-            let json = hooks::run_chain(Stage::AfterQuery, hooks, json, cancel).await?;
+            let json = hooks::run_chain(Stage::AfterQuery, tool, hooks, json, cancel).await?;
             serde_json::from_str(&json).map_err(|e| {
                 Error::Input(format!(
                     "after_query hook returned an answer that is not a {tool} answer: {e}"

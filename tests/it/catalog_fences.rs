@@ -163,7 +163,8 @@ fn duckdb_catalog_answers_are_capped_and_sanitized() {
 
 /// `after_query` hooks see catalog answers as they see query results: a
 /// hook that rejects any answer naming a table `payroll` stops both tools,
-/// and one that rewrites an answer is obeyed (then fenced).
+/// and one that rewrites an answer is obeyed (then fenced). Hooks are told
+/// whose answer they read (`PGMCP_TOOL`).
 #[test]
 fn after_query_hooks_see_catalog_answers() {
     let dir = tempfile::tempdir().unwrap();
@@ -182,6 +183,7 @@ fn after_query_hooks_see_catalog_answers() {
     std::fs::write(
         &rewrite,
         "#!/bin/sh\ncat > /dev/null\n\
+         [ \"$PGMCP_TOOL\" = list_tables ] || { echo '{\"accept\": false, \"error_message\": \"not a list\"}'; exit 0; }\n\
          echo '{\"accept\": true, \"modified_result\": \"{\\\"tables\\\": [{\\\"schema\\\": \\\"main\\\", \\\"name\\\": \\\"bob@example.com\\\", \\\"type\\\": \\\"table\\\", \\\"owner\\\": \\\"\\\"}]}\"}'\n",
     )
     .unwrap();

@@ -26,11 +26,25 @@ fn hook(name: &str, pattern: &str, timeout_secs: u64) -> Hook {
 }
 
 async fn before(hooks: &[Hook], sql: &str) -> Result<String, HookError> {
-    run_chain(Stage::BeforeQuery, hooks, sql.to_owned(), &CancellationToken::new()).await
+    run_chain(
+        Stage::BeforeQuery,
+        "query",
+        hooks,
+        sql.to_owned(),
+        &CancellationToken::new(),
+    )
+    .await
 }
 
 async fn after(hooks: &[Hook], result: &str) -> Result<String, HookError> {
-    run_chain(Stage::AfterQuery, hooks, result.to_owned(), &CancellationToken::new()).await
+    run_chain(
+        Stage::AfterQuery,
+        "query",
+        hooks,
+        result.to_owned(),
+        &CancellationToken::new(),
+    )
+    .await
 }
 
 fn message(r: Result<String, HookError>) -> String {
@@ -241,6 +255,7 @@ async fn cancelling_the_call_stops_the_hook() {
     let started = Instant::now();
     let r = run_chain(
         Stage::BeforeQuery,
+        "query",
         &[hook("slow.sh", ".*", 60)],
         "SELECT 1".into(),
         &cancel,
@@ -327,11 +342,19 @@ fn hooks_see_no_secret_from_the_environment() {
     let shell = ["PWD", "OLDPWD", "SHLVL", "_"];
     for name in &names {
         assert!(
-            pgmcp::hooks::ENV_ALLOWED.contains(name) || *name == "PGMCP_HOOK_STAGE" || shell.contains(name),
+            pgmcp::hooks::ENV_ALLOWED.contains(name)
+                || ["PGMCP_HOOK_STAGE", "PGMCP_TOOL"].contains(name)
+                || shell.contains(name),
             "{name} reached the hook:\n{env}"
         );
     }
-    for expected in ["PATH=", "HOME=", "LANG=C.UTF-8", "PGMCP_HOOK_STAGE=before_query"] {
+    for expected in [
+        "PATH=",
+        "HOME=",
+        "LANG=C.UTF-8",
+        "PGMCP_HOOK_STAGE=before_query",
+        "PGMCP_TOOL=query",
+    ] {
         assert!(
             env.lines().any(|l| l.starts_with(expected)),
             "{expected} missing:\n{env}"
