@@ -81,6 +81,28 @@ impl Error {
     }
 }
 
+impl Error {
+    /// What kind of failure this was, in words safe to log: never the
+    /// message, which can quote row values, parameters or the SQL
+    /// (`invalid input syntax for type integer: "<a value>"`).
+    pub fn label(&self) -> String {
+        match self.kind() {
+            Error::Guard(v) => format!("refused by the guard (rule {})", v.rule.name()),
+            Error::Db(db) => format!("database error (SQLSTATE {})", db.code),
+            Error::Timeout { .. } => "timed out".to_owned(),
+            Error::Cancelled => "cancelled".to_owned(),
+            Error::NoSlot { .. } => "no connection slot".to_owned(),
+            Error::PasswordRequired { .. } => "password required".to_owned(),
+            Error::Role { code, .. } => format!("cannot run as connection.role (SQLSTATE {code})"),
+            Error::CatalogChanged => "catalog changed".to_owned(),
+            Error::Connection(_) => "connection failed".to_owned(),
+            Error::Input(_) => "unusable arguments".to_owned(),
+            Error::Hook(h) => format!("hook: {}", h.label()),
+            Error::Prompted { .. } | Error::Fenced { .. } => "error".to_owned(),
+        }
+    }
+}
+
 impl From<DbError> for Error {
     fn from(e: DbError) -> Error {
         Error::Db(Box::new(e))

@@ -138,6 +138,22 @@ pub enum HookError {
     Cancelled { stage: Stage },
 }
 
+impl HookError {
+    /// Which hook stopped the call and how, without its message (a hook's
+    /// rejection can quote the query or the result): safe to log.
+    pub fn label(&self) -> String {
+        match self {
+            HookError::Timeout { stage, command } => format!("{} {command} timed out", stage.name()),
+            HookError::Failed { stage, command, .. } => format!("{} {command} failed", stage.name()),
+            HookError::Unparseable { stage, command, .. } => {
+                format!("{} {command} answered unparseably", stage.name())
+            }
+            HookError::Rejected { .. } => "rejected".to_owned(),
+            HookError::Cancelled { stage } => format!("{} cancelled", stage.name()),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct Answer {
     accept: bool,

@@ -311,8 +311,10 @@ fn tool_result<T>(engine: &Engine, result: Result<T, Error>) -> Result<Json<T>, 
     result.map(Json).map_err(|e| {
         // The one place tool errors become text: every error the model reads
         // passes the output fence here, whatever its kind.
+        // The log says what kind of failure it was, never the message:
+        // messages can quote values that sanitization masks only in answers.
+        tracing::info!(error = %e.label(), "tool call failed");
         let e = engine.fenced(e);
-        tracing::info!(error = %e, "tool call failed");
         CallToolResult::error(vec![ContentBlock::text(e.to_string())])
     })
 }

@@ -184,6 +184,15 @@ impl Engine {
             cancel,
         )
         .await?;
+        // The limit holds for what runs, not only for what was sent: a hook
+        // may have rewritten the SQL.
+        if sql != input.sql {
+            check_length(
+                &sql,
+                config.query.max_sql_length,
+                " as the before_query hooks rewrote it",
+            )?;
+        }
         let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
         let deadline = self.deadline(timeout, cancel.clone());
 
@@ -513,17 +522,23 @@ fn check_input(
     max_rows: usize,
     default_limit: Option<usize>,
 ) -> Result<usize, Error> {
-    let length = input.sql.chars().count();
-    if length > max_sql_length {
-        return Err(Error::Input(format!(
-            "the query is {length} characters long, more than the {max_sql_length} allowed (query.max_sql_length)"
-        )));
-    }
+    check_length(&input.sql, max_sql_length, "")?;
     match input.limit {
         Some(0) => Err(Error::Input("limit must be at least 1".to_owned())),
         Some(limit) => Ok(limit.min(max_rows)),
         None => Ok(default_limit.unwrap_or(max_rows).min(max_rows)),
     }
+}
+
+/// `query.max_sql_length`, in characters; `how` says which text was measured.
+fn check_length(sql: &str, max_sql_length: usize, how: &str) -> Result<(), Error> {
+    let length = sql.chars().count();
+    if length > max_sql_length {
+        return Err(Error::Input(format!(
+            "the query{how} is {length} characters long, more than the {max_sql_length} allowed (query.max_sql_length)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -240,3 +240,37 @@ fn a_prepared_log_file_is_refused() {
     }
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
+
+/// Failed calls are logged by kind, never by message: an error message can
+/// quote row values and parameters that sanitization masks in the answer.
+#[test]
+fn failed_calls_log_no_values_or_parameters() {
+    let db = crate::support::pg::server().database();
+    db.psql("CREATE TABLE cards (n text); INSERT INTO cards VALUES ('4111-1111-1111-1111')");
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("pgmcp.log");
+    let path = config(home.path(), log.to_str().unwrap(), "debug");
+    let mut server = McpProcess::spawn(
+        &["--config", path.to_str().unwrap(), "serve"],
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    server.initialize();
+    let calls = [
+        json!({"sql": "SELECT n::int FROM cards"}),
+        json!({"sql": "SELECT $1::int", "params": ["param-secret-9"]}),
+        json!({"sql": "SELECT * FROM \"table-secret-3\""}),
+        json!({"sql": "DELETE FROM cards WHERE n = 'sql-secret-5'"}),
+    ];
+    for args in calls {
+        let result = server.call_tool("query", args);
+        assert_eq!(result["isError"], true, "{result:#}");
+    }
+    server.close_stdin();
+    server.wait_exit(Duration::from_secs(10));
+    let text = std::fs::read_to_string(&log).unwrap();
+    for secret in ["4111", "param-secret-9", "table-secret-3", "sql-secret-5"] {
+        assert!(!text.contains(secret), "{secret} logged:\n{text}");
+    }
+    assert!(text.contains("database error (SQLSTATE 22P02)"), "{text}");
+    assert!(text.contains("refused by the guard"), "{text}");
+}

@@ -55,6 +55,33 @@ async fn before_hook_rewrites_and_the_guard_checks_the_rewrite() {
         other => panic!("expected the guard to refuse the rewrite, got {other:?}"),
     }
     assert_eq!(db.psql("SELECT count(*) FROM pg_tables WHERE tablename = 't'"), "1");
+
+    // The length limit holds for the SQL the hooks made, not only for what
+    // was sent.
+    let long = dir.path().join("long.sh");
+    std::fs::write(
+        &long,
+        format!(
+            "#!/bin/bash\ncat > /dev/null\necho '{{\"accept\": true, \"modified_query\": \"SELECT {}1\"}}'\n",
+            "0 + ".repeat(100)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&long, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let engine = engine_for(&db, |c| {
+        c.query.max_sql_length = 100;
+        c.hooks.before_query = vec![Hook {
+            command: long.clone(),
+            ..hook("accept.sh", ".*")
+        }];
+    });
+    let text = err(run(&engine, "SELECT 1").await);
+    assert!(
+        text.starts_with(
+            "the query as the before_query hooks rewrote it is 408 characters long, more than the 100 allowed"
+        ),
+        "{text}"
+    );
 }
 
 /// A failing hook stops the pipeline before the query runs.
