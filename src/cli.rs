@@ -160,6 +160,7 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         LogOutput::File(path) => path.display().to_string(),
         LogOutput::Stderr => "stderr".to_owned(),
     };
+    let max_line = max_line(&config);
     let engine = Arc::new(Engine::from_env(config, database.as_deref())?);
     tracing::info!(log = %log_hint, "serving MCP on stdio");
     // stdio_pipes reads and writes the pipes on the runtime itself; stdio() would
@@ -172,7 +173,7 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     // batches, ...), through the same stdout as rmcp, a whole line at a time.
     let stdout = crate::intake::WholeLines::new(stdout);
     let stdin = EofSignal {
-        inner: crate::intake::Screened::new(stdin, stdout.handle(), MAX_LINE),
+        inner: crate::intake::Screened::new(stdin, stdout.handle(), max_line),
         on_eof: stdin_closed.clone(),
     };
     let watcher = {
@@ -183,9 +184,8 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
             engine.shutdown(SHUTDOWN_GRACE).await;
         })
     };
-    // rmcp drops lines over 16 MiB without a word; allow 32 MiB so an oversized
-    // request (a 20 MB SQL string, say) is read and refused with a reason.
-    let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(MAX_LINE);
+    // Longer lines never reach rmcp: intake answers them and skips them.
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(max_line);
     let service = match mcp::Server::new(engine.clone()).serve(transport).await {
         Ok(service) => service,
         Err(e) => {
@@ -220,8 +220,17 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     Ok(ExitCode::SUCCESS)
 }
 
-/// Longest JSON-RPC line read from stdin.
-const MAX_LINE: usize = 32 << 20;
+/// Longest JSON-RPC line read from stdin: room for the longest call the
+/// limits accept (SQL of `query.max_sql_length` characters and parameters of
+/// `query.max_params_bytes`, each escaped as JSON at worst), and no more: a
+/// line is held whole while it is read and parsed, so this bounds what one
+/// line can cost. A longer line is answered with an error and skipped.
+fn max_line(config: &Config) -> usize {
+    // A character is up to 4 bytes; JSON escapes a byte in at most 6.
+    let sql = config.query.max_sql_length.saturating_mul(4 * 6);
+    let params = config.query.max_params_bytes.saturating_mul(6);
+    sql.saturating_add(params).saturating_add(64 << 10).max(1 << 20)
+}
 
 /// How long shutdown waits for calls in flight to stop on the server.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);

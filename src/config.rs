@@ -207,6 +207,7 @@ pub struct RawDuckdb {
 #[serde(deny_unknown_fields)]
 pub struct RawPool {
     pub max_conns: Option<i64>,
+    pub max_waiting: Option<i64>,
     pub max_conn_lifetime_seconds: Option<i64>,
     pub max_conn_idle_seconds: Option<i64>,
 }
@@ -235,6 +236,7 @@ pub struct RawQuery {
     pub default_limit: Option<i64>,
     pub max_result_length: Option<i64>,
     pub max_sql_length: Option<i64>,
+    pub max_params_bytes: Option<i64>,
     #[serde(default)]
     pub timeout_rules: Vec<RawTimeoutRule>,
 }
@@ -286,6 +288,9 @@ pub struct DuckdbConfig {
 pub struct PoolConfig {
     /// Most connections, and so most calls running at once. Default 4.
     pub max_conns: usize,
+    /// Most calls waiting for a connection at once; a call past it is
+    /// refused at once rather than held. Default 16.
+    pub max_waiting: usize,
     /// A connection older than this is closed instead of reused. Default 1 h.
     pub max_conn_lifetime: Duration,
     /// An idle connection unused for this long is closed. Default 10 min.
@@ -334,6 +339,8 @@ pub struct QueryConfig {
     pub max_result_length: usize,
     /// Longest SQL text accepted, in characters. Default 100,000.
     pub max_sql_length: usize,
+    /// Most bytes of parameter values one call may send. Default 1 MiB.
+    pub max_params_bytes: usize,
     /// Per-query timeouts by pattern; the first match wins.
     pub timeout_rules: Vec<TimeoutRule>,
 }
@@ -418,6 +425,7 @@ impl Config {
             connection: ConnectionConfig::default(),
             pool: PoolConfig {
                 max_conns: 4,
+                max_waiting: 16,
                 max_conn_lifetime: Duration::from_secs(3600),
                 max_conn_idle: Duration::from_secs(600),
             },
@@ -435,6 +443,7 @@ impl Config {
                 default_limit: None,
                 max_result_length: 100_000,
                 max_sql_length: 100_000,
+                max_params_bytes: 1 << 20,
                 timeout_rules: Vec::new(),
             },
             protection: Policy {
@@ -528,6 +537,11 @@ impl RawConfig {
         let max_conns = positive("pool.max_conns", self.pool.max_conns, Some(4))? as usize;
         let pool = PoolConfig {
             max_conns,
+            max_waiting: positive(
+                "pool.max_waiting",
+                self.pool.max_waiting,
+                Some(base.pool.max_waiting as i64),
+            )? as usize,
             max_conn_lifetime: Duration::from_secs(positive(
                 "pool.max_conn_lifetime_seconds",
                 self.pool.max_conn_lifetime_seconds,
@@ -570,6 +584,11 @@ impl RawConfig {
                 "query.max_sql_length",
                 self.query.max_sql_length,
                 Some(base.query.max_sql_length as i64),
+            )? as usize,
+            max_params_bytes: positive(
+                "query.max_params_bytes",
+                self.query.max_params_bytes,
+                Some(base.query.max_params_bytes as i64),
             )? as usize,
             timeout_rules: self
                 .query

@@ -29,6 +29,13 @@ pub enum Error {
     /// Every connection slot stayed busy until the call's deadline.
     #[error("failed to acquire query slot: all {slots} connection slots are in use, gave up after waiting {}", seconds(*.waited))]
     NoSlot { slots: usize, waited: Duration },
+    /// Too many calls were already waiting for a connection slot: the call
+    /// was refused at once rather than held (its arguments with it).
+    #[error(
+        "too many calls at once: {waiting} are already waiting for the {slots} connection slots (pool.max_waiting). \
+         Send the next call when one has answered"
+    )]
+    Busy { waiting: usize, slots: usize },
     /// The server asked for a password and none was configured; `note` says
     /// why a password file was not used, when one was ignored.
     #[error(
@@ -92,6 +99,7 @@ impl Error {
             Error::Timeout { .. } => "timed out".to_owned(),
             Error::Cancelled => "cancelled".to_owned(),
             Error::NoSlot { .. } => "no connection slot".to_owned(),
+            Error::Busy { .. } => "too many calls waiting".to_owned(),
             Error::PasswordRequired { .. } => "password required".to_owned(),
             Error::Role { code, .. } => format!("cannot run as connection.role (SQLSTATE {code})"),
             Error::CatalogChanged => "catalog changed".to_owned(),

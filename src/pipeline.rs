@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
@@ -77,6 +78,9 @@ pub struct Engine {
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
     slots: Semaphore,
+    /// Calls waiting for a slot, bounded by `pool.max_waiting`: each holds
+    /// its arguments, so an unbounded queue is unbounded memory.
+    waiting: AtomicUsize,
     /// The calls in flight, so [`Engine::shutdown`] can cancel them and wait.
     calls: Mutex<Calls>,
     /// Woken when the last call in flight ends.
@@ -131,6 +135,7 @@ impl Engine {
         };
         Engine {
             slots: Semaphore::new(config.pool.max_conns),
+            waiting: AtomicUsize::new(0),
             backend,
             policy,
             config,
@@ -168,6 +173,7 @@ impl Engine {
         let config = &self.config;
         let max_rows = check_input(
             input,
+            config.query.max_params_bytes,
             config.query.max_sql_length,
             config.query.max_rows,
             config.query.default_limit,
@@ -455,8 +461,26 @@ impl Engine {
         }
     }
 
-    /// Wait for a free slot until the deadline, or until the caller cancels.
+    /// Wait for a free slot until the deadline, or until the caller cancels;
+    /// refused at once when `pool.max_waiting` calls already wait.
     async fn slot(&self, deadline: &Deadline) -> Result<SemaphorePermit<'_>, Error> {
+        if let Ok(permit) = self.slots.try_acquire() {
+            return Ok(permit);
+        }
+        let max = self.config.pool.max_waiting;
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= max {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::Busy {
+                waiting: max,
+                slots: self.config.pool.max_conns,
+            });
+        }
+        let permit = self.wait_for_slot(deadline).await;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        permit
+    }
+
+    async fn wait_for_slot(&self, deadline: &Deadline) -> Result<SemaphorePermit<'_>, Error> {
         let started = Instant::now();
         tokio::select! {
             // A call cancelled while it waited must not take the slot.
@@ -518,15 +542,32 @@ impl Drop for Call<'_> {
 /// cap for this call: `limit` up to `max_rows`, else `default_limit`.
 fn check_input(
     input: &QueryInput,
+    max_params_bytes: usize,
     max_sql_length: usize,
     max_rows: usize,
     default_limit: Option<usize>,
 ) -> Result<usize, Error> {
     check_length(&input.sql, max_sql_length, "")?;
+    let params: usize = input.params.iter().map(param_bytes).sum();
+    if params > max_params_bytes {
+        return Err(Error::Input(format!(
+            "the parameters take {params} bytes, more than the {max_params_bytes} allowed (query.max_params_bytes)"
+        )));
+    }
     match input.limit {
         Some(0) => Err(Error::Input("limit must be at least 1".to_owned())),
         Some(limit) => Ok(limit.min(max_rows)),
         None => Ok(default_limit.unwrap_or(max_rows).min(max_rows)),
+    }
+}
+
+/// The bytes a parameter's value takes: a string's, a number's digits.
+fn param_bytes(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::String(s) => s.len(),
+        Value::Number(n) => n.to_string().len(),
+        Value::Array(_) | Value::Object(_) => value.to_string().len(),
     }
 }
 
@@ -553,36 +594,69 @@ mod tests {
             params: vec![],
             limit,
         };
-        assert_eq!(check_input(&input("SELECT 1", None), 100, 500, None).unwrap(), 500);
-        assert_eq!(check_input(&input("SELECT 1", Some(20)), 100, 500, None).unwrap(), 20);
         assert_eq!(
-            check_input(&input("SELECT 1", Some(5000)), 100, 500, None).unwrap(),
+            check_input(&input("SELECT 1", None), 1000, 100, 500, None).unwrap(),
+            500
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(20)), 1000, 100, 500, None).unwrap(),
+            20
+        );
+        assert_eq!(
+            check_input(&input("SELECT 1", Some(5000)), 1000, 100, 500, None).unwrap(),
             500
         );
         // default_limit applies without a limit; limit may go past it, up to max_rows.
         assert_eq!(
-            check_input(&input("SELECT 1", None), 100, 1000, Some(100)).unwrap(),
+            check_input(&input("SELECT 1", None), 1000, 100, 1000, Some(100)).unwrap(),
             100
         );
         assert_eq!(
-            check_input(&input("SELECT 1", Some(400)), 100, 1000, Some(100)).unwrap(),
+            check_input(&input("SELECT 1", Some(400)), 1000, 100, 1000, Some(100)).unwrap(),
             400
         );
         assert_eq!(
-            check_input(&input("SELECT 1", Some(5000)), 100, 1000, Some(100)).unwrap(),
+            check_input(&input("SELECT 1", Some(5000)), 1000, 100, 1000, Some(100)).unwrap(),
             1000
         );
         assert_eq!(
-            check_input(&input("SELECT 1", Some(0)), 100, 500, None)
+            check_input(&input("SELECT 1", Some(0)), 1000, 100, 500, None)
                 .unwrap_err()
                 .to_string(),
             "limit must be at least 1"
         );
         assert_eq!(
-            check_input(&input("SELECT 'ééé'", None), 10, 500, None)
+            check_input(&input("SELECT 'ééé'", None), 1000, 10, 500, None)
                 .unwrap_err()
                 .to_string(),
             "the query is 12 characters long, more than the 10 allowed (query.max_sql_length)"
         );
+        // Parameters count by their bytes: strings' bytes, numbers' digits.
+        let with_params = |params: Vec<Value>| QueryInput {
+            params,
+            ..input("SELECT $1", None)
+        };
+        // (params, max_params_bytes, refused)
+        let cases = [
+            (vec![Value::from("é".repeat(500))], 1000, false),
+            (vec![Value::from("é".repeat(501))], 1000, true),
+            (
+                vec![Value::from("x".repeat(600)), Value::from("y".repeat(401))],
+                1000,
+                true,
+            ),
+            (vec![Value::from(123456789)], 9, false),
+            (vec![Value::from(1234567890)], 9, true),
+        ];
+        for (params, max, refused) in cases {
+            let result = check_input(&with_params(params.clone()), max, 100, 500, None);
+            assert_eq!(result.is_err(), refused, "{params:?} within {max}");
+            if let Err(e) = result {
+                assert!(
+                    e.to_string()
+                        .ends_with(&format!("more than the {max} allowed (query.max_params_bytes)"))
+                );
+            }
+        }
     }
 }

@@ -179,3 +179,81 @@ fn many_rows_of_large_values_stop_at_the_budget() {
     );
     assert!(peak_kb(mcp.pid()) < PEAK_BOUND_KB);
 }
+
+/// Calls that each bring 25 MB of parameters, sent at once: each is answered
+/// with an error (a line longer than any call the limits accept, or
+/// parameters over `query.max_params_bytes`), and memory stays bounded.
+#[test]
+fn many_calls_with_huge_parameters_stay_within_the_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.db");
+    rusqlite::Connection::open(&file).unwrap();
+    let config = config(dir.path());
+    let url = format!("sqlite://{}", file.display());
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
+    mcp.initialize();
+    let huge = "p".repeat(25 << 20);
+    let call = |id: u64, param: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "query", "arguments": {"sql": "SELECT length($1) AS n", "params": [param]}}})
+    };
+    for id in 100..130 {
+        mcp.send(&call(id, &huge));
+    }
+    // Parameters within the line limit but over max_params_bytes.
+    mcp.send(&call(130, &"q".repeat(2 << 20)));
+    for id in 100..131 {
+        let answer = mcp.recv_response(&json!(id), std::time::Duration::from_secs(60));
+        let refused = answer.get("error").is_some() || answer["result"]["isError"] == true;
+        let text = answer.to_string();
+        assert!(refused, "{id}: {}", &text[..200.min(text.len())]);
+        if id == 130 {
+            assert!(
+                text.contains("(query.max_params_bytes)"),
+                "{}",
+                &text[..300.min(text.len())]
+            );
+        }
+    }
+    let result = mcp.call_tool("query", json!({"sql": "SELECT length($1) AS n", "params": ["ok"]}));
+    assert_eq!(tool_json(&result)["rows"], json!([{"n": 2}]));
+    let peak = peak_kb(mcp.pid());
+    assert!(peak < PEAK_BOUND_KB, "peak resident memory {peak} kB");
+}
+
+/// Calls past `pool.max_waiting` are refused at once, with a reason, rather
+/// than held with their arguments; those within it run.
+#[test]
+fn calls_past_the_waiting_bound_are_refused_at_once() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    let text = json!({
+        "logging": {"output": dir.path().join("pgmcp.log")},
+        "pool": {"max_conns": 1, "max_waiting": 2},
+        "query": {"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+    });
+    std::fs::write(&path, text.to_string()).unwrap();
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", path.to_str().unwrap()],
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    mcp.initialize();
+    for id in 200..206 {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "query", "arguments": {"sql": "SELECT pg_sleep(1)::text AS s"}}}));
+    }
+    let mut refused = 0;
+    for id in 200..206 {
+        let answer = mcp.recv_response(&json!(id), std::time::Duration::from_secs(30));
+        if answer["result"]["isError"] == true {
+            let text = tool_text(&answer["result"]);
+            assert!(
+                text.starts_with("too many calls at once: 2 are already waiting"),
+                "{text}"
+            );
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 3, "one runs, two wait, three are refused");
+}
