@@ -82,19 +82,33 @@ fn postgres_catalog_answers_are_capped_and_sanitized() {
             long_text(i)
         );
     }
+    // A 50 MB comment: the server cuts it, pgmcp never holds it.
+    sql += "DO $$ BEGIN EXECUTE pg_catalog.format('COMMENT ON TABLE wide IS %L', repeat('w', 50000000)); END $$;";
     db.psql(&sql);
     let dir = tempfile::tempdir().unwrap();
     let mut mcp = spawn(&write_config(dir.path(), json!([])), &db.url);
-    capped(
+    let out = capped(
         &mcp.call_tool("describe_table", json!({"table": "wide"})),
         "describe_table",
         "columns",
+    );
+    let comment = out["comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("www") && comment.ends_with("bytes shown]"),
+        "{comment}"
     );
     capped(
         &mcp.call_tool("list_tables", json!({"limit": 500})),
         "list_tables",
         "tables",
     );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", mcp.pid())).unwrap();
+    let peak: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(peak < 100 * 1024, "peak {peak} kB");
 }
 
 #[test]

@@ -1373,3 +1373,50 @@ async fn read_only_never_spills_beside_the_database() {
         listing(dir.path())
     );
 }
+
+/// A DuckDB file can define macros with the names of built-in functions and
+/// operators (`duckdb_tables`, `lower`, `||`, ILIKE's `~~*`...), and an
+/// unqualified name in SQL runs the file's macro. pgmcp's own SQL (catalog,
+/// session report, the outer query that cuts long text) names built-ins in
+/// full: the look-alikes change nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn look_alike_macros_in_the_file_change_nothing_pgmcp_asks() {
+    let (_dir, path) = fixture(
+        r#"CREATE TABLE orders (id INTEGER, note VARCHAR);
+           INSERT INTO orders VALUES (1, 'first');
+           CREATE MACRO duckdb_tables() AS TABLE SELECT 'evil' AS table_name;
+           CREATE MACRO duckdb_columns() AS TABLE SELECT 'evil' AS column_name;
+           CREATE MACRO current_database() AS 'evil';
+           CREATE MACRO lower(x) AS 'evil';
+           CREATE MACRO concat(a, b, c) AS 'evil';
+           CREATE MACRO "~~*"(a, b) AS false;
+           CREATE MACRO ilike_escape(a, b, c) AS false;
+           CREATE MACRO strlen(x) AS 0;
+           CREATE MACRO "left"(a, b) AS 'evil';
+           CREATE MACRO version() AS 'evil';
+           CREATE MACRO current_setting(x) AS 'evil';"#,
+    );
+    let engine = engine_on(&path, |_| {});
+    let filter = TableFilter {
+        pattern: Some("ORD".into()),
+        ..TableFilter::default()
+    };
+    let list = engine.list_tables(&filter, ct()).await.unwrap();
+    let names: Vec<&str> = list.tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["orders"]);
+    let orders = engine.describe_table("ORDERS", None, ct()).await.unwrap();
+    let columns: Vec<&str> = orders.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(columns, ["id", "note"]);
+    let report = engine.session_report(ct()).await.unwrap();
+    assert!(!report.server.contains("evil"), "{report:?}");
+    // Long text is cut by the outer query with the real strlen and left.
+    let out = run_with(&engine, "SELECT repeat('x', 300000) AS v", json!([]), None)
+        .await
+        .unwrap();
+    let v = out.rows[0]["v"].as_str().unwrap();
+    assert!(
+        v.starts_with("xxxx") && v.ends_with(" of 300000 bytes shown]"),
+        "{}",
+        &v[v.len() - 80..]
+    );
+}

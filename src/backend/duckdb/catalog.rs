@@ -15,18 +15,18 @@ use crate::error::Error;
 /// The tables and views of the opened database, internal ones left out.
 const RELATIONS: &str = "
     SELECT schema_name, table_name AS name, 'table' AS kind, estimated_size, comment, sql
-    FROM duckdb_tables() WHERE NOT internal AND database_name = current_database()
+    FROM system.main.duckdb_tables() WHERE NOT internal AND database_name = system.main.current_database()
     UNION ALL
     SELECT schema_name, view_name, 'view', NULL, comment, sql
-    FROM duckdb_views() WHERE NOT internal AND database_name = current_database()";
+    FROM system.main.duckdb_views() WHERE NOT internal AND database_name = system.main.current_database()";
 
 /// Up to `filter.limit + 1` tables and views, by schema and name (the
 /// pipeline trims the extra one and says the list was truncated).
 pub fn list_tables(conn: &Connection, filter: &TableFilter) -> duckdb::Result<TableList> {
     let sql = format!(
         "SELECT schema_name, name, kind, estimated_size, comment FROM ({RELATIONS})
-         WHERE (?1::VARCHAR IS NULL OR lower(schema_name) = lower(?1))
-           AND (?2::VARCHAR IS NULL OR name ILIKE ?2)
+         WHERE (?1::VARCHAR IS NULL OR system.main.lower(schema_name) = system.main.lower(?1))
+           AND (?2::VARCHAR IS NULL OR system.main.ilike_escape(name, ?2, '\\'))
          ORDER BY schema_name, name LIMIT ?3"
     );
     let limit = i64::try_from(filter.limit.saturating_add(1)).unwrap_or(i64::MAX);
@@ -60,7 +60,7 @@ type Found = (String, String, String, Option<String>, Option<String>);
 pub fn describe_table(conn: &Connection, schema: Option<&str>, table: &str) -> Result<TableDescription, Error> {
     let sql = format!(
         "SELECT schema_name, name, kind, comment, sql FROM ({RELATIONS})
-         WHERE lower(name) = lower(?1) AND (?2::VARCHAR IS NULL OR lower(schema_name) = lower(?2))
+         WHERE system.main.lower(name) = system.main.lower(?1) AND (?2::VARCHAR IS NULL OR system.main.lower(schema_name) = system.main.lower(?2))
          ORDER BY schema_name <> 'main', schema_name"
     );
     let found: Vec<Found> = conn
@@ -110,8 +110,8 @@ fn describe(conn: &Connection, found: Found) -> duckdb::Result<TableDescription>
         .prepare(
             "SELECT column_name, data_type, is_nullable, column_default, comment,
                     CASE WHEN is_generated THEN generation_expression END
-             FROM duckdb_columns()
-             WHERE database_name = current_database() AND schema_name = ?1 AND table_name = ?2
+             FROM system.main.duckdb_columns()
+             WHERE database_name = system.main.current_database() AND schema_name = ?1 AND table_name = ?2
              ORDER BY column_index",
         )?
         .query_map(params![schema, name], |r| {
@@ -126,8 +126,8 @@ fn describe(conn: &Connection, found: Found) -> duckdb::Result<TableDescription>
             "SELECT constraint_type, constraint_text, constraint_name,
                     constraint_column_names::VARCHAR[],
                     referenced_table, coalesce(referenced_column_names, [])::VARCHAR[]
-             FROM duckdb_constraints()
-             WHERE database_name = current_database() AND schema_name = ?1 AND table_name = ?2
+             FROM system.main.duckdb_constraints()
+             WHERE database_name = system.main.current_database() AND schema_name = ?1 AND table_name = ?2
                AND constraint_type <> 'NOT NULL'
              ORDER BY constraint_index",
         )?
@@ -191,8 +191,8 @@ fn describe(conn: &Connection, found: Found) -> duckdb::Result<TableDescription>
 
     let indexes = conn
         .prepare(
-            "SELECT index_name, coalesce(sql, ''), is_unique, is_primary FROM duckdb_indexes()
-             WHERE database_name = current_database() AND schema_name = ?1 AND table_name = ?2
+            "SELECT index_name, coalesce(sql, ''), is_unique, is_primary FROM system.main.duckdb_indexes()
+             WHERE database_name = system.main.current_database() AND schema_name = ?1 AND table_name = ?2
              ORDER BY index_name",
         )?
         .query_map(params![schema, name], |r| {
@@ -238,7 +238,7 @@ fn strings(value: duckdb::types::Value) -> Vec<String> {
 /// Every table and view name, qualified by schema unless it is `main`.
 fn relation_names(conn: &Connection) -> duckdb::Result<Vec<String>> {
     conn.prepare(&format!(
-        "SELECT CASE WHEN schema_name = 'main' THEN name ELSE schema_name || '.' || name END
+        "SELECT CASE WHEN schema_name = 'main' THEN name ELSE system.main.concat(schema_name, '.', name) END
          FROM ({RELATIONS}) ORDER BY 1 LIMIT 5000"
     ))?
     .query_map([], |r| r.get(0))?
@@ -282,8 +282,8 @@ pub fn suggest(conn: &Connection, message: &str) -> Vec<String> {
     }
     let pairs: Vec<(String, String)> = conn
         .prepare(
-            "SELECT table_name, column_name FROM duckdb_columns()
-             WHERE NOT internal AND database_name = current_database() LIMIT 5000",
+            "SELECT table_name, column_name FROM system.main.duckdb_columns()
+             WHERE NOT internal AND database_name = system.main.current_database() LIMIT 5000",
         )
         .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
         .unwrap_or_default();

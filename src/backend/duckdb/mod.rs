@@ -133,8 +133,8 @@ impl DuckDbBackend {
             let (version, access, memory_limit, threads): (String, String, String, String) = session
                 .conn
                 .query_row(
-                    "SELECT version(), current_setting('access_mode'), current_setting('memory_limit'), \
-                     current_setting('threads')::VARCHAR",
+                    "SELECT system.main.version(), system.main.current_setting('access_mode'), system.main.current_setting('memory_limit'), \
+                     system.main.current_setting('threads')::VARCHAR",
                     [],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )

@@ -21,6 +21,8 @@
 //! read is absent from all of them alike: described, it is "does not exist",
 //! exactly like a name nobody created.
 
+use std::sync::LazyLock;
+
 /// What `pgmcp check` shows of a session: server version, user, database,
 /// the transaction's read-only state and TLS as the server sees them.
 pub const SESSION_REPORT: &str = "SELECT pg_catalog.current_setting('server_version') AS version, current_user AS usr, \
@@ -33,7 +35,7 @@ pub const SESSION_REPORT: &str = "SELECT pg_catalog.current_setting('server_vers
 /// with comments and size hints. $1 = schema or NULL for all, $2 = ILIKE
 /// pattern on the name or NULL, $3 = most rows to return (one more is fetched
 /// to know whether there are more).
-pub const LIST_TABLES: &str = r#"
+const LIST_TABLES_TEMPLATE: &str = r#"
 SELECT pg_catalog.json_build_object('tables', coalesce(pg_catalog.json_agg(t ORDER BY t.schema, t.name), '[]'))
 FROM (
     SELECT n.nspname AS schema,
@@ -47,7 +49,7 @@ FROM (
            END AS type,
            pg_catalog.pg_get_userbyid(c.relowner) AS owner,
            NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE') AS schema_access_limited,
-           pg_catalog.obj_description(c.oid, 'pg_class') AS comment,
+           pgmcp_text(pg_catalog.obj_description(c.oid, 'pg_class')) AS comment,
            CASE WHEN c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'm', 'p']) AND c.reltuples OPERATOR(pg_catalog.>=) 0 THEN c.reltuples::bigint END AS estimated_rows,
            CASE WHEN c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'm', 'p']) THEN pg_catalog.pg_total_relation_size(c.oid) END AS size_bytes,
            c.relispartition AS is_partition
@@ -102,7 +104,7 @@ WHERE c.relname OPERATOR(pg_catalog.=) ANY ($1::text[]) AND c.relkind OPERATOR(p
 /// One relation ($1 = schema, $2 = name): columns (those the role can read),
 /// indexes, constraints, foreign keys and, for views, the definition. No row
 /// when it does not exist or the role cannot read it.
-pub const DESCRIBE_TABLE: &str = r#"
+const DESCRIBE_TABLE_TEMPLATE: &str = r#"
 WITH rel AS (
     SELECT c.oid, n.nspname, c.relname, c.relkind, c.relispartition
     FROM pg_catalog.pg_class c
@@ -116,13 +118,13 @@ SELECT pg_catalog.json_build_object(
     'type', CASE
                 WHEN rel.relkind OPERATOR(pg_catalog.=) 'r' THEN 'table' WHEN rel.relkind OPERATOR(pg_catalog.=) 'v' THEN 'view' WHEN rel.relkind OPERATOR(pg_catalog.=) 'm' THEN 'materialized_view'
                 WHEN rel.relkind OPERATOR(pg_catalog.=) 'f' THEN 'foreign_table' WHEN rel.relkind OPERATOR(pg_catalog.=) 'p' THEN 'partitioned_table' END,
-    'definition', CASE WHEN rel.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['v', 'm']) THEN pg_catalog.pg_get_viewdef(rel.oid, true) END,
-    'comment', pg_catalog.obj_description(rel.oid, 'pg_class'),
+    'definition', CASE WHEN rel.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['v', 'm']) THEN pgmcp_text(pg_catalog.pg_get_viewdef(rel.oid, true)) END,
+    'comment', pgmcp_text(pg_catalog.obj_description(rel.oid, 'pg_class')),
     'partition', CASE
         WHEN rel.relkind OPERATOR(pg_catalog.=) 'p' THEN (
             SELECT pg_catalog.json_build_object(
                        'strategy', CASE WHEN pt.partstrat OPERATOR(pg_catalog.=) 'r' THEN 'range' WHEN pt.partstrat OPERATOR(pg_catalog.=) 'l' THEN 'list' WHEN pt.partstrat OPERATOR(pg_catalog.=) 'h' THEN 'hash' END,
-                       'partition_key', pg_catalog.pg_get_partkeydef(rel.oid),
+                       'partition_key', pgmcp_text(pg_catalog.pg_get_partkeydef(rel.oid)),
                        'partitions', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.quote_ident(cn.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(cc.relname) ORDER BY cc.relname), '[]')
                                       FROM pg_catalog.pg_inherits i
                                       JOIN pg_catalog.pg_class cc ON cc.oid OPERATOR(pg_catalog.=) i.inhrelid
@@ -132,7 +134,7 @@ SELECT pg_catalog.json_build_object(
         WHEN rel.relispartition THEN (
             SELECT pg_catalog.json_build_object(
                        'parent_table', pg_catalog.quote_ident(pn.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(pc.relname),
-                       'bound', pg_catalog.pg_get_expr(child.relpartbound, child.oid))
+                       'bound', pgmcp_text(pg_catalog.pg_get_expr(child.relpartbound, child.oid)))
             FROM pg_catalog.pg_inherits i
             JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) i.inhparent
             JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace
@@ -144,12 +146,12 @@ SELECT pg_catalog.json_build_object(
                    'name', a.attname,
                    'type', pg_catalog.format_type(a.atttypid, a.atttypmod),
                    'nullable', NOT a.attnotnull,
-                   'default', CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) '' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END,
+                   'default', CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) '' THEN pgmcp_text(pg_catalog.pg_get_expr(d.adbin, d.adrelid)) END,
                    'is_primary_key', EXISTS (SELECT 1 FROM pg_catalog.pg_constraint pk
                                              WHERE pk.conrelid OPERATOR(pg_catalog.=) rel.oid AND pk.contype OPERATOR(pg_catalog.=) 'p' AND a.attnum OPERATOR(pg_catalog.=) ANY (pk.conkey)),
-                   'comment', pg_catalog.col_description(rel.oid, a.attnum),
+                   'comment', pgmcp_text(pg_catalog.col_description(rel.oid, a.attnum)),
                    'identity', CASE WHEN a.attidentity OPERATOR(pg_catalog.=) 'a' THEN 'ALWAYS' WHEN a.attidentity OPERATOR(pg_catalog.=) 'd' THEN 'BY DEFAULT' END,
-                   'generated', CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) 's' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END,
+                   'generated', CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) 's' THEN pgmcp_text(pg_catalog.pg_get_expr(d.adbin, d.adrelid)) END,
                    'sequence', pg_catalog.pg_get_serial_sequence(pg_catalog.quote_ident(rel.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(rel.relname), a.attname),
                    'enum_values', (SELECT pg_catalog.json_agg(e.enumlabel ORDER BY e.enumsortorder)
                                    FROM pg_catalog.pg_enum e
@@ -164,7 +166,7 @@ SELECT pg_catalog.json_build_object(
     'indexes', (
         SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
                    'name', ic.relname,
-                   'definition', pg_catalog.pg_get_indexdef(i.indexrelid),
+                   'definition', pgmcp_text(pg_catalog.pg_get_indexdef(i.indexrelid)),
                    'is_unique', i.indisunique,
                    'is_primary', i.indisprimary
                ) ORDER BY ic.relname), '[]')
@@ -179,7 +181,7 @@ SELECT pg_catalog.json_build_object(
                                WHEN con.contype OPERATOR(pg_catalog.=) 'p' THEN 'PRIMARY KEY' WHEN con.contype OPERATOR(pg_catalog.=) 'f' THEN 'FOREIGN KEY'
                                WHEN con.contype OPERATOR(pg_catalog.=) 'u' THEN 'UNIQUE' WHEN con.contype OPERATOR(pg_catalog.=) 'c' THEN 'CHECK' WHEN con.contype OPERATOR(pg_catalog.=) 'x' THEN 'EXCLUDE'
                                ELSE con.contype::text END,
-                   'definition', pg_catalog.pg_get_constraintdef(con.oid, true)
+                   'definition', pgmcp_text(pg_catalog.pg_get_constraintdef(con.oid, true))
                ) ORDER BY con.conname), '[]')
         FROM pg_catalog.pg_constraint con
         WHERE con.conrelid OPERATOR(pg_catalog.=) rel.oid AND con.contype OPERATOR(pg_catalog.=) ANY (ARRAY['p', 'f', 'u', 'c', 'x'])
@@ -246,6 +248,58 @@ SELECT DISTINCT ON (c.o) c.o, c.is_array, c.cur,
 FROM chain c
 ORDER BY c.o, c.depth DESC";
 
+/// `list_tables`: [`LIST_TABLES_TEMPLATE`] with its texts cut ([`cut_texts`]).
+pub static LIST_TABLES: LazyLock<String> = LazyLock::new(|| cut_texts(LIST_TABLES_TEMPLATE));
+
+/// `describe_table`: [`DESCRIBE_TABLE_TEMPLATE`] with its texts cut.
+pub static DESCRIBE_TABLE: LazyLock<String> = LazyLock::new(|| cut_texts(DESCRIBE_TABLE_TEMPLATE));
+
+/// The most characters of a free text (a comment, a view's definition, a
+/// default) the catalog queries return. Anyone who can comment on a table
+/// can write a gigabyte there; the server cuts it, so pgmcp never holds it.
+pub const TEXT_LIMIT: usize = 4096;
+
+/// `sql` with every `pgmcp_text(<expr>)` replaced by `<expr>` cut to
+/// [`TEXT_LIMIT`] characters by the server, marked when cut (`… [text cut:
+/// 4096 of <n> characters shown]`). The expression is computed once.
+fn cut_texts(sql: &str) -> String {
+    const MARK: &str = "pgmcp_text(";
+    let mut out = String::with_capacity(sql.len() * 2);
+    let mut rest = sql;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let inner = &rest[at + MARK.len()..];
+        let end = closing_paren(inner).unwrap_or(inner.len());
+        out.push_str(&format!(
+            "(SELECT CASE WHEN pg_catalog.length(v) OPERATOR(pg_catalog.>) {TEXT_LIMIT} \
+             THEN pg_catalog.left(v, {TEXT_LIMIT}) OPERATOR(pg_catalog.||) '… [text cut: {TEXT_LIMIT} of ' \
+             OPERATOR(pg_catalog.||) pg_catalog.length(v)::text OPERATOR(pg_catalog.||) ' characters shown]' \
+             ELSE v END FROM (SELECT {}) pgmcp_text(v))",
+            cut_texts(&inner[..end])
+        ));
+        rest = inner.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the parenthesis opened just before `text` closes, skipping quoted
+/// strings.
+fn closing_paren(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quoted = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted && depth == 0 => return Some(i),
+            ')' if !quoted => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
@@ -254,11 +308,11 @@ mod tests {
     fn own_sql() -> Vec<(&'static str, &'static str)> {
         vec![
             ("SESSION_REPORT", super::SESSION_REPORT),
-            ("LIST_TABLES", super::LIST_TABLES),
+            ("LIST_TABLES", super::LIST_TABLES.as_str()),
             ("SCHEMAS_WITH_TABLE", super::SCHEMAS_WITH_TABLE),
             ("RELATION_NAMES", super::RELATION_NAMES),
             ("COLUMN_NAMES", super::COLUMN_NAMES),
-            ("DESCRIBE_TABLE", super::DESCRIBE_TABLE),
+            ("DESCRIBE_TABLE", super::DESCRIBE_TABLE.as_str()),
             ("COLUMN_TYPE_NAMES", super::COLUMN_TYPE_NAMES),
             ("TYPE_SHAPES", super::TYPE_SHAPES),
             ("routines.sql", super::super::routines::sql()),
@@ -309,6 +363,28 @@ mod tests {
             }
             Value::Array(items) => items.iter().for_each(|v| unqualified(v, out)),
             _ => {}
+        }
+    }
+
+    #[test]
+    fn texts_are_cut_by_the_server() {
+        // (template, what the expansion must hold)
+        let cases = [
+            ("SELECT pgmcp_text(a.b) AS x", "FROM (SELECT a.b) pgmcp_text(v)) AS x"),
+            (
+                "SELECT pgmcp_text(f(x, ')', g(y))), 1",
+                "FROM (SELECT f(x, ')', g(y))) pgmcp_text(v)), 1",
+            ),
+            ("SELECT 1", "SELECT 1"),
+        ];
+        for (template, part) in cases {
+            let sql = super::cut_texts(template);
+            assert!(sql.contains(part), "{sql}");
+            assert!(!sql.contains("pgmcp_text(a") && !sql.contains("pgmcp_text(f"), "{sql}");
+            crate::guard::parse(&sql).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        }
+        for sql in [super::LIST_TABLES.as_str(), super::DESCRIBE_TABLE.as_str()] {
+            assert!(!sql.contains("pgmcp_text(pg_catalog"), "every text is cut");
         }
     }
 

@@ -301,7 +301,7 @@ impl PgBackend {
             filter.like_pattern(),
             Some(filter.limit.to_string()),
         ];
-        self.catalog(catalog::LIST_TABLES, &params, deadline).await
+        self.catalog(&catalog::LIST_TABLES, &params, deadline).await
     }
 
     /// Describe `name` in `schema`; with no schema, in `public` if it is there,
@@ -336,7 +336,7 @@ impl PgBackend {
         };
         let doc: Option<TableDescription> = self
             .catalog(
-                catalog::DESCRIBE_TABLE,
+                &catalog::DESCRIBE_TABLE,
                 &[Some(schema.clone()), Some(name.to_owned())],
                 deadline,
             )
