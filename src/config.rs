@@ -289,7 +289,8 @@ pub struct PoolConfig {
     /// Most connections, and so most calls running at once. Default 4.
     pub max_conns: usize,
     /// Most calls waiting for a connection at once; a call past it is
-    /// refused at once rather than held. Default 16.
+    /// refused at once rather than held. Default 1,000 (their SQL and
+    /// parameters are bounded together too: [`crate::pipeline::WAITING_BYTES`]).
     pub max_waiting: usize,
     /// A connection older than this is closed instead of reused. Default 1 h.
     pub max_conn_lifetime: Duration,
@@ -425,7 +426,7 @@ impl Config {
             connection: ConnectionConfig::default(),
             pool: PoolConfig {
                 max_conns: 4,
-                max_waiting: 16,
+                max_waiting: 1000,
                 max_conn_lifetime: Duration::from_secs(3600),
                 max_conn_idle: Duration::from_secs(600),
             },

@@ -32,7 +32,8 @@ pub enum Error {
     /// Too many calls were already waiting for a connection slot: the call
     /// was refused at once rather than held (its arguments with it).
     #[error(
-        "too many calls at once: {waiting} are already waiting for the {slots} connection slots (pool.max_waiting). \
+        "too many calls at once: {waiting} are already waiting for the {slots} connection slots \
+         (pool.max_waiting, and at most 16 MiB of SQL and parameters among them). \
          Send the next call when one has answered"
     )]
     Busy { waiting: usize, slots: usize },

@@ -78,9 +78,11 @@ pub struct Engine {
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
     slots: Semaphore,
-    /// Calls waiting for a slot, bounded by `pool.max_waiting`: each holds
-    /// its arguments, so an unbounded queue is unbounded memory.
+    /// Calls waiting for a slot, bounded by `pool.max_waiting`, and the
+    /// bytes of their arguments, bounded by [`WAITING_BYTES`]: each holds its
+    /// arguments, so an unbounded queue is unbounded memory.
     waiting: AtomicUsize,
+    waiting_bytes: AtomicUsize,
     /// The calls in flight, so [`Engine::shutdown`] can cancel them and wait.
     calls: Mutex<Calls>,
     /// Woken when the last call in flight ends.
@@ -136,6 +138,7 @@ impl Engine {
         Engine {
             slots: Semaphore::new(config.pool.max_conns),
             waiting: AtomicUsize::new(0),
+            waiting_bytes: AtomicUsize::new(0),
             backend,
             policy,
             config,
@@ -178,8 +181,9 @@ impl Engine {
             config.query.max_rows,
             config.query.default_limit,
         )?;
+        let size = input.sql.len() + input.params.iter().map(param_bytes).sum::<usize>();
         let _slot = self
-            .slot(&self.deadline(config.query.default_timeout, cancel.clone()))
+            .slot_for(size, &self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
 
         let sql = hooks::run_chain(
@@ -461,22 +465,31 @@ impl Engine {
         }
     }
 
-    /// Wait for a free slot until the deadline, or until the caller cancels;
-    /// refused at once when `pool.max_waiting` calls already wait.
+    /// A slot for a call whose arguments are small (the catalog tools).
     async fn slot(&self, deadline: &Deadline) -> Result<SemaphorePermit<'_>, Error> {
+        self.slot_for(0, deadline).await
+    }
+
+    /// Wait for a free slot until the deadline, or until the caller cancels.
+    /// A call that would wait is refused at once when `pool.max_waiting`
+    /// calls already wait, or when its `bytes` of arguments would take those
+    /// of the waiting calls past [`WAITING_BYTES`].
+    async fn slot_for(&self, bytes: usize, deadline: &Deadline) -> Result<SemaphorePermit<'_>, Error> {
         if let Ok(permit) = self.slots.try_acquire() {
             return Ok(permit);
         }
         let max = self.config.pool.max_waiting;
-        if self.waiting.fetch_add(1, Ordering::SeqCst) >= max {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        let count = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let held = self.waiting_bytes.fetch_add(bytes, Ordering::SeqCst);
+        let queued = Queued { engine: self, bytes };
+        if count >= max || held.saturating_add(bytes) > WAITING_BYTES {
             return Err(Error::Busy {
-                waiting: max,
+                waiting: count,
                 slots: self.config.pool.max_conns,
             });
         }
         let permit = self.wait_for_slot(deadline).await;
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        drop(queued);
         permit
     }
 
@@ -510,6 +523,23 @@ pub fn choose(config: &Config, url: Option<&str>) -> Result<Choice, ChoiceError>
         &config.connection,
         &|k| std::env::var(k).ok(),
     )
+}
+
+/// Most bytes of SQL and parameters the calls waiting for a slot may hold
+/// together.
+pub const WAITING_BYTES: usize = 16 << 20;
+
+/// A call counted as waiting; uncounted when dropped, however the wait ends.
+struct Queued<'a> {
+    engine: &'a Engine,
+    bytes: usize,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.engine.waiting.fetch_sub(1, Ordering::SeqCst);
+        self.engine.waiting_bytes.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
 }
 
 /// The calls in flight, by id.

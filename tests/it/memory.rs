@@ -257,3 +257,51 @@ fn calls_past_the_waiting_bound_are_refused_at_once() {
     }
     assert_eq!(refused, 3, "one runs, two wait, three are refused");
 }
+
+/// The calls waiting for a slot hold at most 16 MiB of SQL and parameters
+/// together: past that, a call is refused at once, and memory stays bounded.
+#[test]
+fn waiting_calls_hold_a_bounded_amount_of_arguments() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    let text = json!({
+        "logging": {"output": dir.path().join("pgmcp.log")},
+        "pool": {"max_conns": 1},
+        "query": {"default_timeout_seconds": 60, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
+    });
+    std::fs::write(&path, text.to_string()).unwrap();
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", path.to_str().unwrap()],
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    mcp.initialize();
+    // The one slot is busy while the others arrive.
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 299, "method": "tools/call",
+                     "params": {"name": "query", "arguments": {"sql": "SELECT pg_sleep(15)::text AS s"}}}));
+    let param = "m".repeat(1 << 20);
+    for id in 300..330 {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "query", "arguments": {
+                             "sql": "SELECT pg_sleep(0.05)::text AS s, length($1) AS n", "params": [param]}}}));
+    }
+    let (mut ran, mut refused) = (0, 0);
+    for id in 300..330 {
+        let answer = mcp.recv_response(&json!(id), std::time::Duration::from_secs(60));
+        if answer["result"]["isError"] == true {
+            let text = tool_text(&answer["result"]);
+            assert!(text.starts_with("too many calls at once: "), "{text}");
+            assert!(text.contains("16 MiB"), "{text}");
+            refused += 1;
+        } else {
+            assert_eq!(tool_json(&answer["result"])["rows"][0]["n"], 1 << 20);
+            ran += 1;
+        }
+    }
+    // At most 16 MiB (fifteen calls) wait; the rest are refused.
+    assert_eq!((ran, refused), (15, 15));
+    let first = mcp.recv_response(&json!(299), std::time::Duration::from_secs(60));
+    assert_ne!(first["result"]["isError"], true, "{first}");
+    let peak = peak_kb(mcp.pid());
+    assert!(peak < PEAK_BOUND_KB, "peak resident memory {peak} kB");
+}
