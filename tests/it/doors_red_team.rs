@@ -242,3 +242,116 @@ fn postgres_describe_table_with_many_enum_labels_stays_bounded() {
     assert_capped_and_alive(&mut mcp, &result, "enum labels");
     assert_peak(&mcp, "describe_table, 60 columns x 10,000 enum labels");
 }
+
+// ---------------------------------------------------------------------------
+// pgmcp's own SQL and the search path: type names in casts.
+
+/// The database's owner puts a schema before `pg_catalog` on the search path
+/// (`ALTER DATABASE ... SET search_path`) and plants a domain named `text`
+/// there, whose CHECK calls a function of theirs. The catalog SQL writes
+/// `$1::text` and `length(v)::text` unqualified: a cast resolves its type name
+/// through the search path, so every cast to "text" would run the planted
+/// function in `list_tables` with pgmcp's role. It must never run.
+#[test]
+#[ignore = "hole: type names in casts of the catalog SQL (::text, ::oid[]) resolve through the search path"]
+fn planted_text_domain_never_runs_in_catalog_calls() {
+    let db = pg::server().database();
+    db.psql(&format!(
+        "CREATE SCHEMA evil;
+         CREATE FUNCTION evil.f(pg_catalog.text) RETURNS boolean LANGUAGE plpgsql AS
+           $$BEGIN RAISE EXCEPTION 'PLANTED-CAST-RAN on %', $1; END$$;
+         CREATE DOMAIN evil.text AS pg_catalog.text CHECK (evil.f(VALUE));
+         CREATE TABLE public.t (a int);
+         COMMENT ON TABLE public.t IS '{}';
+         ALTER DATABASE {} SET search_path = evil, pg_catalog, public;",
+        "c".repeat(5000),
+        db.name
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({}));
+    let mut mcp = pg_session(&db, &config);
+    for args in [json!({}), json!({"schema": "public"}), json!({"pattern": "t"})] {
+        let result = mcp.call_tool("list_tables", args.clone());
+        let text = tool_text(&result).to_owned();
+        assert!(!text.contains("PLANTED-CAST-RAN"), "{args}: a planted cast ran: {text}");
+        assert_ne!(result["isError"], true, "{args}: {text}");
+        let out = tool_json(&result);
+        assert_eq!(out["tables"][0]["name"], "t", "{args}: {out:#}");
+    }
+    let result = mcp.call_tool("describe_table", json!({"table": "t"}));
+    let text = tool_text(&result).to_owned();
+    assert!(
+        !text.contains("PLANTED-CAST-RAN"),
+        "describe_table: a planted cast ran: {text}"
+    );
+    assert_ne!(result["isError"], true, "{text}");
+}
+
+// ---------------------------------------------------------------------------
+// Variants that held.
+
+/// Read-only mode refuses `COPY ... TO STDOUT` before it runs, so the COPY
+/// door above needs a read-write session.
+#[test]
+fn copy_to_stdout_is_refused_in_read_only_mode() {
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({}));
+    let mut mcp = pg_session(&db, &config);
+    let result = mcp.call_tool(
+        "query",
+        json!({ "sql": "COPY (SELECT repeat('c', 150000000)) TO STDOUT" }),
+    );
+    assert_eq!(result["isError"], true);
+    assert!(
+        tool_text(&result).contains("not allowed in read-only mode"),
+        "{}",
+        tool_text(&result)
+    );
+    assert_capped_and_alive(&mut mcp, &result, "COPY refused");
+    assert_peak(&mcp, "COPY refused");
+}
+
+/// At `debug`, the log holds neither a parameter, nor a value from a row, nor
+/// an error message that quotes a value (errors by kind only); and it is 0600.
+#[test]
+fn debug_log_holds_no_values_parameters_or_error_texts() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({"logging": {"level": "debug"}}));
+    let mut mcp = pg_session(&db, &config);
+    let r = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT $1::text AS p", "params": ["PARAM-SECRET-1"]}),
+    );
+    assert_eq!(tool_json(&r)["rows"], json!([{"p": "PARAM-SECRET-1"}]));
+    let r = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT $1::int AS n", "params": ["ERRPARAM-SECRET-2"]}),
+    );
+    assert!(
+        tool_text(&r).contains("ERRPARAM-SECRET-2"),
+        "the error quotes it: {}",
+        tool_text(&r)
+    );
+    let r = mcp.call_tool("query", json!({"sql": "SELECT upper(md5('x')) || 'rowvalue' AS v"}));
+    assert_ne!(r["isError"], true);
+    let r = mcp.call_tool("describe_table", json!({"table": "DESCRIBE-SECRET-3"}));
+    assert_eq!(r["isError"], true);
+    mcp.close_stdin();
+    mcp.wait_exit(std::time::Duration::from_secs(10));
+    let log_path = dir.path().join("pgmcp.log");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(!log.is_empty());
+    // upper(md5('x')) || 'rowvalue', as the query above computes it.
+    let row_value = "9DD4E461268C8034F5C8564E155C67A6rowvalue";
+    for secret in ["PARAM-SECRET-1", "ERRPARAM-SECRET-2", "invalid input syntax", row_value] {
+        assert!(
+            !log.to_uppercase().contains(&secret.to_uppercase()),
+            "{secret} in the log:\n{log}"
+        );
+    }
+    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
