@@ -7,6 +7,7 @@ mod configure;
 mod connect;
 mod connstring_secrets;
 mod demo;
+mod doors_red_team;
 #[cfg(feature = "duckdb")]
 mod duckdb;
 mod engine;
