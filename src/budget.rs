@@ -56,6 +56,13 @@ impl ReadBudget {
         keep
     }
 
+    /// Spend `bytes` that are not a value's: what a row costs whatever its
+    /// values (each value's key, its column name, repeated in every row of
+    /// the answer; a NULL). Never cuts anything; the budget may run out.
+    pub fn charge(&mut self, bytes: usize) {
+        self.left = self.left.saturating_sub(bytes);
+    }
+
     /// Whether reading should stop after the current row: a value was cut,
     /// or the budget is used up.
     pub fn spent(&self) -> bool {
@@ -144,6 +151,20 @@ mod tests {
             let want: Vec<(usize, bool)> = kept.into_iter().zip(spent).collect();
             assert_eq!(got, want, "{lens:?}");
         }
+    }
+
+    #[test]
+    fn rows_cost_their_keys_too() {
+        let mut budget = ReadBudget::for_answer(1000);
+        let total = 2 * (1000 + SANITIZE_MARGIN);
+        budget.charge(total - 10);
+        assert!(!budget.spent());
+        assert_eq!(budget.take(10), 10);
+        assert!(budget.spent(), "used up by keys and one value");
+        let mut budget = ReadBudget::for_answer(1000);
+        budget.charge(usize::MAX);
+        assert!(budget.spent() && !budget.cut_any());
+        assert_eq!(budget.take(5), 0, "nothing left for a value");
     }
 
     #[test]

@@ -152,7 +152,7 @@ pub struct ColumnInfo {
     /// The sequence behind a serial or identity column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<String>,
-    /// The labels of an enum-typed column, in order.
+    /// The labels of an enum-typed column, in order: the first 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enum_values: Option<Vec<String>>,
 }

@@ -93,7 +93,6 @@ fn assert_peak(mcp: &McpProcess, what: &str) {
 /// a 1 MB name, and 500 rows of NULL. The read budget counts values, not
 /// names: every row's JSON object would hold its own copy of the name.
 #[test]
-#[ignore = "hole: SQLite column names are copied into every row object before the byte cap"]
 fn sqlite_long_column_name_over_many_rows_stays_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("data.db");
@@ -118,7 +117,6 @@ fn sqlite_long_column_name_over_many_rows_stays_bounded() {
 /// columns: 500 rows of NULLs cost the budget nothing, while every row's
 /// object holds 1,600 keys.
 #[test]
-#[ignore = "hole: NULLs and column names cost the PostgreSQL read budget nothing"]
 fn postgres_wide_rows_of_nulls_stay_bounded() {
     let db = pg::server().database();
     let cols: Vec<String> = (0..1600).map(|i| format!("c{i:04}_{}", "w".repeat(57))).collect();
@@ -145,7 +143,6 @@ fn postgres_wide_rows_of_nulls_stay_bounded() {
 /// PostgreSQL quotes the input in `invalid input syntax` errors: a 150 MB
 /// value cast to integer makes a 150 MB ErrorResponse.
 #[test]
-#[ignore = "hole: an ErrorResponse is read whole, whatever its size"]
 fn postgres_huge_error_message_stays_bounded() {
     let db = pg::server().database();
     let dir = tempfile::tempdir().unwrap();
@@ -165,7 +162,6 @@ fn postgres_huge_error_message_stays_bounded() {
 /// A function the database's owner wrote raises a 150 MB NOTICE; the agent
 /// only calls it.
 #[test]
-#[ignore = "hole: a NoticeResponse is read whole, whatever its size"]
 fn postgres_huge_notice_stays_bounded() {
     let db = pg::server().database();
     db.psql(
@@ -190,7 +186,6 @@ fn postgres_huge_notice_stays_bounded() {
 /// `COPY (...) TO STDOUT`: each CopyData message is one whole line of
 /// output, read and dropped.
 #[test]
-#[ignore = "hole: CopyData messages are read whole, whatever their size"]
 fn postgres_huge_copy_to_stdout_stays_bounded() {
     let db = pg::server().database();
     let dir = tempfile::tempdir().unwrap();
@@ -218,7 +213,6 @@ fn postgres_huge_copy_to_stdout_stays_bounded() {
 /// labels: each column carries every label, and the catalog's one JSON row
 /// is read whole, with no budget.
 #[test]
-#[ignore = "hole: describe_table's catalog row has no read budget (enum labels per column)"]
 fn postgres_describe_table_with_many_enum_labels_stays_bounded() {
     let db = pg::server().database();
     let labels: Vec<String> = (0..10_000).map(|i| format!("'l{i:05}_{}'", "e".repeat(54))).collect();
@@ -253,7 +247,6 @@ fn postgres_describe_table_with_many_enum_labels_stays_bounded() {
 /// through the search path, so every cast to "text" would run the planted
 /// function in `list_tables` with pgmcp's role. It must never run.
 #[test]
-#[ignore = "hole: type names in casts of the catalog SQL (::text, ::oid[]) resolve through the search path"]
 fn planted_text_domain_never_runs_in_catalog_calls() {
     let db = pg::server().database();
     db.psql(&format!(

@@ -425,6 +425,8 @@ fn run(
             type_name: ty.name(),
         })
         .collect();
+    // What each row costs beyond its values: a key per column.
+    let row_cost: usize = columns.iter().map(|c| c.name.len() + 4).sum();
     let mut out: Vec<Vec<Value>> = Vec::new();
     let mut more = false;
     let mut spent = false;
@@ -445,6 +447,7 @@ fn run(
             }
             break;
         }
+        budget.charge(row_cost);
         let mut values = Vec::with_capacity(columns.len());
         for (i, ty) in types.iter().enumerate() {
             if read[i] {

@@ -70,7 +70,7 @@ SELECT pg_catalog.json_build_object(
         SELECT pg_catalog.count(*)
         FROM pg_catalog.pg_class c
         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-        WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::"char"[])
+        WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::pg_catalog."char"[])
           AND n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'
           AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')),
     'owned_examples', (
@@ -79,7 +79,7 @@ SELECT pg_catalog.json_build_object(
                      pg_catalog.quote_ident(c.relname) AS name
               FROM pg_catalog.pg_class c
               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-              WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::"char"[])
+              WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::pg_catalog."char"[])
                 AND n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'
                 AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE')
               ORDER BY n.nspname, c.relname
@@ -94,7 +94,7 @@ SELECT pg_catalog.json_build_object(
         SELECT pg_catalog.json_agg(s.rolname ORDER BY s.rolname)
         FROM pg_catalog.pg_roles s
         WHERE s.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_read_server_files', 'pg_write_server_files',
-                                                          'pg_execute_server_program', 'pg_signal_backend']::name[])
+                                                          'pg_execute_server_program', 'pg_signal_backend']::pg_catalog.name[])
           AND pg_catalog.pg_has_role(current_user, s.oid, 'MEMBER'))
 )
 FROM pg_catalog.pg_roles r
@@ -193,7 +193,7 @@ SELECT pg_catalog.json_build_object(
             SELECT c.relowner
             FROM pg_catalog.pg_class c
             JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-            WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::"char"[])
+            WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p', 'v', 'm', 'f']::pg_catalog."char"[])
               AND n.nspname OPERATOR(pg_catalog.!~) '^(pg_|information_schema$)'))
 )
 "#;

@@ -16,7 +16,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication;
 use postgres_protocol::authentication::sasl::{self, ScramSha256};
@@ -488,6 +488,8 @@ impl Connection {
         let main = ex.setup.len();
         let mut ready_left = 1 + ex.finish.len();
         let mut budget = ex.budget;
+        // What each row costs beyond its values: a key per column.
+        let mut row_cost = 0;
         while ready_left > 0 {
             // A long data row of the main statement is read field by field.
             if completed == main && budget.is_some() {
@@ -499,6 +501,7 @@ impl Connection {
                 && let Some(len) = self.long_data_row()
             {
                 let dropped = budget.spent();
+                budget.charge(row_cost);
                 let row = self
                     .read_long_row(len, budget, dropped, result.rows.len(), &mut result.cuts)
                     .await?;
@@ -516,6 +519,7 @@ impl Connection {
                 Message::RowDescription(body) => {
                     let mut fields = body.fields();
                     while let Some(f) = fields.next()? {
+                        row_cost += f.name().len() + 4;
                         result.columns.push(WireColumn {
                             name: f.name().to_owned(),
                             type_oid: f.type_oid(),
@@ -530,6 +534,7 @@ impl Connection {
                         match budget.as_mut() {
                             Some(budget) if budget.spent() => result.skipped += 1,
                             Some(budget) => {
+                                budget.charge(row_cost);
                                 let row = split_row_within(&body, budget, result.rows.len(), &mut result.cuts)?;
                                 result.rows.push(row);
                             }
@@ -749,6 +754,15 @@ impl Connection {
     }
 
     async fn read_message(&mut self) -> Result<Message, WireError> {
+        // Any message can be long (an error quoting a 150 MB value, a
+        // NOTICE, a COPY line): one longer than LONG_MESSAGE is never
+        // buffered whole.
+        self.fill(5).await?;
+        let len = u32::from_be_bytes([self.read_buf[1], self.read_buf[2], self.read_buf[3], self.read_buf[4]]) as usize;
+        let kind = self.read_buf[0];
+        if len > LONG_MESSAGE && !(kind == b'D' && len <= OWN_ROW) {
+            return self.read_long_message(kind, len.saturating_sub(4)).await;
+        }
         loop {
             if let Some(message) = Message::parse(&mut self.read_buf)? {
                 return Ok(message);
@@ -758,7 +772,97 @@ impl Connection {
             }
         }
     }
+
+    /// A message of `len` body bytes, longer than [`LONG_MESSAGE`], its
+    /// header still buffered. An error or notice keeps the first
+    /// [`LONG_FIELD`] bytes of each field; a COPY line or a notification is
+    /// read and dropped (pgmcp returns neither); anything else long (a data
+    /// row of pgmcp's own queries, which are small by construction) is
+    /// refused, and the connection, left mid-message, is not reused.
+    async fn read_long_message(&mut self, kind: u8, len: usize) -> Result<Message, WireError> {
+        let mut synthetic = BytesMut::new();
+        match kind {
+            b'E' | b'N' => {
+                self.read_buf.advance(5);
+                let body = self.read_capped_fields(len).await?;
+                synthetic.put_u8(kind);
+                synthetic.put_i32(i32::try_from(body.len() + 4).unwrap_or(i32::MAX));
+                synthetic.extend_from_slice(&body);
+            }
+            b'd' | b'A' => {
+                self.read_buf.advance(5);
+                self.discard(len).await?;
+                synthetic.put_u8(kind);
+                if kind == b'd' {
+                    synthetic.put_i32(4);
+                } else {
+                    // A notification from no process, on no channel.
+                    synthetic.put_i32(10);
+                    synthetic.put_i32(0);
+                    synthetic.extend_from_slice(&[0, 0]);
+                }
+            }
+            _ => {
+                return Err(WireError::Protocol(format!(
+                    "the server sent a {len}-byte message, longer than pgmcp reads for its own queries"
+                )));
+            }
+        }
+        Message::parse(&mut synthetic)?.ok_or_else(|| WireError::Protocol("malformed long message".into()))
+    }
+
+    /// The fields of an error or notice body of `len` bytes, each cut to
+    /// [`LONG_FIELD`] bytes (whole characters), re-encoded as a body.
+    async fn read_capped_fields(&mut self, mut len: usize) -> Result<BytesMut, WireError> {
+        let bad = || WireError::Protocol("malformed error message".into());
+        let mut body = BytesMut::new();
+        loop {
+            self.fill(1).await?;
+            let code = self.read_buf.get_u8();
+            len = len.checked_sub(1).ok_or_else(bad)?;
+            body.put_u8(code);
+            if code == 0 {
+                break;
+            }
+            let mut kept: Vec<u8> = Vec::new();
+            loop {
+                self.fill(1).await?;
+                let chunk = &self.read_buf[..];
+                let (part, end) = match chunk.iter().position(|&b| b == 0) {
+                    Some(at) => (&chunk[..at], Some(at)),
+                    None => (chunk, None),
+                };
+                let room = LONG_FIELD.saturating_sub(kept.len());
+                kept.extend_from_slice(&part[..part.len().min(room)]);
+                let used = end.map_or(part.len(), |at| at + 1);
+                self.read_buf.advance(used);
+                len = len.checked_sub(used).ok_or_else(bad)?;
+                if end.is_some() {
+                    break;
+                }
+            }
+            body.extend_from_slice(crate::budget::head_text(&kept).as_bytes());
+            body.put_u8(0);
+        }
+        if len != 0 {
+            return Err(bad());
+        }
+        Ok(body)
+    }
 }
+
+/// Messages longer than this are read piece by piece, never buffered whole.
+const LONG_MESSAGE: usize = 1 << 20;
+
+/// The longest data row read whole: pgmcp's own queries answer in one row
+/// (a table's whole description), bounded by what their SQL selects; a
+/// query's rows are read within its budget instead, field by field.
+const OWN_ROW: usize = 16 << 20;
+
+/// What each field of a long error or notice keeps, in bytes: more than any
+/// answer shows (`query.max_result_length`, 100,000 by default, cuts it
+/// again, saying how long it was).
+const LONG_FIELD: usize = 256 * 1024;
 
 /// A data row's fields, each kept as far as `budget` allows; a field cut
 /// keeps a copy of its head, so the message's buffer is freed.

@@ -328,6 +328,8 @@ fn run(
         })
         .collect();
     let width = columns.len();
+    // What each row costs beyond its values: a key per column.
+    let row_cost: usize = columns.iter().map(|c| c.name.len() + 4).sum();
     let mut out = Vec::new();
     let mut more = false;
     let mut spent = false;
@@ -343,6 +345,7 @@ fn run(
                 spent = true;
                 break;
             }
+            budget.charge(row_cost);
             let mut values = Vec::with_capacity(width);
             for (i, column) in columns.iter_mut().enumerate() {
                 let value = row.get_ref(i).map_err(db_error)?;
