@@ -87,6 +87,23 @@ pub fn cut_value(head: &str, len: usize) -> Value {
     Value::String(format!("{head}{}", marker(head.len(), len)))
 }
 
+/// The most of an engine's error or notice message pgmcp keeps, in bytes:
+/// more than any answer shows (`query.max_result_length` cuts it again),
+/// while a message quoting a 150 MB value is never copied whole again.
+pub const MESSAGE_CAP: usize = 256 * 1024;
+
+/// `message` cut to [`MESSAGE_CAP`] bytes, saying how long it was.
+pub fn bounded_message(message: String) -> String {
+    if message.len() <= MESSAGE_CAP {
+        return message;
+    }
+    format!(
+        "{}… [message cut: it was {} bytes]",
+        head_text(&message.as_bytes()[..MESSAGE_CAP]),
+        message.len()
+    )
+}
+
 /// `… [value cut: <shown> of <len> bytes shown]`.
 pub fn marker(shown: usize, len: usize) -> String {
     format!("… [value cut: {shown} of {len} bytes shown]")

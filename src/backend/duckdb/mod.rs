@@ -595,7 +595,9 @@ fn param(value: &Value) -> duckdb::types::Value {
 /// wording, with the line and a caret under the position), the code its
 /// kind: `Parser Error: ...` → `DUCKDB_PARSER`.
 pub(crate) fn db_error(error: impl std::fmt::Display) -> Error {
-    let message = error.to_string();
+    // DuckDB quotes whole values in its messages ("Could not convert string
+    // 'xxx…' to INT32"): keep no more than any answer could show.
+    let message = budget::bounded_message(error.to_string());
     Error::Db(Box::new(DbError {
         severity: "ERROR".to_owned(),
         code: code(&message),

@@ -859,10 +859,8 @@ const LONG_MESSAGE: usize = 1 << 20;
 /// query's rows are read within its budget instead, field by field.
 const OWN_ROW: usize = 16 << 20;
 
-/// What each field of a long error or notice keeps, in bytes: more than any
-/// answer shows (`query.max_result_length`, 100,000 by default, cuts it
-/// again, saying how long it was).
-const LONG_FIELD: usize = 256 * 1024;
+/// What each field of a long error or notice keeps, in bytes.
+const LONG_FIELD: usize = crate::budget::MESSAGE_CAP;
 
 /// A data row's fields, each kept as far as `budget` allows; a field cut
 /// keeps a copy of its head, so the message's buffer is freed.

@@ -502,6 +502,8 @@ fn db_error(e: rusqlite::Error) -> Error {
         rusqlite::Error::SqlInputError { error, msg, .. } => (primary_code(error.extended_code), msg.clone()),
         other => ("SQLITE_ERROR", other.to_string()),
     };
+    // A message can quote a value ("bad JSON path: '$xxx…'").
+    let message = budget::bounded_message(message);
     Error::Db(Box::new(DbError {
         severity: "ERROR".to_owned(),
         code: code.to_owned(),
