@@ -102,13 +102,8 @@ fn postgres_catalog_answers_are_capped_and_sanitized() {
         "list_tables",
         "tables",
     );
-    let status = std::fs::read_to_string(format!("/proc/{}/status", mcp.pid())).unwrap();
-    let peak: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    assert!(peak < 100 * 1024, "peak {peak} kB");
+    let peak = mcp.peak_memory_kb();
+    assert!(peak < crate::support::PEAK_BOUND_KB, "peak {peak} kB");
 }
 
 #[test]

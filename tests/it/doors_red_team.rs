@@ -7,22 +7,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::pg;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
-
-/// README, "Memory": the whole process's peak resident memory stays under
-/// 100 MB on PostgreSQL and SQLite.
-const PEAK_BOUND_KB: u64 = 100 * 1024;
-
-/// The process's peak resident memory so far, in kB (`VmHWM`).
-fn peak_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
+use crate::support::{PEAK_BOUND_KB, pg};
 
 fn write_config(dir: &Path, extra: Value) -> String {
     let path = dir.join("config.json");
@@ -79,7 +65,7 @@ fn assert_capped_and_alive(mcp: &mut McpProcess, result: &Value, what: &str) {
 }
 
 fn assert_peak(mcp: &McpProcess, what: &str) {
-    let peak = peak_kb(mcp.pid());
+    let peak = mcp.peak_memory_kb();
     assert!(
         peak < PEAK_BOUND_KB,
         "{what}: peak resident memory {peak} kB, over the {PEAK_BOUND_KB} kB bound"

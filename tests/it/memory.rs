@@ -6,28 +6,14 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::pg;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
-
-/// The documented bound (README, "Memory") on PostgreSQL and SQLite: the
-/// whole process's peak resident memory, for the default 100,000-byte cap.
-const PEAK_BOUND_KB: u64 = 100 * 1024;
+use crate::support::{PEAK_BOUND_KB, pg};
 
 /// What reading a huge result may add to the peak of a session that only
 /// computed the same values (the reference, measured in the same run): the
 /// read budget, its conversions and, on DuckDB, the text the outer query
 /// cut for one chunk of 150 rows.
 const ADDED_BOUND_KB: u64 = 40 * 1024;
-
-/// The process's peak resident memory so far, in kB (`VmHWM`).
-fn peak_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
 
 fn config(dir: &Path) -> String {
     let path = dir.join("config.json");
@@ -50,7 +36,7 @@ fn peak_after(spawn: &dyn Fn() -> McpProcess, sql: &str) -> (u64, Value) {
     // Warm up: the first call opens the database.
     let _ = mcp.call_tool("query", json!({ "sql": "SELECT 1" }));
     let result = mcp.call_tool("query", json!({ "sql": sql }));
-    (peak_kb(mcp.pid()), result)
+    (mcp.peak_memory_kb(), result)
 }
 
 /// Run `sql`, which makes 150 rows of one 10,000,000-byte value, in a fresh
@@ -177,7 +163,7 @@ fn many_rows_of_large_values_stop_at_the_budget() {
         Some(60_000),
         "a value that fits is whole"
     );
-    assert!(peak_kb(mcp.pid()) < PEAK_BOUND_KB);
+    assert!(mcp.peak_memory_kb() < PEAK_BOUND_KB);
 }
 
 /// Calls that each bring 25 MB of parameters, sent at once: each is answered
@@ -217,7 +203,7 @@ fn many_calls_with_huge_parameters_stay_within_the_memory_bound() {
     }
     let result = mcp.call_tool("query", json!({"sql": "SELECT length($1) AS n", "params": ["ok"]}));
     assert_eq!(tool_json(&result)["rows"], json!([{"n": 2}]));
-    let peak = peak_kb(mcp.pid());
+    let peak = mcp.peak_memory_kb();
     assert!(peak < PEAK_BOUND_KB, "peak resident memory {peak} kB");
 }
 
@@ -302,6 +288,6 @@ fn waiting_calls_hold_a_bounded_amount_of_arguments() {
     assert_eq!((ran, refused), (15, 15));
     let first = mcp.recv_response(&json!(299), std::time::Duration::from_secs(60));
     assert_ne!(first["result"]["isError"], true, "{first}");
-    let peak = peak_kb(mcp.pid());
+    let peak = mcp.peak_memory_kb();
     assert!(peak < PEAK_BOUND_KB, "peak resident memory {peak} kB");
 }

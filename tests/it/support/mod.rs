@@ -14,6 +14,10 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
+/// README, "Memory": the whole process's peak resident memory stays under
+/// this on PostgreSQL and SQLite (the default 100,000-byte cap).
+pub const PEAK_BOUND_KB: u64 = 100 * 1024;
+
 /// The real `pgmcp` binary in `home`, with a clean environment: no config file
 /// unless a test writes one, logs under `home/state`, nothing inherited but
 /// `PATH`.

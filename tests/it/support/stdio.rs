@@ -347,6 +347,17 @@ impl McpProcess {
             .unwrap_or_else(|err| format!("(cannot read {}: {err})", self.stderr_path.display()))
     }
 
+    /// The server's peak resident memory so far, in kB (`VmHWM` in
+    /// `/proc/<pid>/status`).
+    pub fn peak_memory_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
