@@ -8,6 +8,7 @@ mod connect;
 mod connstring_secrets;
 mod demo;
 mod doors_red_team;
+mod doors_red_team_2;
 #[cfg(feature = "duckdb")]
 mod duckdb;
 mod engine;
