@@ -471,7 +471,11 @@ impl Config {
         trust::check_file(&file, path).map_err(|e| fail(None, e.to_string()))?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut file, &mut text).map_err(unreadable)?;
-        let mut config = Config::from_json(&text, Some(path))?;
+        // What the config names is found next to it: from an absolute
+        // path, so hooks (which run in `/`) find it too.
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        let mut config = Config::from_json(&text, Some(&absolute))?;
+        config.source = Some(path.to_owned());
         for (stage, hooks) in [
             ("before_query", &mut config.hooks.before_query),
             ("after_query", &mut config.hooks.after_query),
@@ -486,11 +490,20 @@ impl Config {
                     hook.command = program;
                 }
                 // A script handed to an interpreter (`"command": "python3",
-                // "args": ["/path/hook.py"]`) is as much the hook as the
-                // program: an argument naming an existing file is checked too.
-                for (j, arg) in hook.args.iter().enumerate() {
+                // "args": ["hooks/check.py"]`) is as much the hook as the
+                // program: a relative argument naming a file next to the
+                // config becomes that file's path (hooks run in `/`, never
+                // in the directory pgmcp was started in), and an argument
+                // naming an existing file is checked too.
+                for (j, arg) in hook.args.iter_mut().enumerate() {
+                    let beside = absolute.parent().map(|dir| dir.join(&*arg));
+                    if Path::new(arg).is_relative()
+                        && let Some(beside) = beside.filter(|b| b.is_file())
+                    {
+                        *arg = beside.to_string_lossy().into_owned();
+                    }
                     let named = Path::new(arg);
-                    if arg.contains('/') && named.is_file() {
+                    if named.is_absolute() && named.is_file() {
                         trust::check_path(named)
                             .map_err(|e| fail(Some(format!("hooks.{stage}[{i}].args[{j}]")), e.to_string()))?;
                     }
@@ -816,12 +829,29 @@ impl RawConfig {
                 Some(n) => return Err(fail("duckdb.threads", format!("must be greater than 0, got {n}"))),
             },
         };
+        // Files the config names are found next to it, as its hooks are,
+        // never in whatever directory pgmcp was started in.
+        let mut connection = self.connection;
+        for value in [
+            &mut connection.sslrootcert,
+            &mut connection.sslcert,
+            &mut connection.sslkey,
+            &mut connection.passfile,
+        ] {
+            if let Some(v) = value.as_mut()
+                && v != "system"
+                && Path::new(v.as_str()).is_relative()
+                && let Some(dir) = file.and_then(Path::parent)
+            {
+                *v = dir.join(v.as_str()).to_string_lossy().into_owned();
+            }
+        }
         Ok(Config {
             source: file.map(Path::to_owned),
             database: self.database,
             sqlite_root,
             duckdb,
-            connection: self.connection,
+            connection,
             pool,
             read_only,
             logging,
@@ -898,12 +928,18 @@ fn hook_command(command: &str, file: Option<&Path>) -> PathBuf {
 }
 
 /// `<state dir>/pgmcp/pgmcp.log`: `~/.local/state` on Linux, `~/Library/Application
-/// Support` on macOS, `%LOCALAPPDATA%` on Windows; the temp dir as a last resort.
+/// Support` on macOS, `%LOCALAPPDATA%` on Windows; stderr without one.
 pub fn default_log_output() -> LogOutput {
-    let dir = dirs::state_dir()
+    // A relative directory (HOME=h) would put the log in the directory pgmcp
+    // was started in; a shared temp dir is no place for it either: without
+    // a home of its own, the log goes to stderr.
+    match dirs::state_dir()
         .or_else(dirs::data_local_dir)
-        .unwrap_or_else(std::env::temp_dir);
-    LogOutput::File(dir.join("pgmcp").join("pgmcp.log"))
+        .filter(|dir| dir.is_absolute())
+    {
+        Some(dir) => LogOutput::File(dir.join("pgmcp").join("pgmcp.log")),
+        None => LogOutput::Stderr,
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! `PGMCP_HOOK_STAGE` and `PGMCP_TOOL`: pgmcp's own environment holds the connection string and
 //! `PGPASSWORD`, which a guardrail program has no use for.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -27,6 +27,8 @@ use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
+
+use crate::trust;
 
 /// Most bytes read from a hook's stdout; more is an error.
 pub const MAX_OUTPUT: usize = 1 << 20;
@@ -223,7 +225,19 @@ async fn run_one(
         command: command.clone(),
         reason,
     };
-    let mut command_line = Command::new(&hook.command);
+    // Judged again as it runs: a program missing when the config was read,
+    // or changed since, is never run unchecked.
+    let program = hook.program().ok_or_else(|| failed("not found".to_owned()))?;
+    trust::check_path(&program).map_err(|e| failed(e.to_string()))?;
+    for arg in hook
+        .args
+        .iter()
+        .map(Path::new)
+        .filter(|a| a.is_absolute() && a.is_file())
+    {
+        trust::check_path(arg).map_err(|e| failed(e.to_string()))?;
+    }
+    let mut command_line = Command::new(&program);
     command_line
         .env_clear()
         .envs(
@@ -236,6 +250,9 @@ async fn run_one(
         .env("PGMCP_HOOK_STAGE", stage.name())
         .env("PGMCP_TOOL", tool);
     let mut child = command_line
+        // Never the directory pgmcp was started in (a cloned repository):
+        // a relative path in `args` means nothing there.
+        .current_dir("/")
         .args(&hook.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -74,7 +74,6 @@ fn is_error(result: &Value) -> bool {
 /// someone else (or writable by others), it must not be run: what would
 /// have been refused at startup is refused at run time too.
 #[test]
-#[ignore = "hole: a hook program missing at startup is never trust-checked and runs once someone creates it"]
 fn a_hook_program_that_appears_after_startup_is_checked_before_it_runs() {
     let home = tempfile::tempdir().unwrap();
     let conf = private_dir(home.path(), "conf");
@@ -129,7 +128,6 @@ fn a_hook_program_that_appears_after_startup_is_checked_before_it_runs() {
 /// is resolved by the interpreter against the working directory, and the
 /// trust check accepts the cwd's file because it belongs to the user.)
 #[test]
-#[ignore = "hole: a relative script path in hook args is run from the working directory"]
 fn a_relative_hook_script_is_never_taken_from_the_working_directory() {
     let home = tempfile::tempdir().unwrap();
     let conf = private_dir(home.path(), "conf");
@@ -243,7 +241,6 @@ const NOT_PEM: &str = "planted by the repository\n";
 /// directory: a planted root certificate there would decide whom TLS trusts.
 /// The config lookup already refuses a relative HOME for the same reason.
 #[test]
-#[ignore = "hole: a relative HOME makes ~/.postgresql/root.crt (and ~/.pgpass, client cert and key) resolve against the working directory"]
 fn a_relative_home_takes_no_tls_file_from_the_working_directory() {
     let home = tempfile::tempdir().unwrap();
     let repo = private_dir(home.path(), "cloned-repo");
@@ -272,7 +269,6 @@ fn a_relative_home_takes_no_tls_file_from_the_working_directory() {
 /// directory (a cloned repository: the log would be committed with it, and a
 /// directory symlink planted there would decide where pgmcp writes).
 #[test]
-#[ignore = "hole: a relative HOME puts the default log file under the working directory"]
 fn a_relative_home_puts_no_log_in_the_working_directory() {
     let home = tempfile::tempdir().unwrap();
     let repo = private_dir(home.path(), "cloned-repo");
@@ -330,7 +326,6 @@ fn relative_xdg_dirs_are_not_the_working_directory() {
 /// config's directory, as relative hook commands and `sqlite.root` are, not
 /// from the working directory.
 #[test]
-#[ignore = "hole: relative connection.sslrootcert/sslcert/sslkey/passfile in a config resolve against the working directory"]
 fn a_relative_certificate_in_the_config_is_not_taken_from_the_working_directory() {
     let home = tempfile::tempdir().unwrap();
     let conf = private_dir(home.path(), "conf");

@@ -408,7 +408,9 @@ pub fn resolve(
     };
     let given = |v: Option<String>| v.filter(|v| !v.is_empty());
     // libpq's files live in ~/.postgresql; without a home there are no defaults.
-    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    // A relative HOME would find ~/.pgpass and ~/.postgresql/root.crt in the
+    // directory pgmcp was started in: none is used.
+    let home = env("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
     let pg_dir = home.as_ref().map(|h| h.join(".postgresql"));
     let sslrootcert = match given(p.sslrootcert) {
         Some(s) if s == "system" => RootCert::System,
