@@ -228,6 +228,8 @@ async fn run_one(
     // Judged again as it runs: a program missing when the config was read,
     // or changed since, is never run unchecked.
     let program = hook.program().ok_or_else(|| failed("not found".to_owned()))?;
+    // Judged and run as the same file: hooks run in `/`.
+    let program = std::path::absolute(&program).map_err(|e| failed(e.to_string()))?;
     trust::check_path(&program).map_err(|e| failed(e.to_string()))?;
     for arg in hook
         .args
