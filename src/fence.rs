@@ -59,7 +59,7 @@ const NOTE_ROOM: usize = 400;
 /// `hint` fields. Items go whole, never cut in the middle.
 fn cap_lists(json: &mut Value, max_bytes: usize) {
     let Value::Object(fields) = json else { return };
-    let size = |v: &Value| serde_json::to_vec(v).map_or(usize::MAX, |b| b.len());
+    let size = shape::json_len::<Value>;
     let mut total = fields.values().map(size).sum::<usize>() + fields.keys().map(|k| k.len() + 4).sum::<usize>();
     let room = max_bytes.saturating_sub(NOTE_ROOM);
     if total <= max_bytes {

@@ -95,12 +95,12 @@ pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
         hint: Some("x".repeat(HINT_ROOM)),
         ..*output
     };
-    let frame = serde_json::to_vec(&frame).map_or(usize::MAX, |v| v.len()) + COUNT_ROOM;
+    let frame = json_len(&frame) + COUNT_ROOM;
     let budget = max_bytes.saturating_sub(frame);
     let mut used = 0;
     let mut keep = 0;
     for row in &output.rows {
-        let size = serde_json::to_vec(row).map_or(usize::MAX, |v| v.len()) + usize::from(keep > 0);
+        let size = json_len(row) + usize::from(keep > 0);
         if used + size > budget {
             break;
         }
@@ -213,7 +213,8 @@ fn json_prefix(text: &str, max: usize) -> &str {
     text
 }
 
-fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+/// The bytes of `value`'s JSON.
+pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
     serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
 }
 

@@ -4,13 +4,13 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::pgmcp;
 use crate::support::stdio::McpProcess;
+use crate::support::{pgmcp, pgmcp_std};
 
 /// A config in `dir` logging to `output` at `level`.
 fn config(dir: &Path, output: &str, level: &str) -> PathBuf {
@@ -25,19 +25,6 @@ fn config(dir: &Path, output: &str, level: &str) -> PathBuf {
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-/// `pgmcp` with the same clean environment as [`pgmcp`], as a plain
-/// `std::process::Command` so its stdout and stderr can be any file.
-fn raw_pgmcp(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgmcp"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .current_dir(home);
-    cmd
 }
 
 #[test]
@@ -90,7 +77,7 @@ fn stdout_under_any_name_is_refused() {
     ] {
         let path = config(home.path(), &output, "debug");
         let stdout = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
-        let out = raw_pgmcp(home.path())
+        let out = pgmcp_std(home.path())
             .arg("--config")
             .arg(&path)
             .args(["--database", "sqlite::memory:", "serve"])
@@ -110,7 +97,7 @@ fn stdout_under_any_name_is_refused() {
     // stderr is refused only when it goes where stdout goes.
     let path = config(home.path(), "stderr", "debug");
     let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
-    let status = raw_pgmcp(home.path())
+    let status = pgmcp_std(home.path())
         .arg("--config")
         .arg(&path)
         .args(["--database", "sqlite::memory:", "serve"])
@@ -142,7 +129,7 @@ fn only_a_regular_file_can_be_the_log() {
     std::fs::create_dir(&dir).unwrap();
     for (output, what) in [(&fifo, "a FIFO"), (&socket, "a socket"), (&dir, "a directory")] {
         let path = config(home.path(), output.to_str().unwrap(), "info");
-        let mut child = raw_pgmcp(home.path())
+        let mut child = pgmcp_std(home.path())
             .arg("--config")
             .arg(&path)
             .args(["--database", "sqlite::memory:", "serve"])

@@ -677,9 +677,15 @@ impl Connection {
     /// The body length of the next message if it is a data row longer than
     /// [`STREAMED_ROW`], judged from its header alone.
     fn long_data_row(&self) -> Option<usize> {
-        let header = self.read_buf.get(..5)?;
-        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        (header[0] == b'D' && len > STREAMED_ROW).then(|| len - 4)
+        let (kind, len) = self.header()?;
+        (kind == b'D' && len > STREAMED_ROW).then(|| len - 4)
+    }
+
+    /// The next message's type and length (its own four bytes included),
+    /// when its header is buffered.
+    fn header(&self) -> Option<(u8, usize)> {
+        let h = self.read_buf.get(..5)?;
+        Some((h[0], u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize))
     }
 
     /// Read a data row of `len` body bytes (its header still buffered) field
@@ -758,8 +764,7 @@ impl Connection {
         // NOTICE, a COPY line): one longer than LONG_MESSAGE is never
         // buffered whole.
         self.fill(5).await?;
-        let len = u32::from_be_bytes([self.read_buf[1], self.read_buf[2], self.read_buf[3], self.read_buf[4]]) as usize;
-        let kind = self.read_buf[0];
+        let (kind, len) = self.header().unwrap_or_default();
         if len > LONG_MESSAGE && !(kind == b'D' && len <= OWN_ROW) {
             return self.read_long_message(kind, len.saturating_sub(4)).await;
         }

@@ -22,7 +22,13 @@ pub const PEAK_BOUND_KB: u64 = 100 * 1024;
 /// unless a test writes one, logs under `home/state`, nothing inherited but
 /// `PATH`.
 pub fn pgmcp(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("pgmcp").unwrap();
+    Command::from_std(pgmcp_std(home))
+}
+
+/// [`pgmcp`] as a plain `std::process::Command`, so its stdout and stderr
+/// can be any file.
+pub fn pgmcp_std(home: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pgmcp"));
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
