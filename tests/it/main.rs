@@ -26,6 +26,7 @@ mod memory;
 mod output_fences;
 mod pipeline;
 mod red_team;
+mod release;
 mod role;
 mod routines;
 mod serve;

@@ -1,0 +1,468 @@
+//! What people download, end to end: `cargo xtask` packages the binary under
+//! test exactly as a release does (the packaging code is the same; only the
+//! binary is the test build, so DuckDB is not compiled a second time), the
+//! official MCP Bundle tool (`@anthropic-ai/mcpb` from the npm registry)
+//! unpacks and validates the bundle, and the bundle's own command — its
+//! `user_config` substituted the way Claude Desktop does — serves PostgreSQL
+//! and an SQLite file over a real stdio session.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::support::pg;
+use crate::support::stdio::{McpProcess, tool_json, tool_text};
+
+/// The `@anthropic-ai/mcpb` release the tests validate with.
+const MCPB_PACKAGE: &str = "@anthropic-ai/mcpb@2.1.2";
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `cargo xtask <args>`, run as a person runs it, but built in its own
+/// target directory: the one this test binary came from is locked by the
+/// `cargo test` that started it.
+fn xtask(args: &[&str]) -> Output {
+    let binary = Path::new(env!("CARGO_BIN_EXE_pgmcp"));
+    let target = binary
+        .ancestors()
+        .nth(2)
+        .expect("the test binary lives in <target>/<profile>/")
+        .join("xtask-target");
+    Command::new(env!("CARGO"))
+        .current_dir(workspace())
+        .env("CARGO_TARGET_DIR", target)
+        .args(["xtask"])
+        .args(args)
+        .output()
+        .expect("run cargo xtask")
+}
+
+fn ok(output: Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{what} failed ({}):\n{stderr}", output.status);
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The official `mcpb` command: `PGMCP_TEST_MCPB`, else the copy in
+/// `~/.cache/pgmcp-tools`, installed there from the npm registry on first use.
+fn mcpb() -> &'static Path {
+    static MCPB: OnceLock<PathBuf> = OnceLock::new();
+    MCPB.get_or_init(|| {
+        if let Some(path) = std::env::var_os("PGMCP_TEST_MCPB") {
+            return PathBuf::from(path);
+        }
+        let home = std::env::var_os("HOME").expect("HOME names where the npm tools are kept");
+        let prefix = Path::new(&home).join(".cache/pgmcp-tools");
+        let bin = prefix.join("node_modules/.bin/mcpb");
+        if !bin.exists() {
+            let status = Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&prefix)
+                .arg(MCPB_PACKAGE)
+                .status()
+                .unwrap_or_else(|e| {
+                    panic!("npm is needed to install {MCPB_PACKAGE} (install Node.js and npm; .ci/run does): {e}")
+                });
+            assert!(status.success(), "npm install {MCPB_PACKAGE} failed ({status})");
+        }
+        bin
+    })
+}
+
+/// One bundle of the binary under test, built once, and the official tool's
+/// unpacking of it (what Claude Desktop unpacks on install).
+struct Bundle {
+    file: PathBuf,
+    unpacked: PathBuf,
+    manifest: Value,
+    _dir: tempfile::TempDir,
+}
+
+fn bundle() -> &'static Bundle {
+    static BUNDLE: OnceLock<Bundle> = OnceLock::new();
+    BUNDLE.get_or_init(|| {
+        let dir = tempfile::Builder::new().prefix("pgmcp-bundle-").tempdir().unwrap();
+        let out_dir = dir.path().join("dist");
+        let stdout = ok(
+            xtask(&[
+                "mcpb",
+                "--binary",
+                env!("CARGO_BIN_EXE_pgmcp"),
+                "--out-dir",
+                out_dir.to_str().unwrap(),
+            ]),
+            "cargo xtask mcpb",
+        );
+        let file = PathBuf::from(stdout.trim());
+        let expected = format!("pgmcp-{}-linux-x64.mcpb", env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            file,
+            out_dir.join(&expected),
+            "cargo xtask mcpb prints the bundle it wrote"
+        );
+        let unpacked = dir.path().join("unpacked");
+        ok(
+            Command::new(mcpb())
+                .arg("unpack")
+                .arg(&file)
+                .arg(&unpacked)
+                .output()
+                .unwrap(),
+            "mcpb unpack",
+        );
+        let manifest = serde_json::from_slice(&std::fs::read(unpacked.join("manifest.json")).unwrap()).unwrap();
+        Bundle {
+            file,
+            unpacked,
+            manifest,
+            _dir: dir,
+        }
+    })
+}
+
+/// The bundle's `mcp_config` with `user_config` substituted as Claude Desktop
+/// does: `${__dirname}` is the unpacked bundle, each `${user_config.KEY}` the
+/// person's value as a string (booleans `true`/`false`), an optional setting
+/// left empty becomes "", and the platform's override applies.
+fn client_entry(bundle: &Bundle, settings: &[(&str, Value)]) -> (String, Vec<String>, Vec<(String, String)>) {
+    let config = &bundle.manifest["server"]["mcp_config"];
+    let mut config = config.as_object().unwrap().clone();
+    if let Some(overrides) = config.get("platform_overrides").and_then(|o| o.get("linux")).cloned() {
+        for (key, value) in overrides.as_object().unwrap() {
+            config.insert(key.clone(), value.clone());
+        }
+    }
+    let declared = bundle.manifest["user_config"].as_object().unwrap();
+    let mut values = Map::new();
+    for (key, option) in declared {
+        let given = settings.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        let value = given.or_else(|| option.get("default").cloned()).unwrap_or(json!(""));
+        let text = match value {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        values.insert(key.clone(), Value::String(text));
+    }
+    for (key, _) in settings {
+        assert!(
+            declared.contains_key(*key),
+            "the manifest declares no user_config {key}"
+        );
+    }
+    let dirname = bundle.unpacked.to_str().unwrap();
+    let substitute = |text: &str| {
+        let mut text = text.replace("${__dirname}", dirname);
+        for (key, value) in &values {
+            text = text.replace(&format!("${{user_config.{key}}}"), value.as_str().unwrap());
+        }
+        assert!(!text.contains("${"), "unsubstituted variable in {text}");
+        text
+    };
+    let command = substitute(config["command"].as_str().unwrap());
+    let args = config["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| substitute(a.as_str().unwrap()))
+        .collect();
+    let env = config["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap())))
+        .collect();
+    (command, args, env)
+}
+
+/// Start the bundle's command exactly as written, and complete `initialize`.
+fn start(bundle: &Bundle, settings: &[(&str, Value)]) -> McpProcess {
+    let (command, args, env) = client_entry(bundle, settings);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut server = McpProcess::spawn_program(&command, &args, &env);
+    let init = server.initialize();
+    assert_eq!(init["serverInfo"]["name"], "pgmcp", "{init}");
+    server
+}
+
+fn query(server: &mut McpProcess, sql: &str) -> Value {
+    server.call_tool("query", json!({ "sql": sql }))
+}
+
+#[test]
+fn the_bundle_passes_the_official_validation() {
+    let bundle = bundle();
+    let output = Command::new(mcpb())
+        .arg("validate")
+        .arg(bundle.unpacked.join("manifest.json"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "mcpb validate refused the manifest:\n{said}");
+    assert!(said.contains("schema validation passes"), "{said}");
+    assert!(!said.contains("ERROR"), "{said}");
+
+    let manifest = &bundle.manifest;
+    assert!(manifest["manifest_version"].as_str().unwrap() >= "0.3");
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["server"]["type"], "binary");
+    assert_eq!(manifest["compatibility"]["platforms"], json!(["linux"]));
+    // The binary inside is the one packaged, still executable after the
+    // official unpacking.
+    let entry = bundle
+        .unpacked
+        .join(manifest["server"]["entry_point"].as_str().unwrap());
+    let packaged = std::fs::metadata(&entry).unwrap();
+    assert_eq!(
+        packaged.len(),
+        std::fs::metadata(env!("CARGO_BIN_EXE_pgmcp")).unwrap().len()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        packaged.permissions().mode() & 0o111,
+        0o111,
+        "the binary lost its x bits"
+    );
+    assert!(bundle.unpacked.join(manifest["icon"].as_str().unwrap()).is_file());
+    // The .sha256 beside the bundle is its sum, in sha256sum's format.
+    let check = Command::new("sha256sum")
+        .arg("-c")
+        .arg(format!("{}.sha256", bundle.file.file_name().unwrap().to_str().unwrap()))
+        .current_dir(bundle.file.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+}
+
+#[test]
+fn secrets_are_asked_for_as_secrets_and_never_passed_as_arguments() {
+    let manifest = &bundle().manifest;
+    let options = manifest["user_config"].as_object().unwrap();
+    for key in ["connection_string", "password"] {
+        assert_eq!(options[key]["sensitive"], true, "{key} must be kept in the keychain");
+    }
+    assert_eq!(options["database_file"]["type"], "file");
+    assert_eq!(options["read_only"]["type"], "boolean");
+    assert_eq!(
+        options["read_only"]["default"], true,
+        "read-only is on unless turned off"
+    );
+    assert_eq!(options["max_rows"]["type"], "number");
+    // Arguments show in `ps` for every user of the machine: no setting goes
+    // there, and every declared setting reaches pgmcp through its environment.
+    let config = &manifest["server"]["mcp_config"];
+    let args = config["args"].to_string();
+    assert!(!args.contains("user_config"), "settings in args: {args}");
+    let env = config["env"].to_string();
+    for key in options.keys() {
+        assert!(
+            env.contains(&format!("${{user_config.{key}}}")),
+            "{key} never reaches pgmcp"
+        );
+    }
+}
+
+#[test]
+fn the_declared_tools_are_the_ones_the_server_lists() {
+    let bundle = bundle();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    std::fs::copy(workspace().join("fixtures/demo.db"), &db).unwrap();
+    let mut server = start(bundle, &[("database_file", json!(db.to_str().unwrap()))]);
+    let listed = server.request("tools/list", json!({}));
+    let listed: Vec<Value> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!({"name": t["name"], "description": t["description"]}))
+        .collect();
+    assert_eq!(Value::Array(listed), bundle.manifest["tools"]);
+    let names: Vec<&str> = bundle.manifest["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["query", "list_tables", "describe_table"]);
+}
+
+#[test]
+fn the_bundle_serves_postgres_as_claude_desktop_starts_it() {
+    let server_pg = pg::server();
+    let db = server_pg.database();
+    db.psql("CREATE TABLE t (n int); INSERT INTO t SELECT generate_series(1, 3)");
+    // What a person types: the connection string without the password, the
+    // password in its own (keychain) field; the file left empty.
+    let connection = format!(
+        "postgresql://{}@{}:{}/{}",
+        server_pg.admin_user(),
+        server_pg.host(),
+        server_pg.port(),
+        db.name
+    );
+    let mut server = start(
+        bundle(),
+        &[
+            ("connection_string", json!(connection)),
+            ("password", json!(server_pg.admin_password())),
+            ("max_rows", json!(2)),
+        ],
+    );
+    let tools = server.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 3);
+    let answer = query(&mut server, "SELECT n FROM t ORDER BY n");
+    let rows = tool_json(&answer);
+    assert_eq!(rows["rows"], json!([{"n": 1}, {"n": 2}]), "{}", tool_text(&answer));
+    assert_eq!(rows["truncated"], true, "max_rows 2 cut the third row");
+    let write = query(&mut server, "INSERT INTO t VALUES (4)");
+    assert_eq!(write["result"]["isError"], true, "read-only by default: {write}");
+    assert_eq!(db.psql("SELECT count(*) FROM t"), "3");
+}
+
+#[test]
+fn the_bundle_serves_an_sqlite_file_with_empty_optional_settings_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shop.db");
+    std::fs::copy(workspace().join("fixtures/demo.db"), &db).unwrap();
+    // Claude Desktop substitutes "" for every optional field left empty:
+    // the connection string, the password, the row cap, and (explicitly
+    // here) read-only. Each must act as unset: no PostgreSQL, no empty
+    // password, pgmcp's own row cap, read-only on.
+    let mut server = start(
+        bundle(),
+        &[
+            ("database_file", json!(db.to_str().unwrap())),
+            ("connection_string", json!("")),
+            ("password", json!("")),
+            ("max_rows", json!("")),
+            ("read_only", json!("")),
+        ],
+    );
+    let answer = query(&mut server, "SELECT count(*) AS n FROM customers");
+    let n = tool_json(&answer)["rows"][0]["n"].as_i64().unwrap();
+    assert!(n > 0, "{}", tool_text(&answer));
+    // 600 rows asked for; the default cap (500) applies.
+    let answer = query(
+        &mut server,
+        "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 600) SELECT i FROM s",
+    );
+    let rows = tool_json(&answer);
+    assert_eq!(rows["rows"].as_array().unwrap().len(), 500, "{}", tool_text(&answer));
+    assert_eq!(rows["truncated"], true);
+    let write = query(&mut server, "DELETE FROM customers");
+    assert_eq!(write["result"]["isError"], true, "read-only by default: {write}");
+    let again = query(&mut server, "SELECT count(*) AS n FROM customers");
+    assert_eq!(tool_json(&again)["rows"][0]["n"].as_i64().unwrap(), n);
+    server.close_stdin();
+    assert!(server.wait_exit(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn dist_archive_holds_the_binary_and_its_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = "x86_64-unknown-linux-gnu";
+    let stdout = ok(
+        xtask(&[
+            "dist",
+            "--binary",
+            env!("CARGO_BIN_EXE_pgmcp"),
+            "--target",
+            target,
+            "--out-dir",
+            dir.path().to_str().unwrap(),
+        ]),
+        "cargo xtask dist",
+    );
+    let stem = format!("pgmcp-{}-{target}", env!("CARGO_PKG_VERSION"));
+    let archive = dir.path().join(format!("{stem}.tar.gz"));
+    assert_eq!(PathBuf::from(stdout.trim()), archive);
+    let sums = Command::new("sha256sum")
+        .args(["-c", &format!("{stem}.tar.gz.sha256")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(sums.status.success(), "{}", String::from_utf8_lossy(&sums.stdout));
+    let unpack = Command::new("tar")
+        .arg("xzf")
+        .arg(&archive)
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(unpack.success());
+    let top = dir.path().join(&stem);
+    for doc in ["README.md", "LICENSE", "claude_desktop_config.example.json"] {
+        assert_eq!(
+            std::fs::read(top.join(doc)).unwrap(),
+            std::fs::read(workspace().join(doc)).unwrap(),
+            "{doc}"
+        );
+    }
+    // The unpacked binary runs.
+    let version = Command::new(top.join("pgmcp")).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("pgmcp {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn registry_entry_carries_the_sum_of_every_bundle_it_names() {
+    let bundle = bundle();
+    let server: Value = serde_json::from_slice(&std::fs::read(workspace().join("server.json")).unwrap()).unwrap();
+    let names: Vec<String> = server["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["registryType"] == "mcpb")
+        .map(|p| p["identifier"].as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with("-darwin-universal.mcpb")));
+    assert!(names.iter().any(|n| n.ends_with("-win32-x64.mcpb")));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    // Missing bundles are named, and nothing is written.
+    let refused = xtask(&["registry", "--out-dir", out]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    for name in &names {
+        assert!(said.contains(name.as_str()), "{said}");
+    }
+    assert!(!dir.path().join("server.json").exists());
+    // This test has one platform's bundle; the others are the same bytes under
+    // their release names, which is all the registry entry looks at.
+    for name in &names {
+        std::fs::hard_link(&bundle.file, dir.path().join(name)).unwrap();
+    }
+    let written = PathBuf::from(ok(xtask(&["registry", "--out-dir", out]), "cargo xtask registry").trim());
+    let entry: Value = serde_json::from_slice(&std::fs::read(&written).unwrap()).unwrap();
+    let sum = std::fs::read_to_string(format!("{}.sha256", bundle.file.display())).unwrap();
+    let sum = sum.split_whitespace().next().unwrap();
+    for package in entry["packages"].as_array().unwrap() {
+        if package["registryType"] == "mcpb" {
+            assert_eq!(package["fileSha256"], sum, "{package}");
+        } else {
+            assert_eq!(package["registryType"], "cargo");
+            assert_eq!(package["version"], env!("CARGO_PKG_VERSION"));
+        }
+    }
+    assert_eq!(entry["version"], env!("CARGO_PKG_VERSION"));
+}
+
+#[test]
+fn release_workflow_parses_and_calls_only_tasks_that_exist() {
+    ok(xtask(&["check-workflow"]), "cargo xtask check-workflow");
+    // The check can fail: a misspelt task in a copy of the workflow.
+    let dir = tempfile::tempdir().unwrap();
+    let workflow = std::fs::read_to_string(workspace().join(".github/workflows/release.yml")).unwrap();
+    assert!(workflow.contains("cargo xtask mcpb"));
+    let broken = dir.path().join("release.yml");
+    std::fs::write(&broken, workflow.replace("cargo xtask mcpb", "cargo xtask bundle")).unwrap();
+    let refused = xtask(&["check-workflow", "--file", broken.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("`cargo xtask bundle` is not a task"));
+}
