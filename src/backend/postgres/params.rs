@@ -830,7 +830,11 @@ mod tests {
     #[test]
     fn password_taken_out_of_connection_strings() {
         let cases: &[(&str, &str, Option<&str>)] = &[
-            ("postgresql://alice:s3cret@db/shop", "postgresql://alice@db/shop", Some("s3cret")),
+            (
+                "postgresql://alice:s3cret@db/shop",
+                "postgresql://alice@db/shop",
+                Some("s3cret"),
+            ),
             (
                 "postgres://bob:p%40ss%2Fw%3A@[::1]:5433/app?sslmode=require",
                 "postgres://bob@[::1]:5433/app?sslmode=require",
@@ -841,7 +845,11 @@ mod tests {
                 "postgresql://alice@db/shop?application_name=a",
                 Some("x&y"),
             ),
-            ("postgresql://alice@db/shop?password=x", "postgresql://alice@db/shop", Some("x")),
+            (
+                "postgresql://alice@db/shop?password=x",
+                "postgresql://alice@db/shop",
+                Some("x"),
+            ),
             ("postgresql://:pw@db/shop", "postgresql://@db/shop", Some("pw")),
             ("postgresql://u:@db", "postgresql://u@db", None),
             ("postgresql://alice@db/shop", "postgresql://alice@db/shop", None),
@@ -866,7 +874,12 @@ mod tests {
 
     #[test]
     fn password_split_refuses_what_the_parser_refuses() {
-        for given in ["postgresql://u:pa ss@h/db", "password='open", "host=db oops", "postgresql://u:p%zz@h"] {
+        for given in [
+            "postgresql://u:pa ss@h/db",
+            "password='open",
+            "host=db oops",
+            "postgresql://u:p%zz@h",
+        ] {
             let e = split_password("--database", given).expect_err(given);
             assert_eq!(e.source_name, "--database", "{given}");
         }
