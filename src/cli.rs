@@ -99,7 +99,9 @@ pub enum Command {
     /// --database URL goes in the entry's "env" as PGMCP_DATABASE (a relative
     /// sqlite:/duckdb: path made absolute); a password in it is moved to
     /// PGPASSWORD, never left in "args", which anyone on this machine can see.
-    /// Better still: keep the password in ~/.pgpass.
+    /// Better still: keep the password in ~/.pgpass. Without --config or
+    /// --database, the entry names neither and pgmcp finds them at each start
+    /// as `serve` always does.
     Install(InstallArgs),
 }
 

@@ -79,10 +79,9 @@ pub enum InstallError {
     Read { file: PathBuf, err: io::Error },
     #[error("cannot write {}: {err} (the previous file, if any, is unchanged)", .file.display())]
     Write { file: PathBuf, err: io::Error },
-    #[error("--database {0}")]
-    Database(#[from] ChoiceError),
-    #[error("--database: {0}")]
-    DatabasePath(String),
+    /// Says which setting is wrong, never quoting a password.
+    #[error("{0}")]
+    Database(String),
     #[error("--name: give the server a name (the key under \"mcpServers\")")]
     EmptyName,
     #[error("cannot read the working directory (relative paths are made absolute against it): {0}")]
@@ -136,23 +135,40 @@ impl Database {
     /// some other directory must be given it. `env` is the environment, as
     /// a lookup, for checking the string the way `serve` will read it.
     pub fn from_given(given: &str, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Database, InstallError> {
-        // Refused here as `serve` would refuse it, rather than written into
-        // an entry that cannot start.
-        Choice::resolve(Some(given), None, &ConnectionConfig::default(), env)?;
-        for scheme in ["sqlite", "duckdb"] {
-            if given.starts_with(&format!("{scheme}:")) {
-                let connstring = absolute_file_url(scheme, given, cwd).map_err(InstallError::DatabasePath)?;
-                return Ok(Database {
-                    connstring,
-                    password: None,
-                });
-            }
+        if given.trim().is_empty() {
+            return Err(InstallError::Database(
+                "--database: empty; give a URL or connection string, or leave --database out".to_owned(),
+            ));
         }
-        let split = params::split_password("--database", given).map_err(ChoiceError::from)?;
-        Ok(Database {
-            connstring: split.connstring,
-            password: split.password,
-        })
+        let file_scheme = ["sqlite", "duckdb"]
+            .into_iter()
+            .find(|scheme| given.strip_prefix(scheme).is_some_and(|r| r.starts_with(':')));
+        let database = match file_scheme {
+            Some(scheme) => Database {
+                connstring: absolute_file_url(scheme, given, cwd)
+                    .map_err(|e| InstallError::Database(format!("--database: {e}")))?,
+                password: None,
+            },
+            None => {
+                let split =
+                    params::split_password("--database", given).map_err(|e| InstallError::Database(e.to_string()))?;
+                Database {
+                    connstring: split.connstring,
+                    password: split.password,
+                }
+            }
+        };
+        // Refused here as `serve` would refuse it (a bad sslmode, a DuckDB
+        // file this build cannot open), rather than written into an entry
+        // that cannot start. The password is out of the string by now.
+        Choice::resolve(Some(&database.connstring), None, &ConnectionConfig::default(), env).map_err(|e| {
+            let why = match e {
+                ChoiceError::Postgres(e) => e.to_string(),
+                ChoiceError::Sqlite(e) | ChoiceError::DuckDb(e) => e,
+            };
+            InstallError::Database(format!("--database: {why}"))
+        })?;
+        Ok(database)
     }
 }
 
@@ -533,7 +549,8 @@ mod tests {
     fn client_config_files() {
         let dir = Some(Path::new("/home/u/.config"));
         let home = Some(Path::new("/home/u"));
-        let cases: &[(Client, Option<&Path>, Option<&Path>, Option<&str>)] = &[
+        type Case<'a> = (Client, Option<&'a Path>, Option<&'a Path>, Option<&'a str>);
+        let cases: &[Case] = &[
             (
                 Client::ClaudeDesktop,
                 dir,
@@ -643,14 +660,23 @@ mod tests {
 
     #[test]
     fn databases_serve_would_refuse_are_refused() {
-        let none = |_: &str| None;
-        for given in [
-            "postgresql://u:pa ss@h/db",
-            "sqlite://relative.db",
-            "host=db sslmode=sometimes",
-        ] {
-            let e = Database::from_given(given, Path::new("/w"), &none).expect_err(given);
-            assert!(!e.to_string().contains("pa ss"), "{e}");
+        let env = |k: &str| (k == "USER").then(|| "me".to_owned());
+        let cases = [
+            ("postgresql://u:pa ss@h/db", "must be percent-encoded"),
+            ("postgresql://u:p%zz@h/db", "invalid percent-encoding"),
+            ("sqlite://relative.db", "three slashes"),
+            ("host=db sslmode=sometimes", "invalid sslmode"),
+            ("host=db port=x password=pa55", "invalid port"),
+            (" ", "empty"),
+        ];
+        for (given, hint) in cases {
+            let e = Database::from_given(given, Path::new("/w"), &env).expect_err(given);
+            let said = e.to_string();
+            assert!(
+                said.starts_with("--database: ") && said.contains(hint),
+                "{given}: {said}"
+            );
+            assert!(!said.contains("pa ss") && !said.contains("pa55"), "{said}");
         }
     }
 

@@ -70,6 +70,12 @@ impl McpProcess {
     /// directory are a fresh temp dir, so default config and log locations land
     /// there. Pass paths in `args` as absolute paths.
     pub fn spawn(args: &[&str], envs: &[(&str, &str)]) -> McpProcess {
+        Self::spawn_program(env!("CARGO_BIN_EXE_pgmcp"), args, envs)
+    }
+
+    /// [`McpProcess::spawn`] with `program` instead of the test build's
+    /// path: to run a command exactly as a client's config names it.
+    pub fn spawn_program(program: &str, args: &[&str], envs: &[(&str, &str)]) -> McpProcess {
         let home = tempfile::Builder::new()
             .prefix("pgmcp-home-")
             .tempdir()
@@ -77,7 +83,6 @@ impl McpProcess {
         let stderr_path = home.path().join("pgmcp.stderr");
         let stderr = fs::File::create(&stderr_path).expect("create pgmcp's stderr file");
 
-        let program = env!("CARGO_BIN_EXE_pgmcp");
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(home.path())
