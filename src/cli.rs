@@ -91,6 +91,18 @@ pub enum Command {
     /// config file with permissions 0600. Answers are read line by line from
     /// stdin, so they can be piped.
     Configure,
+    /// Add pgmcp to Claude Desktop's or Cursor's config file, so the client
+    /// starts it. Other servers and settings in the file are kept; the
+    /// previous file is kept as <file>.bak.
+    ///
+    /// The entry runs this pgmcp binary (`serve`) with --config FILE when given.
+    /// --database URL goes in the entry's "env" as PGMCP_DATABASE (a relative
+    /// sqlite:/duckdb: path made absolute); a password in it is moved to
+    /// PGPASSWORD, never left in "args", which anyone on this machine can see.
+    /// Better still: keep the password in ~/.pgpass. Without --config or
+    /// --database, the entry names neither and pgmcp finds them at each start
+    /// as `serve` always does.
+    Install(InstallArgs),
 }
 
 /// Why a command could not run.
@@ -108,11 +120,17 @@ pub enum CliError {
     NoConfigDir,
     #[error(transparent)]
     Wizard(#[from] crate::wizard::WizardError),
+    #[error(transparent)]
+    Install(#[from] crate::install::InstallError),
 }
 
 /// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
 /// a query failed. Errors (bad config, ...) should exit with 2.
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    // Writes another program's config: this pgmcp's own is not loaded.
+    if let Command::Install(args) = cli.command {
+        return install(args, cli.config, cli.database);
+    }
     let location = ConfigLocation::resolve(
         cli.config.as_deref(),
         std::env::var("PGMCP_CONFIG_PATH").ok().as_deref(),
@@ -132,6 +150,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Query { .. } => "query",
         Command::Check { .. } => "check",
         Command::Configure => "configure",
+        Command::Install(_) => "install",
     };
     tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
     if let Some(ignored) = ConfigLocation::ignored_local(config.source.as_deref()) {
@@ -148,7 +167,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check {
             suggest_role: Some(role),
         } => runtime.block_on(suggest_role(config, cli.database, role)),
-        Command::Configure => Ok(ExitCode::SUCCESS),
+        Command::Configure | Command::Install(_) => Ok(ExitCode::SUCCESS),
     };
     // Don't wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -434,4 +453,68 @@ async fn query_once(
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// `pgmcp install`'s own options; `--config` and `--database` are the
+/// global ones, naming what the installed entry uses.
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The desktop client to add pgmcp to.
+    #[arg(value_enum)]
+    pub client: crate::install::Client,
+    /// The server's name in the client (the key under "mcpServers"). Running
+    /// install again with the same name updates that entry in place.
+    #[arg(long, default_value = "pgmcp", value_name = "NAME")]
+    pub name: String,
+    /// Show the entry (and, for Cursor, a one-click install link) instead of
+    /// writing any file.
+    #[arg(long)]
+    pub print: bool,
+    /// The client's config file, if not in its usual place (Claude Desktop:
+    /// <config dir>/Claude/claude_desktop_config.json; Cursor: ~/.cursor/mcp.json).
+    #[arg(long, value_name = "PATH")]
+    pub client_config: Option<PathBuf>,
+}
+
+/// `pgmcp install`: build the entry, then print it or merge it into the
+/// client's file, and tell the person what changed and what to do next.
+fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>) -> Result<ExitCode, CliError> {
+    use crate::install::{self, Database, Entry, InstallError};
+    if args.name.is_empty() {
+        return Err(InstallError::EmptyName.into());
+    }
+    // The client starts pgmcp in a directory of its own: every path absolute.
+    let cwd = std::env::current_dir().map_err(InstallError::CurrentDir)?;
+    let config = config.map(|c| cwd.join(c));
+    if let Some(path) = &config {
+        // Refused now, as `serve` would refuse it at every start.
+        Config::load(path)?;
+    }
+    let database = database
+        .map(|d| Database::from_given(&d, &cwd, &|k| std::env::var(k).ok()))
+        .transpose()?;
+    let entry = Entry::new(&install::current_binary()?, config.as_deref(), database.as_ref())?;
+    let mut stdout = std::io::stdout().lock();
+    if args.print {
+        let _ = write!(stdout, "{}", install::printed(args.client, &args.name, &entry));
+    } else {
+        let file = match args.client_config {
+            Some(path) => cwd.join(path),
+            None => args
+                .client
+                .config_file(dirs::config_dir().as_deref(), dirs::home_dir().as_deref())
+                .ok_or(InstallError::NoClientConfig {
+                    client: args.client.name(),
+                })?,
+        };
+        let written = install::write(&file, &args.name, &entry)?;
+        let _ = write!(stdout, "{}", written.summary(args.client, &args.name));
+        if let Some(warning) = written.mode_warning(&entry) {
+            eprintln!("warning: {warning}");
+        }
+    }
+    if entry.has_password() {
+        eprintln!("note: {}", install::PASSWORD_NOTE);
+    }
+    Ok(ExitCode::SUCCESS)
 }

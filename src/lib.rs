@@ -45,7 +45,8 @@
 //! - [`trust`]: who may change the config file and hook programs; refused
 //!   when anyone but their owner could.
 //! - [`mcp`]: the MCP server: tool schemas and wire translation only.
-//! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`.
+//! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`;
+//!   [`install`]: `pgmcp install`, the entry a desktop client's config needs.
 //! - [`cli`], [`logging`]: the command line and where logs go.
 //! - [`intake`]: stdin lines screened before rmcp reads them, so malformed
 //!   requests get a JSON-RPC error answer rather than silence, written
@@ -64,6 +65,7 @@ pub mod error_prompts;
 pub mod fence;
 pub mod guard;
 pub mod hooks;
+pub mod install;
 pub mod intake;
 pub mod logging;
 pub mod mcp;

@@ -478,8 +478,9 @@ fn write_private(path: &Path, doc: &Value) -> Result<(), WizardError> {
 }
 
 /// A new file, mode 0600, next to `path` (so the rename stays on one file
-/// system), named `.config.json.<pid>.<nanoseconds>.tmp`.
-fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
+/// system), named `.config.json.<pid>.<nanoseconds>.tmp`. `install` replaces
+/// a client's config file through it too.
+pub(crate) fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
     let name = path
         .file_name()
         .map_or_else(|| "config".into(), |n| n.to_string_lossy());

@@ -18,6 +18,7 @@ mod guard_corpus;
 mod guard_fuzz;
 mod harness;
 mod hooks;
+mod install;
 mod intake;
 mod introspection;
 mod lexical;

@@ -70,11 +70,11 @@ impl McpProcess {
     /// directory are a fresh temp dir, so default config and log locations land
     /// there. Pass paths in `args` as absolute paths.
     pub fn spawn(args: &[&str], envs: &[(&str, &str)]) -> McpProcess {
-        McpProcess::spawn_program(env!("CARGO_BIN_EXE_pgmcp"), args, envs)
+        Self::spawn_program(env!("CARGO_BIN_EXE_pgmcp"), args, envs)
     }
 
-    /// [`McpProcess::spawn`] for another copy of the binary (one unpacked
-    /// from a release bundle, say), in the same hermetic environment.
+    /// [`McpProcess::spawn`] with `program` instead of the test build's
+    /// path: to run a command exactly as a client's config names it.
     pub fn spawn_program(program: &str, args: &[&str], envs: &[(&str, &str)]) -> McpProcess {
         let home = tempfile::Builder::new()
             .prefix("pgmcp-home-")

@@ -1,0 +1,809 @@
+//! `pgmcp install`: the entry a desktop client (Claude Desktop, Cursor) needs
+//! to start pgmcp, merged into the client's own config file.
+//!
+//! Everything but reading and writing that file is pure and table-tested:
+//! where the client keeps its file ([`Client::config_file`]), the entry
+//! ([`Entry`], with the database and its password in `env`, never in `args`),
+//! the merge that leaves every other key as it was ([`merge`]) and Cursor's
+//! one-click link ([`cursor_link`]). [`write`] is the one function that
+//! touches the file: a `.bak` of the old one, then the new one through a
+//! temporary file and a rename, with the old one's permissions.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+use crate::backend::location::{DbFile, Target};
+use crate::backend::postgres::params;
+use crate::backend::{Choice, ChoiceError};
+use crate::config::ConnectionConfig;
+
+/// The desktop clients `pgmcp install` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Client {
+    /// Claude Desktop: `claude_desktop_config.json` in the OS's config dir.
+    ClaudeDesktop,
+    /// Cursor: `~/.cursor/mcp.json` (all projects).
+    Cursor,
+}
+
+impl Client {
+    /// The client's name, as a person knows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::ClaudeDesktop => "Claude Desktop",
+            Client::Cursor => "Cursor",
+        }
+    }
+
+    /// What makes the client read its config file again.
+    pub fn pick_up(self) -> &'static str {
+        match self {
+            Client::ClaudeDesktop => "Restart Claude Desktop (quit it fully, then open it again) to pick it up.",
+            Client::Cursor => "Reload Cursor (or open Cursor Settings → MCP) to pick it up.",
+        }
+    }
+
+    /// Where the client reads its servers from. `config_dir` is the OS's
+    /// per-user config root (`dirs::config_dir()`: `~/Library/Application
+    /// Support` on macOS, `%APPDATA%` on Windows, `$XDG_CONFIG_HOME` or
+    /// `~/.config` on Linux), `home` the home directory. A relative one is
+    /// no answer: it would name a file under whatever directory pgmcp was
+    /// started in.
+    pub fn config_file(self, config_dir: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+        match self {
+            Client::ClaudeDesktop => config_dir
+                .filter(|d| d.is_absolute())
+                .map(|d| d.join("Claude").join("claude_desktop_config.json")),
+            // Cursor uses the same place on every OS.
+            Client::Cursor => home
+                .filter(|h| h.is_absolute())
+                .map(|h| h.join(".cursor").join("mcp.json")),
+        }
+    }
+}
+
+/// Why `pgmcp install` did nothing. Every message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("cannot tell where {client} keeps its config (no home directory): name the file with --client-config PATH")]
+    NoClientConfig { client: &'static str },
+    #[error("{}: {reason}; fix it or move it away, then run pgmcp install again (the file was left unchanged)", .file.display())]
+    Malformed { file: PathBuf, reason: Malformed },
+    #[error("cannot read {}: {err}", .file.display())]
+    Read { file: PathBuf, err: io::Error },
+    #[error("cannot write {}: {err} (the previous file, if any, is unchanged)", .file.display())]
+    Write { file: PathBuf, err: io::Error },
+    /// Says which setting is wrong, never quoting a password.
+    #[error("{0}")]
+    Database(String),
+    #[error("--name: give the server a name (the key under \"mcpServers\")")]
+    EmptyName,
+    #[error("cannot read the working directory (relative paths are made absolute against it): {0}")]
+    CurrentDir(io::Error),
+    #[error("cannot find the pgmcp binary that is running, to name it in the entry: {0}")]
+    CurrentExe(io::Error),
+    #[error("{what} is not valid UTF-8 ({}); the client's JSON file cannot name it", .path.display())]
+    NotUtf8 { what: &'static str, path: PathBuf },
+}
+
+/// What is wrong with a client config file that is not merged into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Malformed {
+    NotUtf8,
+    /// serde_json's message: what, at which line and column.
+    NotJson(String),
+    NotAnObject,
+    ServersNotAnObject,
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Malformed::NotUtf8 => write!(f, "not UTF-8 text"),
+            Malformed::NotJson(e) => write!(f, "not valid JSON ({e})"),
+            Malformed::NotAnObject => write!(f, "the top level is not a JSON object"),
+            Malformed::ServersNotAnObject => write!(f, "\"mcpServers\" is not a JSON object"),
+        }
+    }
+}
+
+/// The database as the entry carries it: the connection string (file paths
+/// absolute, password taken out) and the password apart.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Database {
+    pub connstring: String,
+    pub password: Option<String>,
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Database")
+            .field("connstring", &self.connstring)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+impl Database {
+    /// The database `given` on the command line, as a client started in
+    /// some other directory must be given it. `env` is the environment, as
+    /// a lookup, for checking the string the way `serve` will read it.
+    pub fn from_given(given: &str, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Database, InstallError> {
+        if given.trim().is_empty() {
+            return Err(InstallError::Database(
+                "--database: empty; give a URL or connection string, or leave --database out".to_owned(),
+            ));
+        }
+        let file_scheme = ["sqlite", "duckdb"]
+            .into_iter()
+            .find(|scheme| given.strip_prefix(scheme).is_some_and(|r| r.starts_with(':')));
+        let database = match file_scheme {
+            Some(scheme) => Database {
+                connstring: absolute_file_url(scheme, given, cwd)
+                    .map_err(|e| InstallError::Database(format!("--database: {e}")))?,
+                password: None,
+            },
+            None => {
+                let split =
+                    params::split_password("--database", given).map_err(|e| InstallError::Database(e.to_string()))?;
+                Database {
+                    connstring: split.connstring,
+                    password: split.password,
+                }
+            }
+        };
+        // Refused here as `serve` would refuse it (a bad sslmode, a DuckDB
+        // file this build cannot open), rather than written into an entry
+        // that cannot start. The password is out of the string by now.
+        Choice::resolve(Some(&database.connstring), None, &ConnectionConfig::default(), env).map_err(|e| {
+            let why = match e {
+                ChoiceError::Postgres(e) => e.to_string(),
+                ChoiceError::Sqlite(e) | ChoiceError::DuckDb(e) => e,
+            };
+            InstallError::Database(format!("--database: {why}"))
+        })?;
+        Ok(database)
+    }
+}
+
+/// `url` (an `sqlite:` or `duckdb:` URL that [`Target::parse`] accepts) with
+/// a relative file path made absolute against `cwd`: the client starts pgmcp
+/// in a working directory of its own. Other URLs come back as given.
+pub fn absolute_file_url(scheme: &str, url: &str, cwd: &Path) -> Result<String, String> {
+    let target = Target::parse(scheme, url)?;
+    let path = match target.file {
+        DbFile::Path(path) if path.is_relative() => cwd.join(path),
+        DbFile::Path(_) | DbFile::Memory => return Ok(url.to_owned()),
+    };
+    let text = path
+        .to_str()
+        .ok_or_else(|| format!("the path {} is not valid UTF-8", path.display()))?;
+    // The plain form (`sqlite:/abs/path`) is read as written; only a `?`,
+    // which that form refuses, needs the percent-decoded `sqlite://` form.
+    if text.contains('?') {
+        let encoded = text.replace('%', "%25").replace('?', "%3F");
+        Ok(format!("{scheme}://{encoded}"))
+    } else {
+        Ok(format!("{scheme}:{text}"))
+    }
+}
+
+/// What the client runs: `command` with `args`, and `env` set.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The pgmcp binary, absolute: desktop clients do not search the PATH
+    /// a shell would.
+    pub command: String,
+    pub args: Vec<String>,
+    /// In order. Values may hold a password (`PGPASSWORD`): others can read
+    /// a process's arguments (`ps`), not its environment.
+    pub env: Vec<(String, String)>,
+}
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), if k == PASSWORD_VAR { "<redacted>" } else { v }))
+            .collect();
+        f.debug_struct("Entry")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &env)
+            .finish()
+    }
+}
+
+/// The variable the password goes in: libpq's, which `serve` reads.
+pub const PASSWORD_VAR: &str = "PGPASSWORD";
+
+/// The variable the database goes in.
+pub const DATABASE_VAR: &str = "PGMCP_DATABASE";
+
+impl Entry {
+    /// `pgmcp serve`, with `--config` when a config file is named (absolute),
+    /// and the database in the environment.
+    pub fn new(command: &Path, config: Option<&Path>, database: Option<&Database>) -> Result<Entry, InstallError> {
+        let text = |what, path: &Path| {
+            path.to_str().map(str::to_owned).ok_or_else(|| InstallError::NotUtf8 {
+                what,
+                path: path.to_owned(),
+            })
+        };
+        let mut args = vec!["serve".to_owned()];
+        if let Some(config) = config {
+            args.extend(["--config".to_owned(), text("the config file's path", config)?]);
+        }
+        let mut env = Vec::new();
+        if let Some(db) = database {
+            // A string that was only a password leaves nothing to name:
+            // `serve` treats an empty PGMCP_DATABASE as unset anyway.
+            if !db.connstring.is_empty() {
+                env.push((DATABASE_VAR.to_owned(), db.connstring.clone()));
+            }
+            if let Some(password) = &db.password {
+                env.push((PASSWORD_VAR.to_owned(), password.clone()));
+            }
+        }
+        Ok(Entry {
+            command: text("the pgmcp binary's path", command)?,
+            args,
+            env,
+        })
+    }
+
+    pub fn has_password(&self) -> bool {
+        self.env.iter().any(|(k, _)| k == PASSWORD_VAR)
+    }
+
+    /// The entry as the client's JSON has it: `command`, `args`, and `env`
+    /// when there is any.
+    pub fn to_json(&self) -> Value {
+        let mut entry = Map::new();
+        entry.insert("command".to_owned(), Value::from(self.command.clone()));
+        entry.insert("args".to_owned(), Value::from(self.args.clone()));
+        if !self.env.is_empty() {
+            let env: Map<String, Value> = self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+                .collect();
+            entry.insert("env".to_owned(), Value::Object(env));
+        }
+        Value::Object(entry)
+    }
+
+    /// The same entry without the password.
+    pub fn without_password(&self) -> Entry {
+        Entry {
+            env: self.env.iter().filter(|(k, _)| k != PASSWORD_VAR).cloned().collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// `{"mcpServers": {name: entry}}`: the whole of what `--print` shows.
+pub fn snippet(name: &str, entry: &Entry) -> Value {
+    let mut servers = Map::new();
+    servers.insert(name.to_owned(), entry.to_json());
+    let mut top = Map::new();
+    top.insert(SERVERS.to_owned(), Value::Object(servers));
+    Value::Object(top)
+}
+
+/// The key both clients keep their servers under.
+const SERVERS: &str = "mcpServers";
+
+/// A client config with the entry merged in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// The whole new file: pretty JSON and a final newline.
+    pub text: String,
+    /// Whether a server of that name was there before (and is replaced in
+    /// place).
+    pub replaced: bool,
+}
+
+/// `existing` (the file's text; `None` when there is no file) with
+/// `mcpServers.<name>` set to `entry`. Every other key stays, in its order;
+/// an entry of the same name is replaced where it stands, so running this
+/// again on its own output gives the same text. A file that is empty (or
+/// only whitespace) is taken as `{}`: it holds nothing to lose.
+pub fn merge(existing: Option<&str>, name: &str, entry: &Value) -> Result<Merged, Malformed> {
+    let mut doc = match existing.filter(|t| !t.trim().is_empty()) {
+        Some(text) => serde_json::from_str(text).map_err(|e| Malformed::NotJson(e.to_string()))?,
+        None => Value::Object(Map::new()),
+    };
+    let top = doc.as_object_mut().ok_or(Malformed::NotAnObject)?;
+    let servers = top
+        .entry(SERVERS)
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or(Malformed::ServersNotAnObject)?;
+    // `insert` on a key that exists keeps its place (preserve_order).
+    let replaced = servers.insert(name.to_owned(), entry.clone()).is_some();
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| Malformed::NotJson(e.to_string()))? + "\n";
+    Ok(Merged { text, replaced })
+}
+
+/// Cursor's one-click install link for the entry. A link travels (chat,
+/// browser history), so it never carries the password: the entry goes in
+/// without `PGPASSWORD`.
+pub fn cursor_link(name: &str, entry: &Entry) -> String {
+    let json = entry.without_password().to_json().to_string();
+    let config = base64::engine::general_purpose::STANDARD.encode(json);
+    format!(
+        "cursor://anysphere.cursor-deeplink/mcp/install?name={}&config={}",
+        query_component(name),
+        query_component(&config)
+    )
+}
+
+/// Percent-encode everything but URL's unreserved characters, so base64's
+/// `+`, `/` and `=` (and any byte of a name) survive the query string.
+fn query_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// What [`write`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The file written (a symlink's target, when the file was a symlink).
+    pub file: PathBuf,
+    /// The copy of the previous file; `None` when there was none, or when
+    /// nothing changed.
+    pub backup: Option<PathBuf>,
+    /// `false`: the file already held exactly this; it was not touched.
+    pub changed: bool,
+    pub replaced: bool,
+    /// The file's permission bits (Unix), to warn when others can read a
+    /// password.
+    pub mode: u32,
+}
+
+/// Merge the entry into `file`: refuse a file that is not a JSON object
+/// (leaving it as it is), keep the previous file as `<file>.bak`, and
+/// replace the file through a new temporary file in the same directory and
+/// a rename, so a crash leaves the old file or the new one, never half of
+/// one. The new file keeps the old one's permissions; a new one is 0600
+/// (it may hold a password), in a directory created 0700.
+pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallError> {
+    // A symlinked config (dotfiles) stays a symlink: its target is
+    // rewritten, not replaced by a plain file.
+    let file = match fs::symlink_metadata(file) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(file).map_err(|err| InstallError::Read {
+            file: file.to_owned(),
+            err,
+        })?,
+        _ => file.to_owned(),
+    };
+    let read_fail = |err| InstallError::Read {
+        file: file.clone(),
+        err,
+    };
+    let write_fail = |err| InstallError::Write {
+        file: file.clone(),
+        err,
+    };
+    let (before, mode) = match fs::read(&file) {
+        Ok(bytes) => {
+            let mode = fs::metadata(&file).map_err(read_fail)?.permissions().mode() & 0o7777;
+            (Some(bytes), mode)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (None, 0o600),
+        Err(e) => return Err(read_fail(e)),
+    };
+    let malformed = |reason| InstallError::Malformed {
+        file: file.clone(),
+        reason,
+    };
+    let text = before
+        .as_deref()
+        .map(std::str::from_utf8)
+        .transpose()
+        .map_err(|_| malformed(Malformed::NotUtf8))?;
+    let merged = merge(text, name, &entry.to_json()).map_err(malformed)?;
+    if before.as_deref() == Some(merged.text.as_bytes()) {
+        return Ok(Written {
+            file,
+            backup: None,
+            changed: false,
+            replaced: merged.replaced,
+            mode,
+        });
+    }
+    let backup = match &before {
+        Some(bytes) => {
+            let mut name = file.file_name().unwrap_or_default().to_owned();
+            name.push(".bak");
+            let backup = file.with_file_name(name);
+            replace(&backup, bytes, mode).map_err(|err| InstallError::Write {
+                file: backup.clone(),
+                err,
+            })?;
+            Some(backup)
+        }
+        None => {
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                use std::os::unix::fs::DirBuilderExt as _;
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(write_fail)?;
+            }
+            None
+        }
+    };
+    replace(&file, merged.text.as_bytes(), mode).map_err(write_fail)?;
+    Ok(Written {
+        file,
+        backup,
+        changed: true,
+        replaced: merged.replaced,
+        mode,
+    })
+}
+
+impl Written {
+    /// What a person reads after `install`: what happened to which file,
+    /// where the old one is, and what makes the client see it.
+    pub fn summary(&self, client: Client, name: &str) -> String {
+        let file = self.file.display();
+        let mut out = match (self.changed, self.replaced) {
+            (false, _) => format!("{file} already has this \"{name}\" entry: nothing changed.\n"),
+            (true, true) => format!("Updated the \"{name}\" entry in {file}\n"),
+            (true, false) => format!("Added the \"{name}\" entry to {file}\n"),
+        };
+        if let Some(backup) = &self.backup {
+            out.push_str(&format!("The previous file is kept as {}\n", backup.display()));
+        }
+        out.push_str(client.pick_up());
+        out.push('\n');
+        out
+    }
+
+    /// A warning when the entry holds a password and the file, whose
+    /// permissions were kept, can be read by others.
+    pub fn mode_warning(&self, entry: &Entry) -> Option<String> {
+        (entry.has_password() && self.mode & 0o077 != 0).then(|| {
+            format!(
+                "{file} can be read by other users (mode {:04o}) and holds a password: chmod 600 {file}",
+                self.mode,
+                file = self.file.display()
+            )
+        })
+    }
+}
+
+/// Said whenever the entry holds a password.
+pub const PASSWORD_NOTE: &str = "the database password is in the entry's \"env\" as PGPASSWORD, not in \"args\" \
+    (which anyone on this machine can see). Better: put it in ~/.pgpass (or the file PGPASSFILE names), mode 0600, \
+    as host:port:database:user:password, and run install again without it.";
+
+/// What `install --print` shows: the entry as the client's file would hold
+/// it and, for Cursor, the one-click install link.
+pub fn printed(client: Client, name: &str, entry: &Entry) -> String {
+    let snippet = serde_json::to_string_pretty(&snippet(name, entry)).unwrap_or_default();
+    let mut out = format!("{snippet}\n");
+    if client == Client::Cursor {
+        out.push_str(&format!(
+            "\nOne-click install link for Cursor (open it, or paste it in a browser):\n{}\n",
+            cursor_link(name, entry)
+        ));
+        if entry.has_password() {
+            out.push_str(
+                "The link leaves out PGPASSWORD, since links get shared: add it to the server's env in Cursor, \
+                 or use ~/.pgpass.\n",
+            );
+        }
+    }
+    out
+}
+
+/// Put `bytes` at `path` with permissions `mode`: written to a new
+/// temporary file beside it (created 0600, so no one else can open it
+/// meanwhile), synced, then renamed over `path`.
+fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let (tmp, mut file) = crate::wizard::create_temp(path)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| file.sync_all())
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// The running pgmcp, as the entry names it: absolute, symlinks resolved,
+/// so the entry does not depend on the PATH or on a link that moves.
+pub fn current_binary() -> Result<PathBuf, InstallError> {
+    std::env::current_exe()
+        .and_then(fs::canonicalize)
+        .map_err(InstallError::CurrentExe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn client_config_files() {
+        let dir = Some(Path::new("/home/u/.config"));
+        let home = Some(Path::new("/home/u"));
+        type Case<'a> = (Client, Option<&'a Path>, Option<&'a Path>, Option<&'a str>);
+        let cases: &[Case] = &[
+            (
+                Client::ClaudeDesktop,
+                dir,
+                home,
+                Some("/home/u/.config/Claude/claude_desktop_config.json"),
+            ),
+            (
+                Client::ClaudeDesktop,
+                Some(Path::new("/Users/u/Library/Application Support")),
+                home,
+                Some("/Users/u/Library/Application Support/Claude/claude_desktop_config.json"),
+            ),
+            (Client::ClaudeDesktop, None, home, None),
+            (Client::ClaudeDesktop, Some(Path::new("rel/.config")), home, None),
+            (Client::Cursor, dir, home, Some("/home/u/.cursor/mcp.json")),
+            (Client::Cursor, dir, None, None),
+            (Client::Cursor, dir, Some(Path::new("u")), None),
+        ];
+        for (client, dir, home, want) in cases {
+            assert_eq!(
+                client.config_file(*dir, *home),
+                want.map(PathBuf::from),
+                "{client:?} {dir:?} {home:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn file_urls_made_absolute() {
+        let cwd = Path::new("/work/here");
+        let cases: &[(&str, &str, &str)] = &[
+            ("sqlite", "sqlite:demo.db", "sqlite:/work/here/demo.db"),
+            ("sqlite", "sqlite:data/shop.db", "sqlite:/work/here/data/shop.db"),
+            ("sqlite", "sqlite:/srv/shop.db", "sqlite:/srv/shop.db"),
+            ("sqlite", "sqlite:///srv/my%20shop.db", "sqlite:///srv/my%20shop.db"),
+            ("sqlite", "sqlite::memory:", "sqlite::memory:"),
+            ("sqlite", "sqlite:100%.db", "sqlite:/work/here/100%.db"),
+            ("duckdb", "duckdb:trades.duckdb", "duckdb:/work/here/trades.duckdb"),
+            ("duckdb", "duckdb:///srv/t.duckdb", "duckdb:///srv/t.duckdb"),
+        ];
+        for (scheme, url, want) in cases {
+            let got = absolute_file_url(scheme, url, cwd).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(got, *want, "{url}");
+            // What the entry says must be what `serve` opens.
+            let target = Target::parse(scheme, &got).unwrap_or_else(|e| panic!("{got}: {e}"));
+            if let DbFile::Path(path) = target.file {
+                assert!(path.is_absolute(), "{got}");
+            }
+        }
+        // A `?` in the directory needs the percent-decoded form.
+        let odd = Path::new("/tmp/what?%");
+        let got = absolute_file_url("sqlite", "sqlite:a.db", odd).unwrap();
+        assert_eq!(got, "sqlite:///tmp/what%3F%25/a.db");
+        assert_eq!(
+            Target::parse("sqlite", &got).unwrap().file,
+            DbFile::Path(PathBuf::from("/tmp/what?%/a.db"))
+        );
+    }
+
+    fn entry(env: &[(&str, &str)]) -> Entry {
+        Entry {
+            command: "/opt/pgmcp".to_owned(),
+            args: vec!["serve".to_owned()],
+            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        }
+    }
+
+    #[test]
+    fn entries() {
+        let none = |k: &str| (k == "USER").then(|| "me".to_owned());
+        let cwd = Path::new("/w");
+        let db = |given: &str| Database::from_given(given, cwd, &none).unwrap_or_else(|e| panic!("{given}: {e}"));
+        let cases: &[(Option<&str>, Option<Database>, Value)] = &[
+            (None, None, json!({"command": "/opt/pgmcp", "args": ["serve"]})),
+            (
+                Some("/etc/pgmcp.json"),
+                Some(db("sqlite:shop.db")),
+                json!({"command": "/opt/pgmcp", "args": ["serve", "--config", "/etc/pgmcp.json"],
+                       "env": {"PGMCP_DATABASE": "sqlite:/w/shop.db"}}),
+            ),
+            (
+                None,
+                Some(db("postgresql://me:p%40ss@db/shop")),
+                json!({"command": "/opt/pgmcp", "args": ["serve"],
+                       "env": {"PGMCP_DATABASE": "postgresql://me@db/shop", "PGPASSWORD": "p@ss"}}),
+            ),
+            (
+                None,
+                Some(db("host=db user=me password='a b'")),
+                json!({"command": "/opt/pgmcp", "args": ["serve"],
+                       "env": {"PGMCP_DATABASE": "host=db user=me", "PGPASSWORD": "a b"}}),
+            ),
+            (
+                None,
+                Some(db("password=x")),
+                json!({"command": "/opt/pgmcp", "args": ["serve"], "env": {"PGPASSWORD": "x"}}),
+            ),
+        ];
+        for (config, database, want) in cases {
+            let got = Entry::new(Path::new("/opt/pgmcp"), config.map(Path::new), database.as_ref()).unwrap();
+            assert_eq!(got.to_json(), *want, "{database:?}");
+            // Key order is part of the file people read.
+            assert_eq!(got.to_json().to_string(), want.to_string(), "{database:?}");
+            assert!(!format!("{got:?}").contains("p@ss"));
+        }
+    }
+
+    #[test]
+    fn databases_serve_would_refuse_are_refused() {
+        let env = |k: &str| (k == "USER").then(|| "me".to_owned());
+        let cases = [
+            ("postgresql://u:pa ss@h/db", "must be percent-encoded"),
+            ("postgresql://u:p%zz@h/db", "invalid percent-encoding"),
+            ("sqlite://relative.db", "three slashes"),
+            ("host=db sslmode=sometimes", "invalid sslmode"),
+            ("host=db port=x password=pa55", "invalid port"),
+            (" ", "empty"),
+        ];
+        for (given, hint) in cases {
+            let e = Database::from_given(given, Path::new("/w"), &env).expect_err(given);
+            let said = e.to_string();
+            assert!(
+                said.starts_with("--database: ") && said.contains(hint),
+                "{given}: {said}"
+            );
+            assert!(!said.contains("pa ss") && !said.contains("pa55"), "{said}");
+        }
+    }
+
+    #[test]
+    fn merging() {
+        let pgmcp = json!({"command": "/opt/pgmcp", "args": ["serve"]});
+        type Case<'a> = (Option<&'a str>, Result<(&'a str, bool), Malformed>);
+        let cases: &[Case] = &[
+            (
+                None,
+                Ok((
+                    r#"{"mcpServers":{"pgmcp":{"command":"/opt/pgmcp","args":["serve"]}}}"#,
+                    false,
+                )),
+            ),
+            (
+                Some("  \n"),
+                Ok((
+                    r#"{"mcpServers":{"pgmcp":{"command":"/opt/pgmcp","args":["serve"]}}}"#,
+                    false,
+                )),
+            ),
+            // Other keys and servers stay, in their order.
+            (
+                Some(r#"{"theme": "dark", "mcpServers": {"other": {"command": "x"}}, "z": 1}"#),
+                Ok((
+                    r#"{"theme":"dark","mcpServers":{"other":{"command":"x"},"pgmcp":{"command":"/opt/pgmcp","args":["serve"]}},"z":1}"#,
+                    false,
+                )),
+            ),
+            // Replaced where it stands.
+            (
+                Some(r#"{"mcpServers": {"a": {}, "pgmcp": {"command": "old"}, "b": {}}}"#),
+                Ok((
+                    r#"{"mcpServers":{"a":{},"pgmcp":{"command":"/opt/pgmcp","args":["serve"]},"b":{}}}"#,
+                    true,
+                )),
+            ),
+            // Numbers keep their digits.
+            (
+                Some(r#"{"n": 1.50, "mcpServers": {}}"#),
+                Ok((
+                    r#"{"n":1.50,"mcpServers":{"pgmcp":{"command":"/opt/pgmcp","args":["serve"]}}}"#,
+                    false,
+                )),
+            ),
+            (Some("[1]"), Err(Malformed::NotAnObject)),
+            (Some(r#"{"mcpServers": []}"#), Err(Malformed::ServersNotAnObject)),
+            (Some(r#"{"mcpServers": null}"#), Err(Malformed::ServersNotAnObject)),
+        ];
+        for (existing, want) in cases {
+            let got = merge(*existing, "pgmcp", &pgmcp);
+            match (got, want) {
+                (Ok(got), Ok((text, replaced))) => {
+                    let compact: Value = serde_json::from_str(&got.text).unwrap();
+                    assert_eq!(compact.to_string(), *text, "{existing:?}");
+                    assert_eq!(got.replaced, *replaced, "{existing:?}");
+                    assert!(got.text.ends_with("}\n"));
+                    // Idempotent: merging into its own output changes nothing.
+                    let again = merge(Some(&got.text), "pgmcp", &pgmcp).unwrap();
+                    assert_eq!(again.text, got.text, "{existing:?}");
+                }
+                (got, want) => assert_eq!(got.map(|m| m.text), want.clone().map(|(t, _)| t.to_owned())),
+            }
+        }
+        let not_json = merge(Some("{\"a\": 1,}"), "pgmcp", &pgmcp).unwrap_err();
+        assert!(
+            matches!(&not_json, Malformed::NotJson(e) if e.contains("line 1")),
+            "{not_json}"
+        );
+    }
+
+    /// The entry a Cursor link carries, read back the way Cursor reads it.
+    fn link_entry(link: &str) -> (String, String) {
+        let decode = |text: &str| {
+            let mut bytes = Vec::new();
+            let mut rest = text.as_bytes();
+            while let Some((&b, tail)) = rest.split_first() {
+                if b == b'%' {
+                    let hex = std::str::from_utf8(&tail[..2]).unwrap();
+                    bytes.push(u8::from_str_radix(hex, 16).unwrap());
+                    rest = &tail[2..];
+                } else {
+                    bytes.push(b);
+                    rest = tail;
+                }
+            }
+            String::from_utf8(bytes).unwrap()
+        };
+        let query = link
+            .strip_prefix("cursor://anysphere.cursor-deeplink/mcp/install?")
+            .unwrap_or_else(|| panic!("{link}"));
+        let (name, config) = query.split_once('&').unwrap();
+        let name = decode(name.strip_prefix("name=").unwrap());
+        let config = decode(config.strip_prefix("config=").unwrap());
+        let json = base64::engine::general_purpose::STANDARD.decode(config).unwrap();
+        (name, String::from_utf8(json).unwrap())
+    }
+
+    #[test]
+    fn cursor_links() {
+        let cases: &[(&str, Entry, &str)] = &[
+            ("pgmcp", entry(&[]), r#"{"command":"/opt/pgmcp","args":["serve"]}"#),
+            (
+                "my db+/=&",
+                entry(&[("PGMCP_DATABASE", "postgresql://me@h/x"), ("PGPASSWORD", "s3cret")]),
+                r#"{"command":"/opt/pgmcp","args":["serve"],"env":{"PGMCP_DATABASE":"postgresql://me@h/x"}}"#,
+            ),
+            (
+                "pgmcp",
+                entry(&[("PGPASSWORD", "s3cret")]),
+                r#"{"command":"/opt/pgmcp","args":["serve"]}"#,
+            ),
+        ];
+        for (name, entry, json) in cases {
+            let link = cursor_link(name, entry);
+            assert!(!link.contains("s3cret"), "{link}");
+            // Only unreserved characters and escapes: nothing a query string re-reads.
+            assert!(
+                link.split_once('?')
+                    .unwrap()
+                    .1
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~%=&".contains(&b)),
+                "{link}"
+            );
+            assert_eq!(link_entry(&link), ((*name).to_owned(), (*json).to_owned()));
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! `pgmcp install`, through the binary against real files in temp dirs: what
+//! the client's config file holds afterwards (and what it still holds), the
+//! password kept out of `args`, `--print` and Cursor's link, and the written
+//! entry started exactly as a client starts it.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::support::stdio::{McpProcess, tool_json};
+use crate::support::{pg, pgmcp};
+
+/// `pgmcp install <args>` in `home`; panics with everything it printed
+/// unless it exits with `code`.
+fn install(home: &Path, args: &[&str], code: i32) -> Output {
+    let out = pgmcp(home).arg("install").args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "pgmcp install {args:?}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", path.display()))
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    value.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn bak(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap().to_owned();
+    name.push(".bak");
+    path.with_file_name(name)
+}
+
+/// The test build's binary, as the entry must name it.
+fn binary() -> String {
+    std::fs::canonicalize(env!("CARGO_BIN_EXE_pgmcp"))
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const OTHERS: &str = r#"{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"DEBUG": "1"}}
+  },
+  "zoom": 1.250
+}"#;
+
+#[test]
+fn other_servers_and_keys_are_kept_and_the_previous_file_backed_up() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("claude_desktop_config.json");
+    std::fs::write(&file, OTHERS).unwrap();
+    let before = read_json(&file);
+    let out = install(
+        home.path(),
+        &["claude-desktop", "--client-config", file.to_str().unwrap()],
+        0,
+    );
+
+    let after = read_json(&file);
+    assert_eq!(keys(&after), ["globalShortcut", "mcpServers", "zoom"]);
+    assert_eq!(after["globalShortcut"], before["globalShortcut"]);
+    // Numbers keep their digits, not just their value.
+    assert!(std::fs::read_to_string(&file).unwrap().contains("1.250"));
+    assert_eq!(keys(&after["mcpServers"]), ["filesystem", "pgmcp"]);
+    assert_eq!(after["mcpServers"]["filesystem"], before["mcpServers"]["filesystem"]);
+    assert_eq!(
+        after["mcpServers"]["pgmcp"],
+        json!({"command": binary(), "args": ["serve"]})
+    );
+    assert_eq!(std::fs::read_to_string(bak(&file)).unwrap(), OTHERS);
+
+    let said = stdout(&out);
+    assert!(
+        said.contains(&format!("Added the \"pgmcp\" entry to {}", file.display())),
+        "{said}"
+    );
+    assert!(said.contains(&format!("kept as {}", bak(&file).display())), "{said}");
+    assert!(said.contains("Restart Claude Desktop"), "{said}");
+    // No password: no note about one.
+    assert!(!stderr(&out).contains("PGPASSWORD"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_malformed_client_config_is_refused_and_left_as_it_was() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp.json");
+    let cases = [
+        ("{\"mcpServers\": {},}\n", "not valid JSON"),
+        ("// my servers\n{}", "not valid JSON"),
+        ("[]", "the top level is not a JSON object"),
+        (r#"{"mcpServers": ["pgmcp"]}"#, "\"mcpServers\" is not a JSON object"),
+        ("\u{feff}{}", "not valid JSON"),
+    ];
+    for (text, reason) in cases {
+        std::fs::write(&file, text).unwrap();
+        let out = install(home.path(), &["cursor", "--client-config", file.to_str().unwrap()], 2);
+        let said = stderr(&out);
+        assert!(said.contains(&file.display().to_string()), "{text:?}: {said}");
+        assert!(said.contains(reason), "{text:?}: {said}");
+        assert!(said.contains("left unchanged"), "{text:?}: {said}");
+        assert_eq!(std::fs::read(&file).unwrap(), text.as_bytes(), "{text:?}");
+        assert!(!bak(&file).exists(), "{text:?}");
+        assert!(stdout(&out).is_empty(), "{text:?}");
+    }
+}
+
+#[test]
+fn a_password_goes_to_env_never_to_args() {
+    let home = tempfile::tempdir().unwrap();
+    // (given, PGMCP_DATABASE, PGPASSWORD)
+    let cases = [
+        (
+            "postgresql://agent:p%40ss%2Fw%3Ard%20x@db.example.com:5433/shop?sslmode=require",
+            "postgresql://agent@db.example.com:5433/shop?sslmode=require",
+            "p@ss/w:rd x",
+        ),
+        (
+            "postgres://agent@db.example.com/shop?password=s%26cret&application_name=desk",
+            "postgres://agent@db.example.com/shop?application_name=desk",
+            "s&cret",
+        ),
+        (
+            r"host=db.example.com user=agent password='it\'s secret' dbname=shop",
+            "host=db.example.com user=agent dbname=shop",
+            "it's secret",
+        ),
+    ];
+    for (n, (given, database, password)) in cases.into_iter().enumerate() {
+        let file = home.path().join(format!("new-dir-{n}/claude_desktop_config.json"));
+        let out = install(
+            home.path(),
+            &[
+                "claude-desktop",
+                "--database",
+                given,
+                "--client-config",
+                file.to_str().unwrap(),
+            ],
+            0,
+        );
+        let entry = &read_json(&file)["mcpServers"]["pgmcp"];
+        assert_eq!(entry["args"], json!(["serve"]), "{given}");
+        assert_eq!(
+            entry["env"],
+            json!({"PGMCP_DATABASE": database, "PGPASSWORD": password}),
+            "{given}"
+        );
+        assert_eq!(keys(&entry["env"]), ["PGMCP_DATABASE", "PGPASSWORD"]);
+        // A new file may hold a password: only its owner reads it.
+        assert_eq!(mode(&file), 0o600, "{given}");
+        let said = stderr(&out);
+        assert!(said.contains("~/.pgpass") && said.contains("PGPASSFILE"), "{said}");
+        assert!(!said.contains(password) && !stdout(&out).contains(password), "{said}");
+    }
+}
+
+#[test]
+fn a_file_others_can_read_keeps_its_mode_and_is_warned_about() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp.json");
+    std::fs::write(&file, "{}\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = install(
+        home.path(),
+        &[
+            "cursor",
+            "--database",
+            "postgresql://u:pw@h/db",
+            "--client-config",
+            file.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(mode(&file), 0o644);
+    assert_eq!(mode(&bak(&file)), 0o644);
+    assert!(
+        stderr(&out).contains(&format!("chmod 600 {}", file.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn running_it_again_updates_in_place_and_changes_nothing_more() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp.json");
+    let original = r#"{"mcpServers": {"a": {"command": "a"}, "shop": {"command": "/old/pgmcp", "args": ["serve"]}, "b": {"command": "b"}}}"#;
+    std::fs::write(&file, original).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let args = [
+        "cursor",
+        "--name",
+        "shop",
+        "--database",
+        "sqlite:shop.db",
+        "--client-config",
+        file.to_str().unwrap(),
+    ];
+    std::fs::write(home.path().join("shop.db"), b"").unwrap();
+
+    let first = install(home.path(), &args, 0);
+    assert!(
+        stdout(&first).contains("Updated the \"shop\" entry"),
+        "{}",
+        stdout(&first)
+    );
+    assert!(stdout(&first).contains("Reload Cursor"), "{}", stdout(&first));
+    let once = std::fs::read(&file).unwrap();
+    let servers = read_json(&file)["mcpServers"].clone();
+    assert_eq!(keys(&servers), ["a", "shop", "b"]);
+    assert_eq!(servers["shop"]["command"], binary());
+    assert_eq!(mode(&file), 0o640);
+
+    let second = install(home.path(), &args, 0);
+    assert_eq!(std::fs::read(&file).unwrap(), once, "a second run changed the file");
+    assert!(stdout(&second).contains("nothing changed"), "{}", stdout(&second));
+    // The backup is still the file as it was before pgmcp first touched it.
+    assert_eq!(std::fs::read_to_string(bak(&file)).unwrap(), original);
+    // No temporary files left beside it.
+    let mut names: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.') || n.ends_with(".tmp"))
+        .collect();
+    names.sort();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn the_default_places_are_created_when_missing() {
+    let home = tempfile::tempdir().unwrap();
+    // `pgmcp` runs with XDG_CONFIG_HOME=<home>/config: Linux's config dir.
+    let cases = [
+        (
+            "claude-desktop",
+            home.path().join("config/Claude/claude_desktop_config.json"),
+        ),
+        ("cursor", home.path().join(".cursor/mcp.json")),
+    ];
+    for (client, file) in cases {
+        let out = install(home.path(), &[client], 0);
+        assert_eq!(
+            read_json(&file),
+            json!({"mcpServers": {"pgmcp": {"command": binary(), "args": ["serve"]}}}),
+            "{client}"
+        );
+        assert!(stdout(&out).contains(&file.display().to_string()), "{}", stdout(&out));
+        // Nothing was there before: nothing to back up.
+        assert!(!stdout(&out).contains(".bak"), "{}", stdout(&out));
+        assert!(!bak(&file).exists());
+    }
+}
+
+#[test]
+fn print_shows_the_entry_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let config = crate::serve::write_config(home.path(), "");
+    let file = home.path().join("claude_desktop_config.json");
+    std::fs::write(&file, OTHERS).unwrap();
+    let out = install(
+        home.path(),
+        &[
+            "claude-desktop",
+            "--print",
+            "--name",
+            "shop",
+            "--config",
+            "config.json",
+            "--database",
+            "postgresql://me:pw@db/shop",
+            "--client-config",
+            file.to_str().unwrap(),
+        ],
+        0,
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        printed,
+        json!({"mcpServers": {"shop": {
+            "command": binary(),
+            "args": ["serve", "--config", config],
+            "env": {"PGMCP_DATABASE": "postgresql://me@db/shop", "PGPASSWORD": "pw"},
+        }}})
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), OTHERS);
+    assert!(!bak(&file).exists());
+    // Nor the default place.
+    assert!(!home.path().join("config/Claude").exists());
+}
+
+/// The `name` and the entry JSON a Cursor link carries, read the way
+/// Cursor reads them: query parameters percent-decoded, the config base64.
+fn read_link(link: &str) -> (String, Value) {
+    let query = link
+        .strip_prefix("cursor://anysphere.cursor-deeplink/mcp/install?")
+        .unwrap_or_else(|| panic!("not a Cursor install link: {link}"));
+    let decode = |text: &str| {
+        let mut bytes = Vec::new();
+        let mut i = 0;
+        while i < text.len() {
+            if &text[i..i + 1] == "%" {
+                bytes.push(u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                bytes.push(text.as_bytes()[i]);
+                i += 1;
+            }
+        }
+        bytes
+    };
+    let mut name = None;
+    let mut config = None;
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap();
+        match key {
+            "name" => name = Some(String::from_utf8(decode(value)).unwrap()),
+            "config" => config = Some(decode(value)),
+            other => panic!("unexpected parameter {other} in {link}"),
+        }
+    }
+    let json = base64::engine::general_purpose::STANDARD
+        .decode(config.unwrap())
+        .unwrap();
+    (name.unwrap(), serde_json::from_slice(&json).unwrap())
+}
+
+#[test]
+fn the_cursor_link_decodes_to_the_entry_without_the_password() {
+    let home = tempfile::tempdir().unwrap();
+    let cases = [
+        ("postgresql://me:s3cr%3Dt@db/shop", true),
+        ("postgresql://me@db/shop", false),
+    ];
+    for (database, has_password) in cases {
+        let out = install(
+            home.path(),
+            &["cursor", "--print", "--name", "shop db", "--database", database],
+            0,
+        );
+        let text = stdout(&out);
+        let (json, rest) = text.split_once("\n\n").unwrap();
+        let printed: Value = serde_json::from_str(json).unwrap();
+        let link = rest
+            .lines()
+            .find(|l| l.starts_with("cursor://"))
+            .unwrap_or_else(|| panic!("no link in {text}"));
+        let (name, entry) = read_link(link);
+        assert_eq!(name, "shop db");
+        let mut expected = printed["mcpServers"]["shop db"].clone();
+        expected["env"].as_object_mut().unwrap().shift_remove("PGPASSWORD");
+        assert_eq!(entry, expected, "{database}");
+        assert_eq!(entry["env"], json!({"PGMCP_DATABASE": "postgresql://me@db/shop"}));
+        assert!(!link.contains("s3cr"), "{link}");
+        assert_eq!(text.contains("leaves out PGPASSWORD"), has_password, "{text}");
+        assert!(!home.path().join(".cursor").exists());
+    }
+}
+
+#[test]
+fn mistakes_exit_2_saying_what_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["cursor", "--database", "sqlite://shop.db"], "three slashes"),
+        (
+            &["cursor", "--database", "host=db user=me sslmode=sometimes"],
+            "sslmode",
+        ),
+        (&["cursor", "--database", ""], "--database: empty"),
+        (
+            &["cursor", "--database", "postgresql://me:pa ss@db/x"],
+            "percent-encode",
+        ),
+        (&["cursor", "--config", "missing.json"], "missing.json"),
+        (&["cursor", "--name", ""], "--name"),
+    ];
+    for (args, hint) in cases {
+        let out = install(home.path(), args, 2);
+        let said = stderr(&out);
+        assert!(said.contains(hint), "{args:?}: {said}");
+        assert!(!said.contains("pa ss"), "{args:?}: {said}");
+        assert!(!home.path().join(".cursor").exists(), "{args:?}");
+    }
+}
+
+/// Start an entry's `command` with its `args` and `env`, exactly as a client
+/// does, in a fresh working directory and HOME, and complete the MCP
+/// handshake.
+fn start_entry(entry: &Value) -> McpProcess {
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let env: Vec<(&str, &str)> = entry["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
+        .collect();
+    let mut mcp = McpProcess::spawn_program(entry["command"].as_str().unwrap(), &args, &env);
+    mcp.initialize();
+    mcp
+}
+
+/// The whole point: what install writes starts a working server. The entry's
+/// command, args and env are run as the client runs them, from another
+/// working directory, and answer a query on the demo database.
+#[test]
+fn the_written_entry_runs_and_answers_a_query() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join("data")).unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.db");
+    std::fs::copy(&demo, home.path().join("data/demo.db")).unwrap();
+    crate::serve::write_config(home.path(), "");
+    let file = home.path().join("claude_desktop_config.json");
+    install(
+        home.path(),
+        &[
+            "claude-desktop",
+            "--config",
+            "config.json",
+            "--database",
+            "sqlite:data/demo.db",
+            "--client-config",
+            file.to_str().unwrap(),
+        ],
+        0,
+    );
+
+    let entry = read_json(&file)["mcpServers"]["pgmcp"].clone();
+    let database = home.path().join("data/demo.db");
+    assert_eq!(
+        entry["env"],
+        json!({"PGMCP_DATABASE": format!("sqlite:{}", database.display())})
+    );
+    let mut mcp = start_entry(&entry);
+    let result = mcp.call_tool("query", json!({"sql": "SELECT count(*) AS n FROM customers"}));
+    assert_ne!(result["isError"], true, "{result}");
+
+    let expected: i64 = rusqlite::Connection::open(&database)
+        .unwrap()
+        .query_row("SELECT count(*) FROM customers", [], |row| row.get(0))
+        .unwrap();
+    assert!(expected > 0);
+    assert_eq!(tool_json(&result)["rows"], json!([{"n": expected}]));
+    // The config the entry names is the one in use: it logs to this file.
+    assert!(home.path().join("pgmcp.log").is_file());
+}
+
+/// The password moved out of the connection string still reaches
+/// PostgreSQL: through `PGPASSWORD`, in both connection string forms.
+#[test]
+fn the_written_entry_logs_in_with_the_moved_password() {
+    let server = pg::server();
+    let db = server.database();
+    let home = tempfile::tempdir().unwrap();
+    for given in [db.url.clone(), db.keyvalue()] {
+        let file = home.path().join("mcp.json");
+        install(
+            home.path(),
+            &[
+                "cursor",
+                "--database",
+                &given,
+                "--client-config",
+                file.to_str().unwrap(),
+            ],
+            0,
+        );
+        let entry = read_json(&file)["mcpServers"]["pgmcp"].clone();
+        assert_eq!(entry["env"]["PGPASSWORD"], server.admin_password(), "{given}");
+        let database = entry["env"]["PGMCP_DATABASE"].as_str().unwrap();
+        assert!(!database.contains(server.admin_password()), "{database}");
+        assert!(!entry["args"].to_string().contains(server.admin_password()));
+
+        let mut mcp = start_entry(&entry);
+        let result = mcp.call_tool(
+            "query",
+            json!({"sql": "SELECT current_user AS u, current_database() AS d"}),
+        );
+        assert_ne!(result["isError"], true, "{given}: {result}");
+        assert_eq!(
+            tool_json(&result)["rows"],
+            json!([{"u": server.admin_user(), "d": db.name}]),
+            "{given}"
+        );
+    }
+}
