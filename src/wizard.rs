@@ -233,8 +233,10 @@ pub fn run(path: &Path, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<
     write_private(path, &doc)?;
     writeln!(
         out,
-        "\nWrote {} (mode 0600). Next: pgmcp check{}",
+        "\nWrote {}{}. Next: pgmcp check{}",
         path.display(),
+        // Windows files have no mode: the file has its directory's ACL.
+        if cfg!(unix) { " (mode 0600)" } else { "" },
         if path.is_relative() {
             String::new()
         } else {
