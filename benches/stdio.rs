@@ -23,8 +23,15 @@
 //! compare a change); `PGMCP_TEST_DATABASE_URL` points the harness at an
 //! existing server instead of starting one; `PGMCP_BENCH_NO_PGBENCH=1` skips
 //! the pgbench comparison.
+//!
+//! Unix only, like the harness it shares (which runs PostgreSQL under
+//! `runuser`); elsewhere it says so and stops.
+
+// Off Unix only `main` below is compiled; the rest stays, unused.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
 
 // The harness is shared with the integration tests; this bench uses part of it.
+#[cfg(unix)]
 #[allow(dead_code)]
 #[path = "../tests/it/support/pg.rs"]
 mod pg;
@@ -50,6 +57,12 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 const WIDE_SQL: &str = "SELECT g, g*2, g::text, md5(g::text), now(), g % 7 = 0, g::numeric/3, repeat('x', 20) \
                         FROM generate_series(1,1000) g";
 
+#[cfg(not(unix))]
+fn main() {
+    eprintln!("the stdio bench runs on Unix only (its PostgreSQL harness and /proc readings are)");
+}
+
+#[cfg(unix)]
 fn main() {
     let bin = env::var("PGMCP_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pgmcp").to_string());
     let server = pg::server();
@@ -71,11 +84,13 @@ fn main() {
     println!("\n{}", table.markdown());
 }
 
+#[cfg(unix)]
 struct Bench<'a> {
     bin: String,
     db: &'a pg::TestDb,
 }
 
+#[cfg(unix)]
 impl Bench<'_> {
     /// Spawn → `initialize` answered, 30 times; then, once, spawn → first
     /// `SELECT 1` answered, which adds connecting and authenticating (SCRAM).

@@ -12,7 +12,6 @@
 //! superuser on a laptop database can be a deliberate choice.
 
 use std::fmt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
@@ -245,8 +244,7 @@ impl fmt::Display for Report {
 /// Why `command` cannot be run, if it cannot: a path must be an executable
 /// file; a bare name must be found on `PATH`, as hooks are run without a shell.
 fn executable_problem(command: &Path) -> Option<String> {
-    let is_executable =
-        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let is_executable = crate::hooks::is_executable;
     if command.components().count() > 1 {
         return match std::fs::metadata(command) {
             Err(e) => Some(format!("not found ({e})")),
@@ -255,9 +253,7 @@ fn executable_problem(command: &Path) -> Option<String> {
             Ok(_) => None,
         };
     }
-    let on_path = std::env::var_os("PATH")
-        // As hooks do: PATH's relative entries would reach the working directory.
-        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.is_absolute() && is_executable(&dir.join(command))))
-        .unwrap_or(false);
+    // As hooks do: PATH's relative entries would reach the working directory.
+    let on_path = crate::hooks::find_on_path(command).is_some();
     (!on_path).then(|| "not found on PATH".to_owned())
 }

@@ -215,13 +215,7 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         }
     };
     let cancel = service.cancellation_token();
-    let signalled = async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
-        }
-    };
+    let signalled = shutdown_signal();
     tokio::select! {
         quit = service.waiting() => {
             tracing::info!(reason = ?quit.ok(), "session ended");
@@ -237,6 +231,29 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     watcher.abort();
     engine.shutdown(SHUTDOWN_GRACE).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves when the process is asked to stop: Ctrl-C, or SIGTERM (what
+/// clients and service managers send) on Unix.
+#[cfg(unix)]
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+/// Resolves when the process is asked to stop. Windows has no SIGTERM: a
+/// client that ends pgmcp either closes stdin (the session ends on its own)
+/// or terminates the process, which no handler sees; Ctrl-C is what is left.
+/// Should the handler fail to register, nothing stops the session but its end.
+#[cfg(not(unix))]
+async fn shutdown_signal() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Longest JSON-RPC line read from stdin: room for the longest call the

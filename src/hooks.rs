@@ -12,7 +12,8 @@
 //! A hook runs in its own process group, and when it ends (answered, failed,
 //! timed out or cancelled) the whole group is killed: nothing it started in
 //! the background outlives it. (A program that leaves the group on purpose,
-//! with `setsid`, is beyond this.)
+//! with `setsid`, is beyond this.) On Windows only the hook process itself is
+//! killed: what it started may outlive it.
 //!
 //! A hook sees only [`ENV_ALLOWED`] of pgmcp's environment, plus
 //! `PGMCP_HOOK_STAGE` and `PGMCP_TOOL`: pgmcp's own environment holds the connection string and
@@ -39,6 +40,12 @@ pub const MAX_OUTPUT: usize = 1 << 20;
 /// entries.
 pub const ENV_ALLOWED: [&str; 7] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
 
+/// On Windows, the variables a hook inherits besides [`ENV_ALLOWED`]: without
+/// `SYSTEMROOT` many programs cannot start (Python, anything using Winsock),
+/// `TEMP`/`TMP` and `USERPROFILE` are Windows' `TMPDIR` and `HOME`, and
+/// `PATHEXT` is how a program finds others by name. None holds a secret.
+pub const ENV_ALLOWED_WINDOWS: [&str; 6] = ["SYSTEMROOT", "WINDIR", "TEMP", "TMP", "USERPROFILE", "PATHEXT"];
+
 /// One configured hook.
 #[derive(Debug, Clone)]
 pub struct Hook {
@@ -59,12 +66,23 @@ impl Hook {
         if self.command.components().count() > 1 {
             return Some(self.command.clone()).filter(|p| p.exists());
         }
-        let paths = std::env::var_os("PATH")?;
-        std::env::split_paths(&paths)
-            .filter(|dir| dir.is_absolute())
-            .map(|dir| dir.join(&self.command))
-            .find(|p| is_executable(p))
+        find_on_path(&self.command)
     }
+}
+
+/// The first executable named `name` in an absolute directory on `PATH`.
+/// On Windows a name without an extension is looked for as `name.exe`, as
+/// `CreateProcess` does.
+pub(crate) fn find_on_path(name: &Path) -> Option<PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .map(|path| match path.extension() {
+            None if cfg!(windows) => path.with_extension("exe"),
+            _ => path,
+        })
+        .find(|p| is_executable(p))
 }
 
 /// `PATH` without its relative entries (`.`, empty ones), which would find
@@ -76,18 +94,37 @@ fn absolute_path_entries() -> std::ffi::OsString {
     let paths = std::env::var_os("PATH").unwrap_or_default();
     match std::env::join_paths(std::env::split_paths(&paths).filter(|dir| dir.is_absolute())) {
         Ok(joined) if !joined.is_empty() => joined,
-        _ => "/usr/bin:/bin".into(),
+        _ => system_path(),
     }
 }
 
 #[cfg(unix)]
-fn is_executable(path: &std::path::Path) -> bool {
+fn system_path() -> std::ffi::OsString {
+    "/usr/bin:/bin".into()
+}
+
+/// Windows' own directories, `%SYSTEMROOT%\System32` and `%SYSTEMROOT%`.
+#[cfg(not(unix))]
+fn system_path() -> std::ffi::OsString {
+    let root = std::env::var_os("SYSTEMROOT")
+        .map(PathBuf::from)
+        .filter(|r| r.is_absolute())
+        .unwrap_or_else(|| PathBuf::from(r"C:\Windows"));
+    std::env::join_paths([root.join("System32"), root]).unwrap_or_default()
+}
+
+/// A file that can be run: on Unix, one with an execute bit set.
+#[cfg(unix)]
+pub(crate) fn is_executable(path: &std::path::Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// A file that can be run: on Windows, whether a file runs depends on its
+/// extension and ACLs, not a mode; any file is taken, and one that cannot run
+/// fails when it is started.
 #[cfg(not(unix))]
-fn is_executable(path: &std::path::Path) -> bool {
+pub(crate) fn is_executable(path: &std::path::Path) -> bool {
     path.is_file()
 }
 
@@ -245,13 +282,14 @@ async fn run_one(
         .envs(
             ENV_ALLOWED
                 .iter()
+                .chain(ENV_ALLOWED_WINDOWS.iter().filter(|_| cfg!(windows)))
                 .filter_map(|name| Some((name, std::env::var_os(name)?))),
         )
         // Set after the others, so it replaces the inherited value.
         .env("PATH", absolute_path_entries())
         .env("PGMCP_HOOK_STAGE", stage.name())
         .env("PGMCP_TOOL", tool);
-    let mut child = command_line
+    command_line
         // Never the directory pgmcp was started in (a cloned repository):
         // a relative path in `args` means nothing there.
         .current_dir("/")
@@ -259,11 +297,11 @@ async fn run_one(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        // Its own process group, so a timeout can kill whatever it started.
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| failed(e.to_string()))?;
+        .kill_on_drop(true);
+    // Its own process group, so a timeout can kill whatever it started.
+    #[cfg(unix)]
+    command_line.process_group(0);
+    let mut child = command_line.spawn().map_err(|e| failed(e.to_string()))?;
     // The group's id is the hook's pid, read now: once the hook is reaped
     // `Child::id` no longer gives it.
     let group = child.id().and_then(|p| i32::try_from(p).ok());
@@ -315,6 +353,7 @@ async fn run_one(
 }
 
 /// Kill the hook's whole process group and reap the hook.
+#[cfg(unix)]
 async fn kill_group(group: Option<i32>, child: &mut Child) {
     if let Some(pid) = group {
         // SAFETY: kill(2) with a negative pid signals that process group; the
@@ -327,6 +366,14 @@ async fn kill_group(group: Option<i32>, child: &mut Child) {
             libc::kill(-pid, libc::SIGKILL);
         }
     }
+    let _ = child.kill().await;
+}
+
+/// Kill the hook and reap it. Windows has no process groups to signal: the
+/// hook process alone is terminated, and anything it started in the
+/// background lives on (a job object would be needed to reach those).
+#[cfg(not(unix))]
+async fn kill_group(_group: Option<i32>, child: &mut Child) {
     let _ = child.kill().await;
 }
 

@@ -12,7 +12,6 @@
 
 use std::fs;
 use std::io::{self, BufRead, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -234,8 +233,10 @@ pub fn run(path: &Path, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<
     write_private(path, &doc)?;
     writeln!(
         out,
-        "\nWrote {} (mode 0600). Next: pgmcp check{}",
+        "\nWrote {}{}. Next: pgmcp check{}",
         path.display(),
+        // Windows files have no mode: the file has its directory's ACL.
+        if cfg!(unix) { " (mode 0600)" } else { "" },
         if path.is_relative() {
             String::new()
         } else {
@@ -459,11 +460,14 @@ fn write_private(path: &Path, doc: &Value) -> Result<(), WizardError> {
     let fail = |e: io::Error| WizardError::Write(path.to_owned(), e);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         // Private like the file: a directory others can write is refused at load.
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(fail)?;
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder.create(dir).map_err(fail)?;
     }
     let text = serde_json::to_string_pretty(doc).map_err(|e| fail(io::Error::other(e)))? + "\n";
     let (tmp, mut file) = create_temp(path).map_err(fail)?;
@@ -479,7 +483,9 @@ fn write_private(path: &Path, doc: &Value) -> Result<(), WizardError> {
 
 /// A new file, mode 0600, next to `path` (so the rename stays on one file
 /// system), named `.config.json.<pid>.<nanoseconds>.tmp`. `install` replaces
-/// a client's config file through it too.
+/// a client's config file through it too. On Windows it has no mode: it
+/// inherits its directory's ACL, which under the user's profile (where the
+/// config lives by default) admits only that user and administrators.
 pub(crate) fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
     let name = path
         .file_name()
@@ -491,13 +497,14 @@ pub(crate) fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let tmp = path.with_file_name(format!(".{name}.{}.{nanos}{attempt}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
         {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        }
+        match options.open(&tmp) {
             Ok(file) => return Ok((tmp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),

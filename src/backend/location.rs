@@ -47,7 +47,9 @@ impl Target {
             ));
         }
         let path = match rest.strip_prefix("//") {
-            Some(abs) if abs.starts_with('/') => percent_decode(abs).map_err(|e| format!("\"{shown}\": {e}"))?,
+            Some(abs) if abs.starts_with('/') => {
+                drive_path(percent_decode(abs).map_err(|e| format!("\"{shown}\": {e}"))?)
+            }
             Some(_) => {
                 let ext = if scheme == "sqlite" { "db" } else { scheme };
                 return Err(format!(
@@ -63,6 +65,15 @@ impl Target {
             shown: path.clone(),
             file: DbFile::Path(PathBuf::from(path)),
         })
+    }
+}
+
+/// On Windows, `sqlite:///C:/data/shop.db` names `C:/data/shop.db`, as a file
+/// URL does: the slash before a drive letter belongs to the URL, not the path.
+fn drive_path(path: String) -> String {
+    match path.as_bytes() {
+        [b'/', drive, b':', ..] if cfg!(windows) && drive.is_ascii_alphabetic() => path[1..].to_owned(),
+        _ => path,
     }
 }
 

@@ -1,4 +1,11 @@
 //! The one integration-test crate: a real PostgreSQL, the real `pgmcp` binary over stdio, one module per feature.
+//!
+//! Unix only, as a whole: the harness runs PostgreSQL under `runuser` in its
+//! own process group, and most features are tested through modes, owners,
+//! symlinks, signals and `/proc`. On Windows this crate is empty rather than
+//! half ported; the library's own unit tests still build there.
+
+#![cfg(unix)]
 
 mod catalog_fences;
 mod check;

@@ -699,10 +699,14 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
                 (Host::Tcp(_), std::io::ErrorKind::ConnectionRefused) => {
                     "; is PostgreSQL running on that host and accepting TCP connections on that port?".to_owned()
                 }
+                #[cfg(unix)]
                 (Host::Unix(dir), _) => format!(
                     "; is PostgreSQL running on this machine with its socket in {}?",
                     dir.display()
                 ),
+                // No Unix-domain sockets on Windows: the error says so.
+                #[cfg(not(unix))]
+                (Host::Unix(_), _) => String::new(),
                 (Host::Tcp(_), std::io::ErrorKind::TimedOut) => {
                     "; check the host and that PostgreSQL accepts TCP connections there".to_owned()
                 }

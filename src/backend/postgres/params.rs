@@ -380,17 +380,23 @@ pub fn resolve(
             Host::from_text(h)
         }
         // libpq's default: the Unix socket directory when it exists, else localhost.
-        _ if std::path::Path::new("/var/run/postgresql").is_dir() => Host::Unix(PathBuf::from("/var/run/postgresql")),
+        _ if cfg!(unix) && std::path::Path::new("/var/run/postgresql").is_dir() => {
+            Host::Unix(PathBuf::from("/var/run/postgresql"))
+        }
         _ => Host::Tcp("localhost".to_owned()),
     };
     let user = match p.user {
         Some(u) if !u.is_empty() => u,
-        _ => env("USER").or_else(|| env("LOGNAME")).ok_or_else(|| {
-            err(
-                "user",
-                "no user given (set user in the connection string, connection.user, or PGUSER)",
-            )
-        })?,
+        // Windows names the user in USERNAME.
+        _ => env("USER")
+            .or_else(|| env("LOGNAME"))
+            .or_else(|| windows_user(env))
+            .ok_or_else(|| {
+                err(
+                    "user",
+                    "no user given (set user in the connection string, connection.user, or PGUSER)",
+                )
+            })?,
     };
     let connect_timeout = match p.connect_timeout.as_deref() {
         None | Some("") => Duration::from_secs(10),
@@ -408,11 +414,7 @@ pub fn resolve(
         },
     };
     let given = |v: Option<String>| v.filter(|v| !v.is_empty());
-    // libpq's files live in ~/.postgresql; without a home there are no defaults.
-    // A relative HOME would find ~/.pgpass and ~/.postgresql/root.crt in the
-    // directory pgmcp was started in: none is used.
-    let home = env("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
-    let pg_dir = home.as_ref().map(|h| h.join(".postgresql"));
+    let (pg_dir, default_passfile) = libpq_files(env);
     let sslrootcert = match given(p.sslrootcert) {
         Some(s) if s == "system" => RootCert::System,
         Some(path) => RootCert::File(PathBuf::from(path)),
@@ -459,10 +461,39 @@ pub fn resolve(
         sslkey: given(p.sslkey)
             .map(PathBuf::from)
             .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key"))),
-        passfile: given(p.passfile)
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".pgpass"))),
+        passfile: given(p.passfile).map(PathBuf::from).or(default_passfile),
     })
+}
+
+/// libpq's directory of certificates and keys, and its default password file:
+/// `~/.postgresql` and `~/.pgpass`; without a home there are no defaults. A
+/// relative HOME would find ~/.pgpass and ~/.postgresql/root.crt in the
+/// directory pgmcp was started in: none is used.
+#[cfg(unix)]
+fn libpq_files(env: &dyn Fn(&str) -> Option<String>) -> (Option<PathBuf>, Option<PathBuf>) {
+    let home = env("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    (
+        home.as_ref().map(|h| h.join(".postgresql")),
+        home.map(|h| h.join(".pgpass")),
+    )
+}
+
+/// libpq's directory of certificates and keys, and its default password file:
+/// on Windows both live in `%APPDATA%\postgresql`, the password file as
+/// `pgpass.conf`.
+#[cfg(not(unix))]
+fn libpq_files(env: &dyn Fn(&str) -> Option<String>) -> (Option<PathBuf>, Option<PathBuf>) {
+    let dir = env("APPDATA")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("postgresql"));
+    let passfile = dir.as_ref().map(|d| d.join("pgpass.conf"));
+    (dir, passfile)
+}
+
+/// The user name Windows gives, in `USERNAME` (libpq asks `GetUserName`).
+fn windows_user(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if cfg!(windows) { env("USERNAME") } else { None }
 }
 
 /// `postgresql://[user[:password]@][host][:port][/dbname][?key=value&...]`

@@ -7,11 +7,12 @@
 //! also matches a connection over the default Unix socket directory, and the
 //! database defaults to the user name. A file that group or others may read is
 //! ignored (with a warning), as libpq does, so a password never comes from a
-//! file anyone else could have read.
+//! file anyone else could have read. On Windows, as in libpq, the default file
+//! is `%APPDATA%\postgresql\pgpass.conf` and its permissions are not checked:
+//! it is taken to live in a directory only its user can read.
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::params::Host;
@@ -56,11 +57,24 @@ pub fn lookup(path: &Path, target: Target<'_>) -> Result<Option<String>, Ignored
     if !meta.is_file() {
         return Err(Ignored::NotAFile(path.to_owned()));
     }
-    if meta.permissions().mode() & 0o077 != 0 {
+    if !private(&meta) {
         return Err(Ignored::Permissions(path.to_owned()));
     }
     let text = fs::read_to_string(path).map_err(|e| Ignored::Unreadable(path.to_owned(), e.to_string()))?;
     Ok(find(&text, target))
+}
+
+/// Whether neither group nor others may read or write the file.
+#[cfg(unix)]
+fn private(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o077 == 0
+}
+
+/// Windows files have ACLs, not modes; libpq does not check them either.
+#[cfg(not(unix))]
+fn private(_: &fs::Metadata) -> bool {
+    true
 }
 
 /// The first line of `text` that matches `target`, and its password.
@@ -183,8 +197,10 @@ short:5432:*
         assert_eq!(find(file, target).as_deref(), Some("first"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn files_others_can_read_are_ignored() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pgpass");
         fs::write(&path, "*:*:*:*:pw\n").unwrap();

@@ -18,11 +18,11 @@
 //!
 //! A client certificate (`sslcert`, default `~/.postgresql/postgresql.crt`) is
 //! sent when its file exists, with its key (`sslkey`), which like libpq must
-//! not be readable by group or others.
+//! not be readable by group or others (on Unix: libpq does not check the key's
+//! ACL on Windows, and neither does pgmcp).
 
 use std::fmt;
 use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -257,10 +257,7 @@ fn client_identity(
     })?;
     let meta = std::fs::metadata(&key_path)
         .map_err(|e| TlsSetupError(format!("cannot read private key file {}: {e}", key_path.display())))?;
-    // libpq's rule: 0600 or less, or 0640 or less when root owns the file
-    // (a key shared with a system group).
-    let mode = meta.permissions().mode();
-    if mode & 0o077 != 0 && !(meta.uid() == 0 && mode & 0o037 == 0) {
+    if !key_private(&meta) {
         return Err(TlsSetupError(format!(
             "private key file {} has group or world access; permissions should be u=rw (0600) or less",
             key_path.display()
@@ -269,6 +266,21 @@ fn client_identity(
     let key = PrivateKeyDer::from_pem_file(&key_path)
         .map_err(|e| TlsSetupError(format!("cannot read private key file {}: {e}", key_path.display())))?;
     Ok(Some((certs, key)))
+}
+
+/// libpq's rule: 0600 or less, or 0640 or less when root owns the file (a
+/// key shared with a system group).
+#[cfg(unix)]
+fn key_private(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mode = meta.permissions().mode();
+    mode & 0o077 == 0 || (meta.uid() == 0 && mode & 0o037 == 0)
+}
+
+/// Windows keys have ACLs, not modes, and libpq checks none there.
+#[cfg(not(unix))]
+fn key_private(_: &std::fs::Metadata) -> bool {
+    true
 }
 
 /// Accepts any certificate (libpq's `require` without a root file), but still

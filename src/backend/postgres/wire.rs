@@ -23,7 +23,9 @@ use postgres_protocol::authentication::sasl::{self, ScramSha256};
 use postgres_protocol::message::backend::{self, Message};
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
+#[cfg(unix)]
+use tokio::net::UnixStream;
 
 use super::params::{ConnectParams, Host, PasswordSource, SslMode};
 use super::passfile;
@@ -913,9 +915,18 @@ async fn open_socket(host: &Host, port: u16) -> io::Result<Box<dyn Io>> {
             stream.set_nodelay(true)?;
             Ok(Box::new(stream))
         }
+        #[cfg(unix)]
         Host::Unix(dir) => {
             let path = dir.join(format!(".s.PGSQL.{port}"));
             Ok(Box::new(UnixStream::connect(path).await?))
         }
+        // A host starting with `/` names a socket directory, and tokio has no
+        // Unix-domain sockets on Windows (PostgreSQL on Windows listens on TCP).
+        #[cfg(not(unix))]
+        Host::Unix(_) => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "a host starting with / is a Unix-domain socket directory, and pgmcp on Windows connects over TCP only: \
+             give a host name or address, such as localhost",
+        )),
     }
 }
