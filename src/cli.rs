@@ -118,7 +118,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         std::env::var("PGMCP_CONFIG_PATH").ok().as_deref(),
     );
     if let Command::Configure = cli.command {
-        return configure(&location);
+        return configure(&location, cli.config.as_deref());
     }
     let config = location.load()?;
     let _log = logging::init(&config.logging).map_err(|e| ConfigError {
@@ -258,7 +258,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
 /// `pgmcp configure`: the file the other commands would read, or where a new
 /// one is found by every client: the user's config dir. Never the working
 /// directory, which no command searches.
-fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
+fn configure(location: &ConfigLocation, flag: Option<&std::path::Path>) -> Result<ExitCode, CliError> {
     let path = match location {
         ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => path.clone(),
         ConfigLocation::BuiltIn => ConfigLocation::candidates().pop().ok_or(CliError::NoConfigDir)?,
@@ -266,7 +266,7 @@ fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
-    crate::wizard::run(&path, &mut input, &mut out)?;
+    crate::wizard::run(&path, flag, &mut input, &mut out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -57,7 +57,10 @@ fn invalid_config_exits_2_naming_file_and_field() {
             r#"{"server": {"port": 8080}}"#,
             "server.port: invalid JSON: unknown field `port`",
         ),
-        (r#"{"query": {}}"#, "query.default_timeout_seconds: required"),
+        (
+            r#"{"query": {"max_rows": "many"}}"#,
+            "query.max_rows: invalid JSON: invalid type: string \"many\", expected i64",
+        ),
     ];
     for (text, expected) in cases {
         std::fs::write(&path, text).unwrap();
@@ -211,6 +214,71 @@ fn shipped_examples_are_valid() {
                 .unwrap()
                 .starts_with("postgresql://"),
             "{desktop}"
+        );
+    }
+}
+
+/// A file that sets only what its author cares about layers over the same
+/// defaults as no file; a value that is wrong is still refused, naming the
+/// file and the field.
+#[test]
+fn a_partial_config_layers_over_the_defaults() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("partial.json");
+    std::fs::write(&path, r#"{"protection": {"allow_drop": true}}"#).unwrap();
+    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["--database", &demo, "query", "SELECT count(*) AS n FROM products"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["rows"][0]["n"].as_u64().is_some_and(|n| n > 0), "{json}");
+
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["--database", &demo, "check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("protection:   allowed: allow_drop;"), "{stdout}");
+    assert!(stdout.contains("read-only:    on"), "{stdout}");
+
+    for (text, expected) in [
+        (
+            r#"{"query": {"default_timeout_seconds": 0}}"#,
+            "query.default_timeout_seconds: must be greater than 0, got 0",
+        ),
+        (
+            r#"{"query": {"list_tables_timeout_seconds": -3}}"#,
+            "query.list_tables_timeout_seconds: must be greater than 0, got -3",
+        ),
+        (
+            r#"{"query": {"describe_table_timeout_seconds": "ten"}}"#,
+            "query.describe_table_timeout_seconds: invalid JSON: invalid type: string \"ten\", expected i64",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", &demo, "check"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("pgmcp: config {}: {expected}", path.display())),
+            "{text}: {stderr}"
         );
     }
 }
