@@ -95,6 +95,14 @@ impl Report {
         }
     }
 
+    /// Say where the database file was looked for when it is missing
+    /// (`note` from [`crate::backend::Choice::missing_file_note`]).
+    pub fn note_missing_file(&mut self, note: Option<String>) {
+        if let (Some(note), Err(e)) = (note, &mut self.session) {
+            *e = format!("{e} ({note})");
+        }
+    }
+
     /// What works but should not be so, one line each: a config file in the
     /// working directory that was ignored, what the role statements run as
     /// can do beyond reading.

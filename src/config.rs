@@ -49,6 +49,32 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// A setting from the environment that cannot be used, naming the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {message}")]
+pub struct EnvError {
+    pub variable: &'static str,
+    pub message: String,
+}
+
+/// Why the settings cannot be loaded: the file, or the environment over it.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    File(#[from] ConfigError),
+    #[error(transparent)]
+    Environment(#[from] EnvError),
+}
+
+/// A config field an environment variable set, over the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub variable: &'static str,
+    /// The dotted config field it stands for, e.g. `query.max_rows`.
+    pub field: &'static str,
+    pub value: String,
+}
+
 /// The file as written. Every section is optional; unknown fields are errors.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -266,6 +292,9 @@ pub struct Config {
     /// Replacements applied to every string value of a result.
     pub sanitization: Vec<SanitizeRule>,
     pub hooks: HooksConfig,
+    /// The fields environment variables set over the file, in the order
+    /// applied (see [`Config::with_environment`]).
+    pub overrides: Vec<Override>,
 }
 
 /// Hooks by stage, each with its effective timeout.
@@ -406,7 +435,16 @@ impl ConfigLocation {
         }
     }
 
-    pub fn load(&self) -> Result<Config, ConfigError> {
+    /// The settings in effect, layered in their one order: the built-in
+    /// defaults, then the file (if any), then the environment. `env` reads
+    /// a variable, an empty one being unset ([`crate::environment::var`]).
+    pub fn load(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, LoadError> {
+        Ok(self.load_file()?.with_environment(env)?)
+    }
+
+    /// The defaults and the file, without the environment: what logging is
+    /// set up from when the environment layer fails.
+    pub fn load_file(&self) -> Result<Config, ConfigError> {
         match self {
             ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => Config::load(path),
             ConfigLocation::BuiltIn => Ok(Config::builtin()),
@@ -424,6 +462,53 @@ impl Config {
             // The defaults are constants, and a unit test validates them.
             Err(e) => unreachable!("the built-in defaults are invalid: {e}"),
         }
+    }
+
+    /// The environment layer, over the file: the settings a desktop bundle
+    /// passes as variables. `PGMCP_READ_ONLY` (`true`/`false`) sets
+    /// `server.read_only`; `PGMCP_MAX_ROWS` (a whole number above 0) sets
+    /// `query.max_rows`, and lowers `query.default_limit` to it when the file
+    /// set that higher. Each one applied is recorded in `overrides`.
+    pub fn with_environment(mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, EnvError> {
+        if let Some(text) = env("PGMCP_READ_ONLY") {
+            let read_only = match text.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(EnvError {
+                        variable: "PGMCP_READ_ONLY",
+                        message: format!("\"{text}\" is not true or false"),
+                    });
+                }
+            };
+            self.read_only = read_only;
+            self.protection.read_only = read_only;
+            self.overrides.push(Override {
+                variable: "PGMCP_READ_ONLY",
+                field: "server.read_only",
+                value: read_only.to_string(),
+            });
+        }
+        if let Some(text) = env("PGMCP_MAX_ROWS") {
+            let max_rows = text
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| EnvError {
+                    variable: "PGMCP_MAX_ROWS",
+                    message: format!("\"{text}\" is not a whole number greater than 0"),
+                })?;
+            self.query.max_rows = max_rows;
+            // The cap wins: a call without `limit` never gets more than one with it.
+            self.query.default_limit = self.query.default_limit.map(|limit| limit.min(max_rows));
+            self.overrides.push(Override {
+                variable: "PGMCP_MAX_ROWS",
+                field: "query.max_rows",
+                value: max_rows.to_string(),
+            });
+        }
+        Ok(self)
     }
 
     /// Read and validate a config file, refusing it, or a hook program it
@@ -901,6 +986,7 @@ impl RawConfig {
             error_prompts,
             sanitization,
             hooks,
+            overrides: Vec::new(),
         })
     }
 }
@@ -1040,6 +1126,58 @@ mod tests {
         };
         assert_eq!(rules.clone().over(RawConfig::defaults()).error_prompts.len(), 1);
         assert_eq!(RawConfig::default().over(rules).error_prompts.len(), 0);
+    }
+
+    #[test]
+    fn the_environment_layers_over_the_file() {
+        let file =
+            load(r#"{"server": {"read_only": false}, "query": {"max_rows": 900, "default_limit": 800}}"#).unwrap();
+        let with = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+            file.clone()
+                .with_environment(&|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+        };
+        let c = with(&[]).unwrap();
+        assert_eq!((c.read_only, c.query.max_rows, c.overrides.len()), (false, 900, 0));
+        let c = with(&[("PGMCP_READ_ONLY", "TRUE"), ("PGMCP_MAX_ROWS", "100")]).unwrap();
+        assert!(c.read_only && c.protection.read_only);
+        assert_eq!((c.query.max_rows, c.query.default_limit), (100, Some(100)));
+        let shown: Vec<_> = c
+            .overrides
+            .iter()
+            .map(|o| (o.variable, o.field, o.value.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("PGMCP_READ_ONLY", "server.read_only", "true"),
+                ("PGMCP_MAX_ROWS", "query.max_rows", "100")
+            ]
+        );
+        for (variable, value, message) in [
+            (
+                "PGMCP_READ_ONLY",
+                "yes please",
+                "PGMCP_READ_ONLY: \"yes please\" is not true or false",
+            ),
+            (
+                "PGMCP_MAX_ROWS",
+                "abc",
+                "PGMCP_MAX_ROWS: \"abc\" is not a whole number greater than 0",
+            ),
+            (
+                "PGMCP_MAX_ROWS",
+                "0",
+                "PGMCP_MAX_ROWS: \"0\" is not a whole number greater than 0",
+            ),
+            (
+                "PGMCP_MAX_ROWS",
+                "-5",
+                "PGMCP_MAX_ROWS: \"-5\" is not a whole number greater than 0",
+            ),
+        ] {
+            assert_eq!(with(&[(variable, value)]).unwrap_err().to_string(), message);
+        }
     }
 
     #[test]

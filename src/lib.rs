@@ -59,6 +59,7 @@ pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod environment;
 pub mod error;
 pub mod error_prompts;
 pub mod fence;

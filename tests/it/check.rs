@@ -57,7 +57,7 @@ fn reports_what_is_in_effect() {
     let expected = format!(
         "config file:  {config}\n\
          log file:     {log}\n\
-         database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer\n\
+         database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer (from PGMCP_PG_CONNSTRING)\n\
          \x20 server:     PostgreSQL {version} at 127.0.0.1:{port}\n\
          \x20 connected:  as user \"{user}\" to database \"{db}\"\n\
          \x20 runs as:    role \"{user}\" (the login; connection.role is not set)\n\
@@ -211,7 +211,7 @@ fn sqlite_files_are_checked_too() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{stdout}");
         assert!(
-            stdout.contains(&format!("database:     SQLite file {}\n", data.display())),
+            stdout.contains(&format!("database:     SQLite file {} (from --database)\n", data.display())),
             "{stdout}"
         );
         assert!(
