@@ -51,11 +51,15 @@ pub struct Cli {
 pub enum Command {
     /// Speak MCP on stdin/stdout. This is what Claude Desktop or Cursor runs.
     ///
-    /// The database is taken from --database, else PGMCP_DATABASE, else
-    /// PGMCP_PG_CONNSTRING (a postgres:// URL or key=value string), else the
-    /// config's "database", else its "connection" section and the usual
-    /// PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE variables. Logs go to the log
-    /// file, never to stdout.
+    /// The database is taken from --database, else PGMCP_DATABASE (a URL) or
+    /// PGMCP_DATABASE_FILE (an SQLite or DuckDB file, told apart by its
+    /// header; not both), else PGMCP_PG_CONNSTRING (a postgres:// URL or
+    /// key=value string), else the config's "database", else its "connection"
+    /// section and the usual PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE
+    /// variables. Over the config file: PGMCP_READ_ONLY (true or false) sets
+    /// server.read_only, PGMCP_MAX_ROWS (a whole number above 0) sets
+    /// query.max_rows. A variable set to the empty string counts as unset.
+    /// Logs go to the log file, never to stdout.
     Serve,
     /// Run one SQL statement through the same guarded pipeline and print the
     /// JSON result, exactly as the `query` tool would return it.

@@ -191,6 +191,19 @@ fn help_is_written_for_people() {
         text.contains("The working directory is never searched") && !text.contains("else ./.pgmcp"),
         "{text}"
     );
+    // `serve --help` lists every variable a bundle can pass.
+    let out = pgmcp(home.path()).args(["serve", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for variable in [
+        "PGMCP_DATABASE ",
+        "PGMCP_DATABASE_FILE",
+        "PGMCP_PG_CONNSTRING",
+        "PGMCP_READ_ONLY",
+        "PGMCP_MAX_ROWS",
+        "empty string counts as unset",
+    ] {
+        assert!(text.contains(variable), "no {variable:?} in:\n{text}");
+    }
 }
 
 /// The examples shipped in the repository are valid and say what the README says.
