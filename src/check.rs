@@ -29,6 +29,9 @@ pub struct Report {
     /// `./.pgmcp/config.json` when it exists and was not used: the working
     /// directory is never searched, and its owner should know.
     pub ignored_config: Option<PathBuf>,
+    /// Config fields environment variables set over the file
+    /// (`PGMCP_READ_ONLY=false (server.read_only)`).
+    pub overrides: Vec<String>,
     pub log: String,
     /// Where and as whom pgmcp connects, before connecting.
     pub target: String,
@@ -77,6 +80,11 @@ impl Report {
         Report {
             config_file: config.source.clone(),
             ignored_config: ConfigLocation::ignored_local(config.source.as_deref()),
+            overrides: config
+                .overrides
+                .iter()
+                .map(|o| format!("{}={} ({})", o.variable, o.value, o.field))
+                .collect(),
             log: match &config.logging.output {
                 LogOutput::File(path) => path.display().to_string(),
                 LogOutput::Stderr => "stderr".to_owned(),
@@ -91,6 +99,14 @@ impl Report {
             blocked_functions: config.protection.blocked_functions.len(),
             hooks,
             role: config.connection.role.clone(),
+        }
+    }
+
+    /// Say where the database file was looked for when it is missing
+    /// (`note` from [`crate::backend::Choice::missing_file_note`]).
+    pub fn note_missing_file(&mut self, note: Option<String>) {
+        if let (Some(note), Err(e)) = (note, &mut self.session) {
+            *e = format!("{e} ({note})");
         }
     }
 
@@ -152,6 +168,9 @@ impl fmt::Display for Report {
         }
         if let Some(warning) = self.config_warning() {
             writeln!(f, "WARNING:      {warning}")?;
+        }
+        if !self.overrides.is_empty() {
+            writeln!(f, "environment:  {}", self.overrides.join(", "))?;
         }
         writeln!(f, "log file:     {}", self.log)?;
         writeln!(f, "database:     {}", self.target)?;

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backend::postgres;
 use crate::backend::{Choice, ChoiceError};
-use crate::config::{Config, ConfigError, ConfigLocation, LogOutput};
+use crate::config::{Config, ConfigError, ConfigLocation, LoadError, LogOutput};
 use crate::error::Error as QueryError;
 use crate::pipeline::{Engine, QueryInput};
 use crate::{logging, mcp};
@@ -51,11 +51,15 @@ pub struct Cli {
 pub enum Command {
     /// Speak MCP on stdin/stdout. This is what Claude Desktop or Cursor runs.
     ///
-    /// The database is taken from --database, else PGMCP_DATABASE, else
-    /// PGMCP_PG_CONNSTRING (a postgres:// URL or key=value string), else the
-    /// config's "database", else its "connection" section and the usual
-    /// PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE variables. Logs go to the log
-    /// file, never to stdout.
+    /// The database is taken from --database, else PGMCP_DATABASE (a URL) or
+    /// PGMCP_DATABASE_FILE (an SQLite or DuckDB file, told apart by its
+    /// header; not both), else PGMCP_PG_CONNSTRING (a postgres:// URL or
+    /// key=value string), else the config's "database", else its "connection"
+    /// section and the usual PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE
+    /// variables. Over the config file: PGMCP_READ_ONLY (true or false) sets
+    /// server.read_only, PGMCP_MAX_ROWS (a whole number above 0) sets
+    /// query.max_rows. A variable set to the empty string counts as unset.
+    /// Logs go to the log file, never to stdout.
     Serve,
     /// Run one SQL statement through the same guarded pipeline and print the
     /// JSON result, exactly as the `query` tool would return it.
@@ -111,7 +115,11 @@ pub enum CliError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
+    Settings(#[from] LoadError),
+    #[error(transparent)]
     Database(#[from] ChoiceError),
+    #[error("{NO_DATABASE}")]
+    NoDatabase,
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
@@ -131,14 +139,25 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Command::Install(args) = cli.command {
         return install(args, cli.config, cli.database);
     }
-    let location = ConfigLocation::resolve(
-        cli.config.as_deref(),
-        std::env::var("PGMCP_CONFIG_PATH").ok().as_deref(),
-    );
+    let env = crate::environment::var;
+    let location = ConfigLocation::resolve(cli.config.as_deref(), env("PGMCP_CONFIG_PATH").as_deref());
     if let Command::Configure = cli.command {
-        return configure(&location);
+        return configure(&location, cli.config.as_deref());
     }
-    let config = location.load()?;
+    let config = match location.load(&env) {
+        Ok(config) => config,
+        Err(LoadError::Environment(e)) => {
+            // The file is fine, so its log is known: a person whose client
+            // only says "connection closed" looks there.
+            if let Ok(file) = location.load_file()
+                && let Ok(_log) = logging::init(&file.logging)
+            {
+                tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+            }
+            return Err(LoadError::Environment(e).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     let _log = logging::init(&config.logging).map_err(|e| ConfigError {
         file: config.source.clone(),
         field: Some("logging.output".to_owned()),
@@ -171,7 +190,40 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     };
     // Don't wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));
+    if let Err(e) = &result {
+        // Also in the log, not only on stderr, which desktop clients hide.
+        tracing::error!("pgmcp {name} stopped: {e}");
+    }
     result
+}
+
+/// What `check` says when no setting names a database and PostgreSQL's
+/// defaults did not lead to one either.
+const NO_DATABASE: &str = "no database given: name one with --database URL, or set PGMCP_DATABASE (a URL), \
+     PGMCP_DATABASE_FILE (an SQLite or DuckDB file) or PGMCP_PG_CONNSTRING (a PostgreSQL connection), \
+     or the config's \"database\" or \"connection\" section";
+
+/// Whether anything names a database: `--database`, a variable or config
+/// field of [`crate::backend::named`], the config's `sqlite.root` or
+/// `connection` section, or a libpq variable that says where to connect.
+/// Without one, only PostgreSQL's defaults are left.
+fn names_a_database(config: &Config, flag: Option<&str>) -> bool {
+    let variables = [
+        "PGMCP_DATABASE",
+        "PGMCP_DATABASE_FILE",
+        "PGMCP_PG_CONNSTRING",
+        "PGHOST",
+        "PGHOSTADDR",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
+        "PGSERVICE",
+    ];
+    flag.is_some()
+        || config.database.is_some()
+        || config.sqlite_root.is_some()
+        || config.connection != crate::config::ConnectionConfig::default()
+        || variables.into_iter().any(|k| crate::environment::var(k).is_some())
 }
 
 async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
@@ -180,7 +232,14 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         LogOutput::Stderr => "stderr".to_owned(),
     };
     let max_line = max_line(&config);
-    let engine = Arc::new(Engine::from_env(config, database.as_deref())?);
+    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref())?;
+    if let Some(named) = &named {
+        tracing::info!(from = named.setting.name(), "database setting");
+    }
+    if let Some(note) = choice.missing_file_note(named.as_ref()) {
+        tracing::warn!("the database file is not there: {note}");
+    }
+    let engine = Arc::new(Engine::from_choice(config, choice));
     tracing::info!(log = %log_hint, "serving MCP on stdio");
     // stdio_pipes reads and writes the pipes on the runtime itself; stdio() would
     // hand every read and write to a blocking thread (measured: 2x the CPU per call).
@@ -294,7 +353,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
 /// `pgmcp configure`: the file the other commands would read, or where a new
 /// one is found by every client: the user's config dir. Never the working
 /// directory, which no command searches.
-fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
+fn configure(location: &ConfigLocation, flag: Option<&std::path::Path>) -> Result<ExitCode, CliError> {
     let path = match location {
         ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => path.clone(),
         ConfigLocation::BuiltIn => ConfigLocation::candidates().pop().ok_or(CliError::NoConfigDir)?,
@@ -302,34 +361,47 @@ fn configure(location: &ConfigLocation) -> Result<ExitCode, CliError> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
-    crate::wizard::run(&path, &mut input, &mut out)?;
+    crate::wizard::run(&path, flag, &mut input, &mut out)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `pgmcp check`: print the report; exit 1 when it found a problem.
 async fn check(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
-    let mut conn = match crate::pipeline::choose(&config, database.as_deref())? {
+    let given = names_a_database(&config, database.as_deref());
+    let (choice, named) = match crate::pipeline::choose_named(&config, database.as_deref()) {
+        Ok(chosen) => chosen,
+        // PostgreSQL's defaults could not even be filled in (no user name).
+        Err(_) if !given => return Err(CliError::NoDatabase),
+        Err(e) => return Err(e.into()),
+    };
+    let from = named
+        .as_ref()
+        .map_or_else(String::new, |n| format!(" (from {})", n.setting.name()));
+    let missing = choice.missing_file_note(named.as_ref());
+    let mut conn = match choice {
         Choice::Postgres(conn) => conn,
         Choice::Sqlite { default, root } => {
             let target = match (&default, &root) {
-                (Some(file), _) => format!("SQLite file {}", file.shown),
+                (Some(file), _) => format!("SQLite file {}{from}", file.shown),
                 (None, _) => "SQLite files inside sqlite.root (calls name one)".to_owned(),
             };
             let engine = Engine::sqlite(config.clone(), default, root);
-            let report = crate::check::Report::gather(&config, &engine, target).await;
+            let mut report = crate::check::Report::gather(&config, &engine, target).await;
+            report.note_missing_file(missing);
             return Ok(print_report(&report));
         }
         #[cfg(feature = "duckdb")]
         Choice::DuckDb { target } => {
-            let shown = format!("DuckDB file {}", target.shown);
+            let shown = format!("DuckDB file {}{from}", target.shown);
             let engine = Engine::duckdb(config.clone(), target);
-            let report = crate::check::Report::gather(&config, &engine, shown).await;
+            let mut report = crate::check::Report::gather(&config, &engine, shown).await;
+            report.note_missing_file(missing);
             return Ok(print_report(&report));
         }
     };
     let target = |c: &postgres::ConnectParams| {
         format!(
-            "{}, user \"{}\", database \"{}\", sslmode={}",
+            "{}, user \"{}\", database \"{}\", sslmode={}{from}",
             c.target(),
             c.user,
             c.dbname.as_deref().unwrap_or(&c.user),
@@ -358,6 +430,9 @@ async fn check(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         }
     }
     engine.close().await;
+    if !given && let Err(e) = &mut report.session {
+        *e = format!("{NO_DATABASE} (PostgreSQL's defaults were tried: {e})");
+    }
     Ok(print_report(&report))
 }
 
@@ -432,7 +507,8 @@ async fn query_once(
         limit,
         database: None,
     };
-    let choice = crate::pipeline::choose(&config, database.as_deref())?;
+    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref())?;
+    let missing = choice.missing_file_note(named.as_ref());
     let postgres = match &choice {
         Choice::Postgres(conn) => Some(conn.clone()),
         _ => None,
@@ -467,6 +543,11 @@ async fn query_once(
         Err(e) => {
             // The same fence as the MCP tools: an agent may run this command.
             eprintln!("error: {}", engine.fenced(e));
+            // Said outside the fence, which hides paths from the model: the
+            // person who typed the path needs to see where it led.
+            if let Some(note) = missing {
+                eprintln!("note: the database file is not there: {note}");
+            }
             Ok(ExitCode::from(1))
         }
     }
@@ -508,7 +589,7 @@ fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>)
         Config::load(path)?;
     }
     let database = database
-        .map(|d| Database::from_given(&d, &cwd, &|k| std::env::var(k).ok()))
+        .map(|d| Database::from_given(&d, &cwd, &crate::environment::var))
         .transpose()?;
     let entry = Entry::new(&install::current_binary()?, config.as_deref(), database.as_ref())?;
     let mut stdout = std::io::stdout().lock();

@@ -49,6 +49,32 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// A setting from the environment that cannot be used, naming the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {message}")]
+pub struct EnvError {
+    pub variable: &'static str,
+    pub message: String,
+}
+
+/// Why the settings cannot be loaded: the file, or the environment over it.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    File(#[from] ConfigError),
+    #[error(transparent)]
+    Environment(#[from] EnvError),
+}
+
+/// A config field an environment variable set, over the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub variable: &'static str,
+    /// The dotted config field it stands for, e.g. `query.max_rows`.
+    pub field: &'static str,
+    pub value: String,
+}
+
 /// The file as written. Every section is optional; unknown fields are errors.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -266,6 +292,9 @@ pub struct Config {
     /// Replacements applied to every string value of a result.
     pub sanitization: Vec<SanitizeRule>,
     pub hooks: HooksConfig,
+    /// The fields environment variables set over the file, in the order
+    /// applied (see [`Config::with_environment`]).
+    pub overrides: Vec<Override>,
 }
 
 /// Hooks by stage, each with its effective timeout.
@@ -406,7 +435,16 @@ impl ConfigLocation {
         }
     }
 
-    pub fn load(&self) -> Result<Config, ConfigError> {
+    /// The settings in effect, layered in their one order: the built-in
+    /// defaults, then the file (if any), then the environment. `env` reads
+    /// a variable, an empty one being unset ([`crate::environment::var`]).
+    pub fn load(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, LoadError> {
+        Ok(self.load_file()?.with_environment(env)?)
+    }
+
+    /// The defaults and the file, without the environment: what logging is
+    /// set up from when the environment layer fails.
+    pub fn load_file(&self) -> Result<Config, ConfigError> {
         match self {
             ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => Config::load(path),
             ConfigLocation::BuiltIn => Ok(Config::builtin()),
@@ -415,46 +453,62 @@ impl ConfigLocation {
 }
 
 impl Config {
-    /// Defaults used when no config file exists: read-only, 30 s queries,
-    /// 10 s catalog calls, 4 connections, 500 rows.
+    /// What pgmcp runs with when no config file exists: [`RawConfig::defaults`]
+    /// alone, validated like a file (read-only, 30 s queries, 10 s catalog
+    /// calls, 4 connections, 500 rows).
     pub fn builtin() -> Config {
-        Config {
-            source: None,
-            database: None,
-            sqlite_root: None,
-            duckdb: DuckdbConfig::default(),
-            connection: ConnectionConfig::default(),
-            pool: PoolConfig {
-                max_conns: 4,
-                max_waiting: 1000,
-                max_conn_lifetime: Duration::from_secs(3600),
-                max_conn_idle: Duration::from_secs(600),
-            },
-            read_only: true,
-            logging: LoggingConfig {
-                level: LogLevel::Info,
-                format: LogFormat::Text,
-                output: default_log_output(),
-            },
-            query: QueryConfig {
-                default_timeout: Duration::from_secs(30),
-                list_tables_timeout: Duration::from_secs(10),
-                describe_table_timeout: Duration::from_secs(10),
-                max_rows: 500,
-                default_limit: None,
-                max_result_length: 100_000,
-                max_sql_length: 100_000,
-                max_params_bytes: 1 << 20,
-                timeout_rules: Vec::new(),
-            },
-            protection: Policy {
-                read_only: true,
-                ..Policy::default()
-            },
-            error_prompts: Vec::new(),
-            sanitization: Vec::new(),
-            hooks: HooksConfig::default(),
+        match RawConfig::default().validate(None) {
+            Ok(config) => config,
+            // The defaults are constants, and a unit test validates them.
+            Err(e) => unreachable!("the built-in defaults are invalid: {e}"),
         }
+    }
+
+    /// The environment layer, over the file: the settings a desktop bundle
+    /// passes as variables. `PGMCP_READ_ONLY` (`true`/`false`) sets
+    /// `server.read_only`; `PGMCP_MAX_ROWS` (a whole number above 0) sets
+    /// `query.max_rows`, and lowers `query.default_limit` to it when the file
+    /// set that higher. Each one applied is recorded in `overrides`.
+    pub fn with_environment(mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, EnvError> {
+        if let Some(text) = env("PGMCP_READ_ONLY") {
+            let read_only = match text.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(EnvError {
+                        variable: "PGMCP_READ_ONLY",
+                        message: format!("\"{text}\" is not true or false"),
+                    });
+                }
+            };
+            self.read_only = read_only;
+            self.protection.read_only = read_only;
+            self.overrides.push(Override {
+                variable: "PGMCP_READ_ONLY",
+                field: "server.read_only",
+                value: read_only.to_string(),
+            });
+        }
+        if let Some(text) = env("PGMCP_MAX_ROWS") {
+            let max_rows = text
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| EnvError {
+                    variable: "PGMCP_MAX_ROWS",
+                    message: format!("\"{text}\" is not a whole number greater than 0"),
+                })?;
+            self.query.max_rows = max_rows;
+            // The cap wins: a call without `limit` never gets more than one with it.
+            self.query.default_limit = self.query.default_limit.map(|limit| limit.min(max_rows));
+            self.overrides.push(Override {
+                variable: "PGMCP_MAX_ROWS",
+                field: "query.max_rows",
+                value: max_rows.to_string(),
+            });
+        }
+        Ok(self)
     }
 
     /// Read and validate a config file, refusing it, or a hook program it
@@ -529,82 +583,154 @@ impl Config {
 }
 
 impl RawConfig {
-    /// Turn the file's contents into a [`Config`], or name the first bad field.
+    /// The built-in defaults, written as a file would spell them out: the one
+    /// place a default is set. A file is layered over them ([`RawConfig::over`]),
+    /// so it needs only what its author cares about, and running without a
+    /// file uses them alone. Fields left `None` have no default: unset means
+    /// something of its own (libpq's rules for `connection`, DuckDB's own
+    /// resource settings, no hooks, no `default_limit`).
+    pub fn defaults() -> RawConfig {
+        let off = Some(false);
+        RawConfig {
+            pool: RawPool {
+                max_conns: Some(4),
+                max_waiting: Some(1000),
+                max_conn_lifetime_seconds: Some(3600),
+                max_conn_idle_seconds: Some(600),
+            },
+            server: RawServer { read_only: Some(true) },
+            logging: RawLogging {
+                level: Some("info".to_owned()),
+                format: Some("text".to_owned()),
+                output: Some(match default_log_output() {
+                    LogOutput::Stderr => "stderr".to_owned(),
+                    LogOutput::File(path) => path.to_string_lossy().into_owned(),
+                }),
+            },
+            query: RawQuery {
+                default_timeout_seconds: Some(30),
+                list_tables_timeout_seconds: Some(10),
+                describe_table_timeout_seconds: Some(10),
+                max_rows: Some(500),
+                default_limit: None,
+                max_result_length: Some(100_000),
+                max_sql_length: Some(100_000),
+                max_params_bytes: Some(1 << 20),
+                timeout_rules: Vec::new(),
+            },
+            protection: RawProtection {
+                allow_set: off,
+                allow_drop: off,
+                allow_truncate: off,
+                allow_do: off,
+                allow_copy_from: off,
+                allow_copy_to_file: off,
+                allow_create_function: off,
+                allow_prepare: off,
+                allow_delete_without_where: off,
+                allow_update_without_where: off,
+                allow_alter_system: off,
+                allow_load: off,
+                allow_create_rule: off,
+                allow_merge: off,
+                allow_create_extension: off,
+                allow_role_changes: off,
+                allow_maintenance: off,
+                allow_lock: off,
+                allow_attach: off,
+                allow_pragma_write: off,
+                allow_vacuum_into: off,
+                allow_export: off,
+                allow_file_functions: off,
+                // `None`: the guard's own list (`Policy::default`).
+                blocked_functions: None,
+                read_only_functions: None,
+            },
+            ..RawConfig::default()
+        }
+    }
+
+    /// `self` layered over `base`: every field `self` sets wins, section by
+    /// section; a list is replaced whole, never merged.
+    pub fn over(self, base: RawConfig) -> RawConfig {
+        // Layered as JSON, where "not set" is `null` in every section alike,
+        // so no field can be forgotten here when one is added.
+        fn layer(top: serde_json::Value, base: serde_json::Value) -> serde_json::Value {
+            use serde_json::Value;
+            match (top, base) {
+                (Value::Null, base) => base,
+                (Value::Object(top), Value::Object(mut base)) => {
+                    for (key, value) in top {
+                        let under = base.remove(&key).unwrap_or(Value::Null);
+                        base.insert(key, layer(value, under));
+                    }
+                    Value::Object(base)
+                }
+                (top, _) => top,
+            }
+        }
+        let (top, under) = match (serde_json::to_value(&self), serde_json::to_value(&base)) {
+            (Ok(top), Ok(under)) => (top, under),
+            // Plain structs of options, strings and numbers always serialize.
+            _ => return self,
+        };
+        serde_json::from_value(layer(top, under)).unwrap_or(self)
+    }
+
+    /// Layer the file's contents over [`RawConfig::defaults`] and turn them
+    /// into a [`Config`], or name the first bad field.
     pub fn validate(self, file: Option<&Path>) -> Result<Config, ConfigError> {
         let fail = |field: &str, message: String| ConfigError {
             file: file.map(Path::to_owned),
             field: Some(field.to_owned()),
             message,
         };
-        let positive = |field: &str, value: Option<i64>, default: Option<i64>| -> Result<u64, ConfigError> {
-            match value.or(default) {
+        // Only fields without a default can be missing here.
+        let positive = |field: &str, value: Option<i64>| -> Result<u64, ConfigError> {
+            match value {
                 None => Err(fail(field, "required: a whole number of seconds greater than 0".into())),
                 Some(v) if v <= 0 => Err(fail(field, format!("must be greater than 0, got {v}"))),
                 Some(v) => Ok(v as u64),
             }
         };
+        let raw = self.over(RawConfig::defaults());
         let regex = |field: &str, pattern: &str| -> Result<Regex, ConfigError> {
             Regex::new(pattern).map_err(|e| fail(field, format!("invalid regex {pattern:?}: {e}")))
         };
-        let base = Config::builtin();
 
-        let max_conns = positive("pool.max_conns", self.pool.max_conns, Some(4))? as usize;
+        let max_conns = positive("pool.max_conns", raw.pool.max_conns)? as usize;
         let pool = PoolConfig {
             max_conns,
-            max_waiting: positive(
-                "pool.max_waiting",
-                self.pool.max_waiting,
-                Some(base.pool.max_waiting as i64),
-            )? as usize,
+            max_waiting: positive("pool.max_waiting", raw.pool.max_waiting)? as usize,
             max_conn_lifetime: Duration::from_secs(positive(
                 "pool.max_conn_lifetime_seconds",
-                self.pool.max_conn_lifetime_seconds,
-                Some(3600),
+                raw.pool.max_conn_lifetime_seconds,
             )?),
-            max_conn_idle: Duration::from_secs(positive(
-                "pool.max_conn_idle_seconds",
-                self.pool.max_conn_idle_seconds,
-                Some(600),
-            )?),
+            max_conn_idle: Duration::from_secs(positive("pool.max_conn_idle_seconds", raw.pool.max_conn_idle_seconds)?),
         };
         let query = QueryConfig {
             // The seed design requires these three to be set explicitly in a file.
             default_timeout: Duration::from_secs(positive(
                 "query.default_timeout_seconds",
-                self.query.default_timeout_seconds,
-                None,
+                raw.query.default_timeout_seconds,
             )?),
             list_tables_timeout: Duration::from_secs(positive(
                 "query.list_tables_timeout_seconds",
-                self.query.list_tables_timeout_seconds,
-                None,
+                raw.query.list_tables_timeout_seconds,
             )?),
             describe_table_timeout: Duration::from_secs(positive(
                 "query.describe_table_timeout_seconds",
-                self.query.describe_table_timeout_seconds,
-                None,
+                raw.query.describe_table_timeout_seconds,
             )?),
-            max_rows: positive("query.max_rows", self.query.max_rows, Some(base.query.max_rows as i64))? as usize,
-            default_limit: match self.query.default_limit {
+            max_rows: positive("query.max_rows", raw.query.max_rows)? as usize,
+            default_limit: match raw.query.default_limit {
                 None => None,
-                value => Some(positive("query.default_limit", value, None)? as usize),
+                value => Some(positive("query.default_limit", value)? as usize),
             },
-            max_result_length: positive(
-                "query.max_result_length",
-                self.query.max_result_length,
-                Some(base.query.max_result_length as i64),
-            )? as usize,
-            max_sql_length: positive(
-                "query.max_sql_length",
-                self.query.max_sql_length,
-                Some(base.query.max_sql_length as i64),
-            )? as usize,
-            max_params_bytes: positive(
-                "query.max_params_bytes",
-                self.query.max_params_bytes,
-                Some(base.query.max_params_bytes as i64),
-            )? as usize,
-            timeout_rules: self
+            max_result_length: positive("query.max_result_length", raw.query.max_result_length)? as usize,
+            max_sql_length: positive("query.max_sql_length", raw.query.max_sql_length)? as usize,
+            max_params_bytes: positive("query.max_params_bytes", raw.query.max_params_bytes)? as usize,
+            timeout_rules: raw
                 .query
                 .timeout_rules
                 .iter()
@@ -616,7 +742,6 @@ impl RawConfig {
                         timeout: Duration::from_secs(positive(
                             &format!("{field}.timeout_seconds"),
                             Some(r.timeout_seconds),
-                            None,
                         )?),
                     })
                 })
@@ -633,7 +758,7 @@ impl RawConfig {
                 ),
             ));
         }
-        let error_prompts = self
+        let error_prompts = raw
             .error_prompts
             .iter()
             .enumerate()
@@ -644,7 +769,7 @@ impl RawConfig {
                 })
             })
             .collect::<Result<_, ConfigError>>()?;
-        let sanitization = self
+        let sanitization = raw
             .sanitization
             .iter()
             .enumerate()
@@ -656,10 +781,10 @@ impl RawConfig {
                 })
             })
             .collect::<Result<_, ConfigError>>()?;
-        let any_hooks = !self.hooks.before_query.is_empty() || !self.hooks.after_query.is_empty();
-        let hook_default = match self.hooks.default_timeout_seconds {
+        let any_hooks = !raw.hooks.before_query.is_empty() || !raw.hooks.after_query.is_empty();
+        let hook_default = match raw.hooks.default_timeout_seconds {
             None if !any_hooks => None,
-            value => Some(positive("hooks.default_timeout_seconds", value, None)?),
+            value => Some(positive("hooks.default_timeout_seconds", value)?),
         };
         let hook_list = |stage: &str, raw: &[RawHook]| -> Result<Vec<Hook>, ConfigError> {
             raw.iter()
@@ -671,7 +796,7 @@ impl RawConfig {
                     }
                     let timeout = match h.timeout_seconds {
                         None | Some(0) => hook_default.unwrap_or(0),
-                        value => positive(&format!("{field}.timeout_seconds"), value, None)?,
+                        value => positive(&format!("{field}.timeout_seconds"), value)?,
                     };
                     Ok(Hook {
                         pattern: regex(&format!("{field}.pattern"), &h.pattern)?,
@@ -683,15 +808,15 @@ impl RawConfig {
                 .collect()
         };
         let hooks = HooksConfig {
-            before_query: hook_list("before_query", &self.hooks.before_query)?,
-            after_query: hook_list("after_query", &self.hooks.after_query)?,
+            before_query: hook_list("before_query", &raw.hooks.before_query)?,
+            after_query: hook_list("after_query", &raw.hooks.after_query)?,
         };
-        if let Some(port) = self.connection.port
+        if let Some(port) = raw.connection.port
             && port == 0
         {
             return Err(fail("connection.port", "must be between 1 and 65535".into()));
         }
-        if let Some(mode) = self.connection.sslmode.as_deref()
+        if let Some(mode) = raw.connection.sslmode.as_deref()
             && SslMode::from_name(mode).is_none()
         {
             let names = SslMode::NAMES.join(", ");
@@ -701,10 +826,10 @@ impl RawConfig {
             ));
         }
         for (field, value) in [
-            ("connection.sslrootcert", &self.connection.sslrootcert),
-            ("connection.sslcert", &self.connection.sslcert),
-            ("connection.sslkey", &self.connection.sslkey),
-            ("connection.passfile", &self.connection.passfile),
+            ("connection.sslrootcert", &raw.connection.sslrootcert),
+            ("connection.sslcert", &raw.connection.sslcert),
+            ("connection.sslkey", &raw.connection.sslkey),
+            ("connection.passfile", &raw.connection.passfile),
         ] {
             if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
                 return Err(fail(
@@ -713,11 +838,11 @@ impl RawConfig {
                 ));
             }
         }
-        if let Some(problem) = self.connection.role.as_deref().and_then(role_name_problem) {
+        if let Some(problem) = raw.connection.role.as_deref().and_then(role_name_problem) {
             return Err(fail("connection.role", problem));
         }
         let logging = LoggingConfig {
-            level: match self.logging.level.as_deref() {
+            level: match raw.logging.level.as_deref() {
                 None => LogLevel::Info,
                 Some("error") => LogLevel::Error,
                 Some("warn") => LogLevel::Warn,
@@ -731,7 +856,7 @@ impl RawConfig {
                     ));
                 }
             },
-            format: match self.logging.format.as_deref() {
+            format: match raw.logging.format.as_deref() {
                 None | Some("text") => LogFormat::Text,
                 Some("json") => LogFormat::Json,
                 Some(other) => {
@@ -741,7 +866,7 @@ impl RawConfig {
                     ));
                 }
             },
-            output: match self.logging.output.as_deref() {
+            output: match raw.logging.output.as_deref() {
                 None | Some("") => default_log_output(),
                 Some("stderr") => LogOutput::Stderr,
                 Some("stdout") => {
@@ -753,8 +878,9 @@ impl RawConfig {
                 Some(path) => LogOutput::File(PathBuf::from(path)),
             },
         };
-        let read_only = self.server.read_only.unwrap_or(true);
-        let p = self.protection;
+        // Set by the defaults; anything but an explicit `false` fails safe.
+        let read_only = raw.server.read_only != Some(false);
+        let p = raw.protection;
         let defaults = Policy::default();
         let blocked_functions = match p.blocked_functions {
             None => defaults.blocked_functions,
@@ -793,12 +919,12 @@ impl RawConfig {
             blocked_functions,
             read_only_functions,
         };
-        if let Some(url) = &self.database
+        if let Some(url) = &raw.database
             && url.trim().is_empty()
         {
             return Err(fail("database", "is empty: remove it or give a URL".into()));
         }
-        let sqlite_root = match self.sqlite.root.as_deref() {
+        let sqlite_root = match raw.sqlite.root.as_deref() {
             None => None,
             Some("") => return Err(fail("sqlite.root", "is empty: remove it or give a directory".into())),
             Some(root) => {
@@ -813,7 +939,7 @@ impl RawConfig {
             }
         };
         let duckdb = DuckdbConfig {
-            memory_limit: match self.duckdb.memory_limit {
+            memory_limit: match raw.duckdb.memory_limit {
                 None => None,
                 Some(limit) if memory_size(&limit) => Some(limit.trim().to_owned()),
                 Some(limit) => {
@@ -823,7 +949,7 @@ impl RawConfig {
                     ));
                 }
             },
-            threads: match self.duckdb.threads {
+            threads: match raw.duckdb.threads {
                 None => None,
                 Some(n) if n > 0 => Some(n as u64),
                 Some(n) => return Err(fail("duckdb.threads", format!("must be greater than 0, got {n}"))),
@@ -831,7 +957,7 @@ impl RawConfig {
         };
         // Files the config names are found next to it, as its hooks are,
         // never in whatever directory pgmcp was started in.
-        let mut connection = self.connection;
+        let mut connection = raw.connection;
         for value in [
             &mut connection.sslrootcert,
             &mut connection.sslcert,
@@ -848,7 +974,7 @@ impl RawConfig {
         }
         Ok(Config {
             source: file.map(Path::to_owned),
-            database: self.database,
+            database: raw.database,
             sqlite_root,
             duckdb,
             connection,
@@ -860,6 +986,7 @@ impl RawConfig {
             error_prompts,
             sanitization,
             hooks,
+            overrides: Vec::new(),
         })
     }
 }
@@ -962,6 +1089,97 @@ mod tests {
         assert_eq!(c.source.as_deref(), Some(Path::new("/etc/pgmcp.json")));
     }
 
+    /// A file layers over the same defaults as no file: it needs only what
+    /// its author cares about.
+    #[test]
+    fn a_file_layers_over_the_builtin_defaults() {
+        let builtin = Config::builtin();
+        let empty = load("{}").unwrap();
+        assert_eq!(Config { source: None, ..empty }, builtin);
+        assert_eq!(
+            (
+                builtin.query.default_timeout,
+                builtin.query.list_tables_timeout,
+                builtin.query.describe_table_timeout
+            ),
+            (
+                Duration::from_secs(30),
+                Duration::from_secs(10),
+                Duration::from_secs(10)
+            )
+        );
+        let c = load(r#"{"protection": {"allow_drop": true}, "query": {"list_tables_timeout_seconds": 3}}"#).unwrap();
+        assert!(c.protection.allow_drop && !c.protection.allow_truncate);
+        assert_eq!(c.query.list_tables_timeout, Duration::from_secs(3));
+        assert_eq!(c.query.default_timeout, builtin.query.default_timeout);
+        assert_eq!((c.pool.clone(), c.read_only), (builtin.pool.clone(), true));
+        // An explicit null is "not set", as leaving the field out is.
+        let c = load(r#"{"query": {"max_rows": null}, "logging": {"output": null}}"#).unwrap();
+        assert_eq!((c.query.max_rows, &c.logging.output), (500, &builtin.logging.output));
+        // A list replaces, never merges.
+        let rules = RawConfig {
+            error_prompts: vec![RawErrorPrompt {
+                pattern: "a".into(),
+                message: "b".into(),
+            }],
+            ..RawConfig::default()
+        };
+        assert_eq!(rules.clone().over(RawConfig::defaults()).error_prompts.len(), 1);
+        assert_eq!(RawConfig::default().over(rules).error_prompts.len(), 0);
+    }
+
+    #[test]
+    fn the_environment_layers_over_the_file() {
+        let file =
+            load(r#"{"server": {"read_only": false}, "query": {"max_rows": 900, "default_limit": 800}}"#).unwrap();
+        let with = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+            file.clone()
+                .with_environment(&|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+        };
+        let c = with(&[]).unwrap();
+        assert_eq!((c.read_only, c.query.max_rows, c.overrides.len()), (false, 900, 0));
+        let c = with(&[("PGMCP_READ_ONLY", "TRUE"), ("PGMCP_MAX_ROWS", "100")]).unwrap();
+        assert!(c.read_only && c.protection.read_only);
+        assert_eq!((c.query.max_rows, c.query.default_limit), (100, Some(100)));
+        let shown: Vec<_> = c
+            .overrides
+            .iter()
+            .map(|o| (o.variable, o.field, o.value.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("PGMCP_READ_ONLY", "server.read_only", "true"),
+                ("PGMCP_MAX_ROWS", "query.max_rows", "100")
+            ]
+        );
+        for (variable, value, message) in [
+            (
+                "PGMCP_READ_ONLY",
+                "yes please",
+                "PGMCP_READ_ONLY: \"yes please\" is not true or false",
+            ),
+            (
+                "PGMCP_MAX_ROWS",
+                "abc",
+                "PGMCP_MAX_ROWS: \"abc\" is not a whole number greater than 0",
+            ),
+            (
+                "PGMCP_MAX_ROWS",
+                "0",
+                "PGMCP_MAX_ROWS: \"0\" is not a whole number greater than 0",
+            ),
+            (
+                "PGMCP_MAX_ROWS",
+                "-5",
+                "PGMCP_MAX_ROWS: \"-5\" is not a whole number greater than 0",
+            ),
+        ] {
+            assert_eq!(with(&[(variable, value)]).unwrap_err().to_string(), message);
+        }
+    }
+
     #[test]
     fn full_file_is_read() {
         let c = load(
@@ -994,10 +1212,11 @@ mod tests {
             )
         };
         let cases: Vec<(String, &str)> = vec![
-            ("{}".into(), "config /etc/pgmcp.json: query.default_timeout_seconds: required: a whole number of seconds greater than 0"),
+            (r#"{"query": {"default_timeout_seconds": "thirty"}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: invalid JSON: invalid type: string \"thirty\", expected i64 at line 1 column 46"),
+            (r#"{"query": {"list_tables_timeout_seconds": 1.5}}"#.into(), "config /etc/pgmcp.json: query.list_tables_timeout_seconds: invalid JSON: invalid type: floating point `1.5`, expected i64 at line 1 column 45"),
             (r#"{"query": {"default_timeout_seconds": 0}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: must be greater than 0, got 0"),
             (r#"{"query": {"default_timeout_seconds": -5}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: must be greater than 0, got -5"),
-            (r#"{"query": {"default_timeout_seconds": 30}}"#.into(), "config /etc/pgmcp.json: query.list_tables_timeout_seconds: required: a whole number of seconds greater than 0"),
+            (r#"{"pool": {"max_waiting": -1}}"#.into(), "config /etc/pgmcp.json: pool.max_waiting: must be greater than 0, got -1"),
             (r#"{"query": {"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 0}}"#.into(), "config /etc/pgmcp.json: query.describe_table_timeout_seconds: must be greater than 0, got 0"),
             (q(r#", "max_rows": 0"#), "config /etc/pgmcp.json: query.max_rows: must be greater than 0, got 0"),
             (format!(r#"{{"pool": {{"max_conns": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: pool.max_conns: must be greater than 0, got 0"),

@@ -12,13 +12,13 @@
 use std::fmt;
 use std::fs;
 use std::io::{self, Write as _};
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use crate::backend::location::{DbFile, Target};
+use crate::backend::named::{Named, Setting};
 use crate::backend::postgres::params;
 use crate::backend::{Choice, ChoiceError};
 use crate::config::ConnectionConfig;
@@ -161,12 +161,25 @@ impl Database {
         // Refused here as `serve` would refuse it (a bad sslmode, a DuckDB
         // file this build cannot open), rather than written into an entry
         // that cannot start. The password is out of the string by now.
-        Choice::resolve(Some(&database.connstring), None, &ConnectionConfig::default(), env).map_err(|e| {
+        let named = Named {
+            value: database.connstring.clone(),
+            setting: Setting::Flag,
+        };
+        Choice::resolve(Some(&named), None, &ConnectionConfig::default(), env).map_err(|e| {
             let why = match e {
-                ChoiceError::Postgres(e) => e.to_string(),
-                ChoiceError::Sqlite(e) | ChoiceError::DuckDb(e) => e,
+                // Some parameter errors name their source, some only the
+                // parameter (`sslmode: ...`): name --database once.
+                ChoiceError::Postgres(e) => {
+                    let e = e.to_string();
+                    if e.starts_with("--database") {
+                        e
+                    } else {
+                        format!("--database: {e}")
+                    }
+                }
+                ChoiceError::Setting { setting, message } => format!("{setting}: {message}"),
             };
-            InstallError::Database(format!("--database: {why}"))
+            InstallError::Database(why)
         })?;
         Ok(database)
     }
@@ -402,7 +415,7 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
     };
     let (before, mode) = match fs::read(&file) {
         Ok(bytes) => {
-            let mode = fs::metadata(&file).map_err(read_fail)?.permissions().mode() & 0o7777;
+            let mode = mode_of(&fs::metadata(&file).map_err(read_fail)?);
             (Some(bytes), mode)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => (None, 0o600),
@@ -440,12 +453,11 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
         }
         None => {
             if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-                use std::os::unix::fs::DirBuilderExt as _;
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)
-                    .map_err(write_fail)?;
+                let mut builder = fs::DirBuilder::new();
+                builder.recursive(true);
+                #[cfg(unix)]
+                std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+                builder.create(dir).map_err(write_fail)?;
             }
             None
         }
@@ -523,7 +535,7 @@ fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let (tmp, mut file) = crate::wizard::create_temp(path)?;
     let written = file
         .write_all(bytes)
-        .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| set_mode(&file, mode))
         .and_then(|()| file.sync_all())
         .and_then(|()| fs::rename(&tmp, path));
     if written.is_err() {
@@ -532,12 +544,49 @@ fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     written
 }
 
+/// A file's permission bits (Unix); 0 where files have none (Windows, where
+/// the directory's ACL applies).
+fn mode_of(metadata: &fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        metadata.permissions().mode() & 0o7777
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        0
+    }
+}
+
+fn set_mode(file: &fs::File, mode: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.set_permissions(fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, mode);
+        Ok(())
+    }
+}
+
 /// The running pgmcp, as the entry names it: absolute, symlinks resolved,
 /// so the entry does not depend on the PATH or on a link that moves.
 pub fn current_binary() -> Result<PathBuf, InstallError> {
-    std::env::current_exe()
+    let path = std::env::current_exe()
         .and_then(fs::canonicalize)
-        .map_err(InstallError::CurrentExe)
+        .map_err(InstallError::CurrentExe)?;
+    // Windows canonical paths are verbatim (`\\?\C:\...`), which some
+    // programs that start the command do not take: name the drive path.
+    #[cfg(windows)]
+    if let Some(plain) = path.to_str().and_then(|p| p.strip_prefix(r"\\?\"))
+        && plain.as_bytes().get(1) == Some(&b':')
+    {
+        return Ok(PathBuf::from(plain));
+    }
+    Ok(path)
 }
 
 #[cfg(test)]

@@ -41,7 +41,9 @@
 //! - [`value`]: PostgreSQL text output → JSON (pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
-//! - [`config`]: the config file, validated into [`Config`].
+//! - [`config`]: the settings, layered (defaults → file → environment) and
+//!   validated into [`Config`]; [`environment`]: variables read with an
+//!   empty value as unset.
 //! - [`trust`]: who may change the config file and hook programs; refused
 //!   when anyone but their owner could.
 //! - [`mcp`]: the MCP server: tool schemas and wire translation only.
@@ -60,6 +62,7 @@ pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod environment;
 pub mod error;
 pub mod error_prompts;
 pub mod fence;

@@ -30,9 +30,10 @@ use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::location::{Root, Target};
+use crate::backend::named::Named;
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
-use crate::backend::{Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
+use crate::backend::{self, Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
 use crate::budget::ReadBudget;
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
@@ -511,18 +512,16 @@ impl Engine {
 /// The database `config` and the environment select; `url` (the `--database`
 /// flag) first.
 pub fn choose(config: &Config, url: Option<&str>) -> Result<Choice, ChoiceError> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let url = url
-        .map(str::to_owned)
-        .or_else(|| env("PGMCP_DATABASE"))
-        .or_else(|| env("PGMCP_PG_CONNSTRING"))
-        .or_else(|| config.database.clone());
-    Choice::resolve(
-        url.as_deref(),
-        config.sqlite_root.as_deref(),
-        &config.connection,
-        &|k| std::env::var(k).ok(),
-    )
+    choose_named(config, url).map(|(choice, _)| choice)
+}
+
+/// [`choose`], and the setting that named the database (`None` when nothing
+/// did, and PostgreSQL's defaults apply).
+pub fn choose_named(config: &Config, url: Option<&str>) -> Result<(Choice, Option<Named>), ChoiceError> {
+    let env = crate::environment::var;
+    let named = backend::named::named(url, config.database.as_deref(), config.source.as_deref(), &env)?;
+    let choice = Choice::resolve(named.as_ref(), config.sqlite_root.as_deref(), &config.connection, &env)?;
+    Ok((choice, named))
 }
 
 /// Most bytes of SQL and parameters the calls waiting for a slot may hold

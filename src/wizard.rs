@@ -1,12 +1,15 @@
 //! `pgmcp configure`: the interactive wizard that writes the config file.
 //!
 //! It asks for every scalar field in [`FIELDS`] order, showing the current
-//! value (Enter keeps it, `-` removes it so the default applies), then for each
+//! value: the file's, else the built-in default ([`RawConfig::defaults`], the
+//! same a file is layered over). Enter keeps it, `-` removes the file's value
+//! so the default applies. Then, for each
 //! list in [`LISTS`] offers add, remove or continue. Every answer is validated
 //! by the same code that loads the file ([`Config::from_json`]), and a bad
 //! answer is refused with the field named and asked again; the file is written
-//! only when the whole config is valid, with mode 0600. Input is read line by
-//! line, so the wizard can be driven by a pipe as well as a person.
+//! only when the whole config is valid, with mode 0600, and holds only the
+//! values given (Enter at every question writes `{}`: all defaults). Input is
+//! read line by line, so the wizard can be driven by a pipe as well as a person.
 //!
 //! There is no password question: the config has no password field on purpose.
 
@@ -16,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, RawConfig};
 
 /// How an answer is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,8 +176,9 @@ pub enum WizardError {
 }
 
 /// Run the wizard on the file at `path` (read if it exists, then written),
-/// reading answers from `input` and writing prompts to `out`.
-pub fn run(path: &Path, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), WizardError> {
+/// reading answers from `input` and writing prompts to `out`. `flag` is the
+/// `--config` value the person typed, which the closing hint repeats.
+pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), WizardError> {
     let mut doc = match fs::read_to_string(path) {
         Ok(text) => serde_json::from_str::<Value>(&text)
             .ok()
@@ -191,6 +195,8 @@ pub fn run(path: &Path, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<
     };
     let mut w = Wizard {
         path,
+        // What an unset field means, shown as its current value.
+        defaults: serde_json::to_value(RawConfig::defaults()).unwrap_or_default(),
         input: &mut *input,
         out: &mut *out,
         doc: &mut doc,
@@ -231,23 +237,32 @@ pub fn run(path: &Path, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<
         }
     }
     write_private(path, &doc)?;
-    writeln!(
-        out,
-        "\nWrote {}{}. Next: pgmcp check{}",
-        path.display(),
-        // Windows files have no mode: the file has its directory's ACL.
-        if cfg!(unix) { " (mode 0600)" } else { "" },
-        if path.is_relative() {
-            String::new()
-        } else {
-            format!(" --config {}", path.display())
-        }
-    )?;
+    // The file is read again only where it was found: the same --config,
+    // or the default location, which needs no flag.
+    let next = match flag {
+        Some(flag) => format!("pgmcp check --config {}", shell_word(&flag.to_string_lossy())),
+        None => "pgmcp check".to_owned(),
+    };
+    // Windows files have no mode: the file has its directory's ACL.
+    let mode = if cfg!(unix) { " (mode 0600)" } else { "" };
+    writeln!(out, "\nWrote {}{mode}. Next: {next}", path.display())?;
     Ok(())
+}
+
+/// `text` as one word for a POSIX shell: as is when it holds nothing a shell
+/// reads specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:=@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 struct Wizard<'a> {
     path: &'a Path,
+    defaults: Value,
     input: &'a mut dyn BufRead,
     out: &'a mut dyn Write,
     doc: &'a mut Value,
@@ -267,7 +282,11 @@ impl Wizard<'_> {
     /// Ask for one field until the answer is valid on its own.
     fn scalar(&mut self, f: &Field) -> Result<(), WizardError> {
         loop {
-            let current = get(self.doc, f.path).map_or_else(|| "default".to_owned(), show);
+            let current = match (get(self.doc, f.path), get(&self.defaults, f.path)) {
+                (Some(value), _) => show(value),
+                (None, Some(default)) if !default.is_null() => format!("{} (default)", show(default)),
+                (None, _) => "not set".to_owned(),
+            };
             let choices = match f.kind {
                 Kind::Choice(names) => format!(" [{}]", names.join(", ")),
                 Kind::Bool => " [true, false]".to_owned(),
@@ -372,13 +391,10 @@ impl Wizard<'_> {
     }
 }
 
-/// A config that is valid except for what is set on it: the fields a file
-/// must have, and a hook timeout so a hook entry can be checked alone.
+/// A config that is valid except for what is set on it: a hook timeout, the
+/// one field without a default that a hook entry checked alone needs.
 fn base() -> Value {
-    json!({
-        "query": {"default_timeout_seconds": 1, "list_tables_timeout_seconds": 1, "describe_table_timeout_seconds": 1},
-        "hooks": {"default_timeout_seconds": 1}
-    })
+    json!({"hooks": {"default_timeout_seconds": 1}})
 }
 
 fn validate(doc: &Value, path: Option<&Path>) -> Result<(), ConfigError> {

@@ -343,8 +343,12 @@ mod tests {
         for form in FORMS {
             for secret in SECRETS {
                 let url = form.replace("{}", secret);
+                let named = crate::backend::named::Named {
+                    value: url.clone(),
+                    setting: crate::backend::named::Setting::Flag,
+                };
                 let shown = match crate::backend::Choice::resolve(
-                    Some(&url),
+                    Some(&named),
                     None,
                     &crate::config::ConnectionConfig::default(),
                     &|_| None,

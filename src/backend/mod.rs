@@ -5,6 +5,7 @@
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
 pub mod location;
+pub mod named;
 pub mod postgres;
 pub mod sqlite;
 
@@ -143,21 +144,24 @@ pub enum Choice {
 /// Why the database settings cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ChoiceError {
+    // Not a `source`: the message is already in the text, and an error
+    // chain printed whole would say it twice.
     #[error("connection settings: {0}")]
-    Postgres(#[from] postgres::ParamsError),
-    #[error("database: {0}")]
-    Sqlite(String),
-    #[error("database: {0}")]
-    DuckDb(String),
+    Postgres(postgres::ParamsError),
+    /// A value of `setting` (`--database`, `PGMCP_DATABASE_FILE`,
+    /// `sqlite.root`, ...) that cannot be used.
+    #[error("{setting}: {message}")]
+    Setting { setting: String, message: String },
 }
 
 impl Choice {
-    /// Pick the database: `url` (from `--database`, `PGMCP_DATABASE`,
-    /// `PGMCP_PG_CONNSTRING` or the config's `database`, in that order), else a
-    /// root-only SQLite server when `sqlite_root` is set, else PostgreSQL from
-    /// the config's `connection` section and the `PG*` variables.
+    /// Pick the database: what `named` holds (see [`named::named`] for the
+    /// order of settings), else a root-only SQLite server when `sqlite_root`
+    /// is set, else PostgreSQL from the config's `connection` section and the
+    /// `PG*` variables. A file path in the config's `database` is taken from
+    /// the config file's directory.
     pub fn resolve(
-        url: Option<&str>,
+        named: Option<&named::Named>,
         sqlite_root: Option<&std::path::Path>,
         connection: &crate::config::ConnectionConfig,
         env: &dyn Fn(&str) -> Option<String>,
@@ -165,34 +169,80 @@ impl Choice {
         let root = sqlite_root
             .map(location::Root::new)
             .transpose()
-            .map_err(|e| ChoiceError::Sqlite(format!("sqlite.root: {e}")))?;
-        match url {
-            Some(url) if url.starts_with("duckdb:") => Self::duckdb(url),
-            Some(url) if url.starts_with("sqlite:") => {
-                let target = location::Target::parse("sqlite", url).map_err(ChoiceError::Sqlite)?;
-                Ok(Choice::Sqlite {
+            .map_err(|message| ChoiceError::Setting {
+                setting: "sqlite.root".to_owned(),
+                message,
+            })?;
+        let Some(named) = named else {
+            if root.is_some() {
+                return Ok(Choice::Sqlite { default: None, root });
+            }
+            return Ok(Choice::Postgres(
+                postgres::params::resolve(None, connection, env).map_err(ChoiceError::Postgres)?,
+            ));
+        };
+        let setting = &named.setting;
+        let fail = |message: String| ChoiceError::Setting {
+            setting: setting.to_string(),
+            message,
+        };
+        let url = named.value.as_str();
+        let file = |scheme: &str| -> Result<location::Target, ChoiceError> {
+            let mut target = location::Target::parse(scheme, url).map_err(fail)?;
+            if let location::DbFile::Path(path) = &mut target.file {
+                *path = named::relocate(setting, path);
+            }
+            Ok(target)
+        };
+        match setting {
+            named::Setting::DatabaseFile => match named::database_file(url)? {
+                (named::FileKind::Sqlite, target) => Ok(Choice::Sqlite {
                     default: Some(target),
                     root,
-                })
-            }
-            None if root.is_some() => Ok(Choice::Sqlite { default: None, root }),
-            url => Ok(Choice::Postgres(postgres::params::resolve(url, connection, env)?)),
+                }),
+                (named::FileKind::DuckDb, target) => Self::duckdb(target).map_err(fail),
+            },
+            _ if url.starts_with("duckdb:") => Self::duckdb(file("duckdb")?).map_err(fail),
+            _ if url.starts_with("sqlite:") => Ok(Choice::Sqlite {
+                default: Some(file("sqlite")?),
+                root,
+            }),
+            _ => match named::file_path_hint(url) {
+                Some(hint) => Err(fail(hint)),
+                None => Ok(Choice::Postgres(
+                    postgres::params::resolve_from(Some(url), setting.name(), connection, env)
+                        .map_err(ChoiceError::Postgres)?,
+                )),
+            },
         }
     }
 
+    /// Where the connection's own database file was looked for, when it is
+    /// not there and its path was relative: for a person reading `check`,
+    /// `query` or the log (never for the model, whose answers hide paths).
+    pub fn missing_file_note(&self, named: Option<&named::Named>) -> Option<String> {
+        let target = match self {
+            Choice::Sqlite {
+                default: Some(target), ..
+            } => target,
+            #[cfg(feature = "duckdb")]
+            Choice::DuckDb { target } => target,
+            _ => return None,
+        };
+        let location::DbFile::Path(path) = &target.file else {
+            return None;
+        };
+        named::missing_note(&named?.setting, std::path::Path::new(&target.shown), path)
+    }
+
     #[cfg(feature = "duckdb")]
-    fn duckdb(url: &str) -> Result<Choice, ChoiceError> {
-        let target = location::Target::parse("duckdb", url).map_err(ChoiceError::DuckDb)?;
+    fn duckdb(target: location::Target) -> Result<Choice, String> {
         Ok(Choice::DuckDb { target })
     }
 
     #[cfg(not(feature = "duckdb"))]
-    fn duckdb(url: &str) -> Result<Choice, ChoiceError> {
-        // Still parsed, so a malformed URL is named as such either way.
-        location::Target::parse("duckdb", url).map_err(ChoiceError::DuckDb)?;
-        Err(ChoiceError::DuckDb(
-            "this pgmcp was built without DuckDB support: build with --features duckdb".to_owned(),
-        ))
+    fn duckdb(_target: location::Target) -> Result<Choice, String> {
+        Err("this pgmcp was built without DuckDB support: build with --features duckdb".to_owned())
     }
 }
 
@@ -313,7 +363,13 @@ mod tests {
     use super::*;
 
     fn resolve(url: &str) -> Result<Choice, ChoiceError> {
-        Choice::resolve(Some(url), None, &crate::config::ConnectionConfig::default(), &|_| None)
+        let named = named::Named {
+            value: url.to_owned(),
+            setting: named::Setting::Flag,
+        };
+        Choice::resolve(Some(&named), None, &crate::config::ConnectionConfig::default(), &|_| {
+            None
+        })
     }
 
     #[cfg(feature = "duckdb")]
@@ -332,7 +388,7 @@ mod tests {
         let e = resolve("duckdb:///data/w.duckdb").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "database: this pgmcp was built without DuckDB support: build with --features duckdb"
+            "--database: this pgmcp was built without DuckDB support: build with --features duckdb"
         );
     }
 

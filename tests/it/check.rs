@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{pg, pgmcp};
 
@@ -57,7 +57,7 @@ fn reports_what_is_in_effect() {
     let expected = format!(
         "config file:  {config}\n\
          log file:     {log}\n\
-         database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer\n\
+         database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer (from PGMCP_PG_CONNSTRING)\n\
          \x20 server:     PostgreSQL {version} at 127.0.0.1:{port}\n\
          \x20 connected:  as user \"{user}\" to database \"{db}\"\n\
          \x20 runs as:    role \"{user}\" (the login; connection.role is not set)\n\
@@ -211,7 +211,10 @@ fn sqlite_files_are_checked_too() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{stdout}");
         assert!(
-            stdout.contains(&format!("database:     SQLite file {}\n", data.display())),
+            stdout.contains(&format!(
+                "database:     SQLite file {} (from --database)\n",
+                data.display()
+            )),
             "{stdout}"
         );
         assert!(
@@ -265,4 +268,150 @@ fn an_ignored_working_directory_config_is_a_warning() {
     let stdout = check(true);
     assert!(!stdout.contains("WARNING"), "{stdout}");
     assert!(stdout.contains("config file:  .pgmcp/config.json\n"), "{stdout}");
+}
+
+/// What a desktop bundle passes as variables: a database file told apart by
+/// its header, read-only mode and the row cap over the config, and empty
+/// strings for the settings left empty, which count as unset.
+#[test]
+fn settings_a_bundle_passes_through_the_environment() {
+    let home = tempfile::tempdir().unwrap();
+    // A real SQLite file under a name that says nothing about its kind.
+    let data = home.path().join("shop.data");
+    std::fs::copy(format!("{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR")), &data).unwrap();
+    let data = data.to_str().unwrap();
+    let config = home.path().join("c.json");
+    std::fs::write(&config, r#"{"server": {"read_only": true}, "query": {"max_rows": 20}}"#).unwrap();
+    let run = |vars: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = pgmcp(home.path());
+        cmd.arg("--config").arg(&config).args(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+
+    let out = run(
+        &[
+            ("PGMCP_DATABASE_FILE", data),
+            ("PGMCP_READ_ONLY", "false"),
+            ("PGMCP_MAX_ROWS", "3"),
+        ],
+        &["check"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "database:     SQLite file {data} (from PGMCP_DATABASE_FILE)\n"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("environment:  PGMCP_READ_ONLY=false (server.read_only), PGMCP_MAX_ROWS=3 (query.max_rows)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("read-only:    off: writes allowed"), "{stdout}");
+
+    let rows = |vars: &[(&str, &str)]| {
+        let out = run(vars, &["query", "SELECT id FROM customers"]);
+        assert!(
+            out.status.success(),
+            "{vars:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["returned_rows"].as_u64().unwrap()
+    };
+    assert_eq!(rows(&[("PGMCP_DATABASE_FILE", data), ("PGMCP_MAX_ROWS", "3")]), 3);
+    // Empty: the config's 20 applies.
+    assert_eq!(rows(&[("PGMCP_DATABASE_FILE", data), ("PGMCP_MAX_ROWS", "")]), 20);
+
+    let write = "CREATE TABLE t (x int)";
+    let out = run(
+        &[("PGMCP_DATABASE_FILE", data), ("PGMCP_READ_ONLY", "")],
+        &["query", write],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "empty is unset: the config's read-only mode holds"
+    );
+    let out = run(
+        &[("PGMCP_DATABASE_FILE", data), ("PGMCP_READ_ONLY", "false")],
+        &["query", write],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Refused, naming the variable (and the path).
+    let missing = home.path().join("nope.db");
+    let not_a_db = config.to_str().unwrap();
+    let cases = [
+        (vec![("PGMCP_MAX_ROWS", "abc")], "pgmcp: PGMCP_MAX_ROWS: \"abc\" is not a whole number greater than 0\n".to_owned()),
+        (vec![("PGMCP_MAX_ROWS", "0")], "pgmcp: PGMCP_MAX_ROWS: \"0\" is not a whole number greater than 0\n".to_owned()),
+        (vec![("PGMCP_READ_ONLY", "no")], "pgmcp: PGMCP_READ_ONLY: \"no\" is not true or false\n".to_owned()),
+        (
+            vec![("PGMCP_DATABASE_FILE", missing.to_str().unwrap())],
+            format!("pgmcp: PGMCP_DATABASE_FILE: no file at {}\n", missing.display()),
+        ),
+        (
+            vec![("PGMCP_DATABASE_FILE", not_a_db)],
+            format!(
+                "pgmcp: PGMCP_DATABASE_FILE: {not_a_db} is neither an SQLite nor a DuckDB database file (its first bytes say neither)\n"
+            ),
+        ),
+        (
+            vec![("PGMCP_DATABASE_FILE", data), ("PGMCP_PG_CONNSTRING", "host=db")],
+            "pgmcp: PGMCP_DATABASE_FILE and PGMCP_PG_CONNSTRING: both are set, and each names a database: keep one and leave the other empty\n".to_owned(),
+        ),
+        (
+            vec![("PGMCP_DATABASE_FILE", data), ("PGMCP_DATABASE", "sqlite::memory:")],
+            "pgmcp: PGMCP_DATABASE_FILE and PGMCP_DATABASE: both are set, and each names a database: keep one and leave the other empty\n".to_owned(),
+        ),
+    ];
+    for (vars, expected) in cases {
+        let out = run(&vars, &["check"]);
+        assert_eq!(out.status.code(), Some(2), "{vars:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected, "{vars:?}");
+    }
+    // --database wins over PGMCP_DATABASE_FILE.
+    let out = run(
+        &[("PGMCP_DATABASE_FILE", data)],
+        &["--database", "sqlite::memory:", "query", "SELECT 1 AS one"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Nothing names a database and PostgreSQL's defaults lead nowhere: `check`
+/// says so, and what to set.
+#[test]
+fn check_says_when_no_database_is_given() {
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path()).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pgmcp: no database given: name one with --database URL, or set PGMCP_DATABASE (a URL), \
+         PGMCP_DATABASE_FILE (an SQLite or DuckDB file) or PGMCP_PG_CONNSTRING (a PostgreSQL connection), \
+         or the config's \"database\" or \"connection\" section\n"
+    );
+    // With a user name the defaults can be tried; their failure says the same.
+    let out = pgmcp(home.path())
+        .env("USER", "nobody_here")
+        .env("PGMCP_DATABASE", "")
+        .arg("check")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAILED:     no database given: name one with --database URL")
+            && stdout.contains("(PostgreSQL's defaults were tried: "),
+        "{stdout}"
+    );
 }

@@ -57,7 +57,10 @@ fn invalid_config_exits_2_naming_file_and_field() {
             r#"{"server": {"port": 8080}}"#,
             "server.port: invalid JSON: unknown field `port`",
         ),
-        (r#"{"query": {}}"#, "query.default_timeout_seconds: required"),
+        (
+            r#"{"query": {"max_rows": "many"}}"#,
+            "query.max_rows: invalid JSON: invalid type: string \"many\", expected i64",
+        ),
     ];
     for (text, expected) in cases {
         std::fs::write(&path, text).unwrap();
@@ -188,6 +191,19 @@ fn help_is_written_for_people() {
         text.contains("The working directory is never searched") && !text.contains("else ./.pgmcp"),
         "{text}"
     );
+    // `serve --help` lists every variable a bundle can pass.
+    let out = pgmcp(home.path()).args(["serve", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for variable in [
+        "PGMCP_DATABASE ",
+        "PGMCP_DATABASE_FILE",
+        "PGMCP_PG_CONNSTRING",
+        "PGMCP_READ_ONLY",
+        "PGMCP_MAX_ROWS",
+        "empty string counts as unset",
+    ] {
+        assert!(text.contains(variable), "no {variable:?} in:\n{text}");
+    }
 }
 
 /// The examples shipped in the repository are valid and say what the README says.
@@ -213,4 +229,189 @@ fn shipped_examples_are_valid() {
             "{desktop}"
         );
     }
+}
+
+/// A file that sets only what its author cares about layers over the same
+/// defaults as no file; a value that is wrong is still refused, naming the
+/// file and the field.
+#[test]
+fn a_partial_config_layers_over_the_defaults() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("partial.json");
+    std::fs::write(&path, r#"{"protection": {"allow_drop": true}}"#).unwrap();
+    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["--database", &demo, "query", "SELECT count(*) AS n FROM products"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["rows"][0]["n"].as_u64().is_some_and(|n| n > 0), "{json}");
+
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["--database", &demo, "check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("protection:   allowed: allow_drop;"), "{stdout}");
+    assert!(stdout.contains("read-only:    on"), "{stdout}");
+
+    for (text, expected) in [
+        (
+            r#"{"query": {"default_timeout_seconds": 0}}"#,
+            "query.default_timeout_seconds: must be greater than 0, got 0",
+        ),
+        (
+            r#"{"query": {"list_tables_timeout_seconds": -3}}"#,
+            "query.list_tables_timeout_seconds: must be greater than 0, got -3",
+        ),
+        (
+            r#"{"query": {"describe_table_timeout_seconds": "ten"}}"#,
+            "query.describe_table_timeout_seconds: invalid JSON: invalid type: string \"ten\", expected i64",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", &demo, "check"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("pgmcp: config {}: {expected}", path.display())),
+            "{text}: {stderr}"
+        );
+    }
+}
+
+/// A bare path given as the database is not read as a PostgreSQL connection
+/// string: the error names the setting it came from, once, and gives the
+/// value to use instead.
+#[test]
+fn a_bare_file_path_gets_the_url_to_use() {
+    let home = tempfile::tempdir().unwrap();
+    let demo = format!("{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
+    let expected =
+        format!("pgmcp: --database: \"{demo}\" is a file, not a PostgreSQL connection string: use sqlite://{demo}\n");
+    for command in ["query", "check"] {
+        let mut cmd = pgmcp(home.path());
+        cmd.args(["--database", &demo, command]);
+        if command == "query" {
+            cmd.arg("SELECT 1");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
+    }
+    let cases = [
+        (
+            "PGMCP_DATABASE",
+            "shop.sqlite",
+            "pgmcp: PGMCP_DATABASE: \"shop.sqlite\" looks like a file path, not a PostgreSQL connection string: use sqlite:shop.sqlite\n",
+        ),
+        (
+            "PGMCP_PG_CONNSTRING",
+            "/srv/w.duckdb",
+            "pgmcp: PGMCP_PG_CONNSTRING: \"/srv/w.duckdb\" looks like a file path, not a PostgreSQL connection string: use duckdb:///srv/w.duckdb\n",
+        ),
+    ];
+    for (variable, value, expected) in cases {
+        let out = pgmcp(home.path()).env(variable, value).arg("check").output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
+    }
+    // From the config, named with its file.
+    let path = home.path().join("c.json");
+    std::fs::write(&path, r#"{"database": "./data/x"}"#).unwrap();
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "pgmcp: config {}: database: \"./data/x\" looks like a file path, not a PostgreSQL connection string: use sqlite:./data/x for an SQLite file, duckdb:./data/x for a DuckDB file\n",
+            path.display()
+        )
+    );
+    // A malformed connection string is named by its setting, once.
+    let out = pgmcp(home.path())
+        .args(["--database", "host=db port", "check"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("pgmcp: connection settings: --database: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("--database").count(), 1, "{stderr}");
+}
+
+/// A missing file named with a relative path says where it was looked for:
+/// the working directory, or the config file's directory for the config's
+/// `database`.
+#[test]
+fn a_missing_database_file_shows_where_it_was_looked_for() {
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path())
+        .args(["--database", "sqlite:missing.db", "check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "FAILED:     Database not found: missing.db (looked for {}, relative to the working directory {})",
+            home.path().join("missing.db").display(),
+            home.path().display()
+        )),
+        "{stdout}"
+    );
+    let conf = home.path().join("conf");
+    std::fs::create_dir(&conf).unwrap();
+    let path = conf.join("c.json");
+    std::fs::write(&path, r#"{"database": "sqlite:data/shop.db"}"#).unwrap();
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["query", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: Database not found: data/shop.db\nnote: the database file is not there: looked for {}, relative to the config file's directory {}\n",
+            conf.join("data/shop.db").display(),
+            conf.display()
+        )
+    );
+    // Found there, whatever the working directory.
+    std::fs::create_dir(conf.join("data")).unwrap();
+    std::fs::copy(
+        format!("{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR")),
+        conf.join("data/shop.db"),
+    )
+    .unwrap();
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["query", "SELECT count(*) AS n FROM customers"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

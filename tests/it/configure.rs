@@ -220,3 +220,69 @@ fn a_planted_temp_file_symlink_is_not_followed() {
     left.sort();
     assert_eq!(left, [".config.json.tmp", "config.json", "config.json.tmp"]);
 }
+
+/// Enter at every question (a pipe of newlines, as a person accepting every
+/// default would type) finishes, shows the real defaults, writes a file that
+/// loads and runs, and the closing hint repeats the `--config` given.
+#[test]
+fn accepting_every_default_writes_a_file_that_works() {
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path())
+        .args(["--config", "tmp.json", "configure"])
+        .write_stdin(script(&[], &[]))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shown in [
+        "query.default_timeout_seconds (current: 30 (default)): ",
+        "query.list_tables_timeout_seconds (current: 10 (default)): ",
+        "query.describe_table_timeout_seconds (current: 10 (default)): ",
+        "query.max_rows (current: 500 (default)): ",
+        "server.read_only [true, false] (current: true (default)): ",
+        "protection.allow_drop [true, false] (current: false (default)): ",
+        "connection.host (current: not set): ",
+    ] {
+        assert!(stdout.contains(shown), "missing {shown:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("required"), "{stdout}");
+    assert!(
+        stdout.ends_with("\nWrote tmp.json (mode 0600). Next: pgmcp check --config tmp.json\n"),
+        "{stdout}"
+    );
+    let path = home.path().join("tmp.json");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+    assert_eq!(mode(&path), 0o600);
+
+    // It loads: `query` runs through it on the demo database.
+    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
+    let out = pgmcp(home.path())
+        .args([
+            "--config",
+            "tmp.json",
+            "--database",
+            &demo,
+            "query",
+            "SELECT count(*) AS n FROM customers",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // A path with a space is quoted in the hint, so it can be pasted.
+    let out = pgmcp(home.path())
+        .args(["--config", "my config.json", "configure"])
+        .write_stdin(script(&[], &[]))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.ends_with("Next: pgmcp check --config 'my config.json'\n"),
+        "{stdout}"
+    );
+}

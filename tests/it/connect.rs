@@ -258,3 +258,47 @@ fn serve_recovers_when_the_database_comes_back() {
     mcp.close_stdin();
     assert!(mcp.wait_exit(Duration::from_secs(5)).success());
 }
+
+/// A bundle puts `PGPASSWORD=""` in the environment for a password left
+/// empty: that is no password, as if unset, so ~/.pgpass still answers; and
+/// a `PGMCP_DATABASE_FILE=""` beside a real connection string is unset too.
+#[test]
+fn empty_variables_are_unset() {
+    let server = pg::server();
+    let home = tempfile::tempdir().unwrap();
+    write_passfile(
+        &home.path().join(".pgpass"),
+        &format!(
+            "127.0.0.1:{}:*:{}:{}\n",
+            server.port(),
+            server.admin_user(),
+            server.admin_password()
+        ),
+        0o600,
+    );
+    let out = crate::support::pgmcp(home.path())
+        .env("PGMCP_PG_CONNSTRING", url_without_password(server))
+        .env("PGPASSWORD", "")
+        .env("PGMCP_DATABASE_FILE", "")
+        .env("PGMCP_DATABASE", "")
+        .env("PGHOST", "")
+        .env("PGSSLMODE", "")
+        .arg("check")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "  password:   from the password file {}\n",
+            home.path().join(".pgpass").display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(from PGMCP_PG_CONNSTRING)"), "{stdout}");
+}

@@ -112,11 +112,18 @@ fn no_door_shows_a_piece_of_the_password() {
                     String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
                 );
-                // Refused for the URL, not for something else first.
+                // Refused for the URL, not for something else first: the
+                // error names the setting it came from.
                 assert!(
-                    ["database:", "connection settings:", "cannot reach"]
-                        .iter()
-                        .any(|why| shown.contains(why)),
+                    [
+                        "--database:",
+                        "PGMCP_DATABASE:",
+                        "database:",
+                        "connection settings:",
+                        "cannot reach"
+                    ]
+                    .iter()
+                    .any(|why| shown.contains(why)),
                     "pgmcp {args:?} ({env:?}) with {url:?}:\n{shown}"
                 );
                 let chars: Vec<char> = secret.chars().collect();

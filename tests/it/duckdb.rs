@@ -1239,7 +1239,10 @@ fn check_reports_duckdb_as_duckdb_reports_itself() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(
-            stdout.contains(&format!("database:     DuckDB file {}\n", path.display())),
+            stdout.contains(&format!(
+                "database:     DuckDB file {} (from --database)\n",
+                path.display()
+            )),
             "{stdout}"
         );
         assert!(

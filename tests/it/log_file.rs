@@ -261,3 +261,42 @@ fn failed_calls_log_no_values_or_parameters() {
     assert!(text.contains("database error (SQLSTATE 22P02)"), "{text}");
     assert!(text.contains("refused by the guard"), "{text}");
 }
+
+/// An error that stops `serve` before the session starts is in the log the
+/// config names, not only on stderr (which desktop clients hide).
+#[test]
+fn errors_before_the_session_reach_the_log() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("pgmcp.log");
+    let path = config(home.path(), log.to_str().unwrap(), "info");
+    let cases = [
+        (
+            vec![("PGMCP_DATABASE", "/srv/shop.db")],
+            "pgmcp serve stopped: PGMCP_DATABASE: \"/srv/shop.db\" looks like a file path, not a PostgreSQL connection string: use sqlite:///srv/shop.db",
+        ),
+        (
+            vec![("PGMCP_MAX_ROWS", "lots")],
+            "cannot start: PGMCP_MAX_ROWS: \"lots\" is not a whole number greater than 0",
+        ),
+    ];
+    for (vars, expected) in cases {
+        std::fs::remove_file(&log).ok();
+        let mut cmd = pgmcp(home.path());
+        cmd.arg("--config").arg(&path).arg("serve");
+        for (k, v) in &vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.write_stdin("").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{vars:?}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.contains(&format!("ERROR {expected}")) || text.contains(expected),
+            "{vars:?}: {text}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(expected.split_once(": ").map_or(expected, |(_, rest)| rest)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -31,6 +31,7 @@ mod introspection;
 mod lexical;
 mod log_file;
 mod memory;
+mod msrv;
 mod output_fences;
 mod pipeline;
 mod red_team;

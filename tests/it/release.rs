@@ -282,13 +282,14 @@ fn the_declared_tools_are_the_ones_the_server_lists() {
         .map(|t| json!({"name": t["name"], "description": t["description"]}))
         .collect();
     assert_eq!(Value::Array(listed), bundle.manifest["tools"]);
-    let names: Vec<&str> = bundle.manifest["tools"]
+    let mut names: Vec<&str> = bundle.manifest["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["query", "list_tables", "describe_table"]);
+    names.sort_unstable();
+    assert_eq!(names, ["describe_table", "list_tables", "query"]);
 }
 
 #[test]
@@ -320,7 +321,7 @@ fn the_bundle_serves_postgres_as_claude_desktop_starts_it() {
     assert_eq!(rows["rows"], json!([{"n": 1}, {"n": 2}]), "{}", tool_text(&answer));
     assert_eq!(rows["truncated"], true, "max_rows 2 cut the third row");
     let write = query(&mut server, "INSERT INTO t VALUES (4)");
-    assert_eq!(write["result"]["isError"], true, "read-only by default: {write}");
+    assert_eq!(write["isError"], true, "read-only by default: {write}");
     assert_eq!(db.psql("SELECT count(*) FROM t"), "3");
 }
 
@@ -355,7 +356,7 @@ fn the_bundle_serves_an_sqlite_file_with_empty_optional_settings_unset() {
     assert_eq!(rows["rows"].as_array().unwrap().len(), 500, "{}", tool_text(&answer));
     assert_eq!(rows["truncated"], true);
     let write = query(&mut server, "DELETE FROM customers");
-    assert_eq!(write["result"]["isError"], true, "read-only by default: {write}");
+    assert_eq!(write["isError"], true, "read-only by default: {write}");
     let again = query(&mut server, "SELECT count(*) AS n FROM customers");
     assert_eq!(tool_json(&again)["rows"][0]["n"].as_i64().unwrap(), n);
     server.close_stdin();

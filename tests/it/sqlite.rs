@@ -1624,11 +1624,11 @@ fn cli_bad_sqlite_urls_exit_2() {
     for (database, expected) in [
         (
             "sqlite://host/x.db",
-            "pgmcp: database: \"sqlite://host/x.db\": sqlite:// takes an absolute path (three slashes: sqlite:///path/to/file.db); use sqlite:relative/path.db for a relative one\n",
+            "pgmcp: --database: \"sqlite://host/x.db\": sqlite:// takes an absolute path (three slashes: sqlite:///path/to/file.db); use sqlite:relative/path.db for a relative one\n",
         ),
         (
             "sqlite:x.db?mode=ro",
-            "pgmcp: database: \"sqlite:x.db?mode=ro\": options after ? are not supported; read-only mode comes from server.read_only\n",
+            "pgmcp: --database: \"sqlite:x.db?mode=ro\": options after ? are not supported; read-only mode comes from server.read_only\n",
         ),
     ] {
         let out = pgmcp(dir.path())
@@ -1647,7 +1647,11 @@ fn cli_bad_sqlite_urls_exit_2() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: Database not found: missing.db\n"
+        format!(
+            "error: Database not found: missing.db\nnote: the database file is not there: looked for {}, relative to the working directory {}\n",
+            dir.path().join("missing.db").display(),
+            dir.path().display()
+        )
     );
     assert!(!dir.path().join("missing.db").exists());
 }

@@ -355,7 +355,10 @@ fn check_reports_tls() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("sslmode=verify-full\n"), "{stdout}");
+    assert!(
+        stdout.contains("sslmode=verify-full (from PGMCP_PG_CONNSTRING)\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("  TLS:        yes (TLSv1.3, TLS13_"), "{stdout}");
     assert!(!stdout.contains(t.server.admin_password()), "{stdout}");
 }

@@ -108,7 +108,9 @@ pub enum RootCert {
 /// Where the password came from, for error messages that say what to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PasswordSource {
-    ConnectionString,
+    /// The connection string, named by the setting it came from
+    /// (`PGMCP_PG_CONNSTRING`, `--database`, ...).
+    ConnectionString(&'static str),
     Environment,
     Passfile(PathBuf),
     Prompt,
@@ -117,7 +119,7 @@ pub enum PasswordSource {
 impl fmt::Display for PasswordSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PasswordSource::ConnectionString => write!(f, "PGMCP_PG_CONNSTRING"),
+            PasswordSource::ConnectionString(setting) => write!(f, "{setting}"),
             PasswordSource::Environment => write!(f, "PGPASSWORD"),
             PasswordSource::Passfile(path) => write!(f, "the password file {}", path.display()),
             PasswordSource::Prompt => write!(f, "the password typed at the prompt"),
@@ -322,10 +324,20 @@ pub fn resolve(
     config: &ConnectionConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ConnectParams, ParamsError> {
-    const SOURCE: &str = "PGMCP_PG_CONNSTRING";
+    resolve_from(connstring, "PGMCP_PG_CONNSTRING", config, env)
+}
+
+/// [`resolve`], the connection string having come from `setting` (its name
+/// in errors and in where the password came from).
+pub fn resolve_from(
+    connstring: Option<&str>,
+    setting: &'static str,
+    config: &ConnectionConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ConnectParams, ParamsError> {
     let explicit = match connstring {
-        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => parse_url(SOURCE, s)?,
-        Some(s) => parse_keyword_value(SOURCE, s)?,
+        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => parse_url(setting, s)?,
+        Some(s) => parse_keyword_value(setting, s)?,
         None => Partial {
             host: config.host.clone(),
             port: config.port.map(|p| p.to_string()),
@@ -345,7 +357,7 @@ pub fn resolve(
         .password
         .as_ref()
         .filter(|p| !p.is_empty())
-        .map(|_| PasswordSource::ConnectionString);
+        .map(|_| PasswordSource::ConnectionString(setting));
     let from_env = Partial {
         host: env("PGHOST"),
         port: env("PGPORT"),
@@ -1165,7 +1177,10 @@ mod tests {
             ConnectionConfig::default(),
             &[("PGPASSWORD", "x")],
         );
-        assert_eq!(p.password_from, Some(PasswordSource::ConnectionString));
+        assert_eq!(
+            p.password_from,
+            Some(PasswordSource::ConnectionString("PGMCP_PG_CONNSTRING"))
+        );
         let p = check(
             Some("postgres://u@h/db"),
             ConnectionConfig::default(),
