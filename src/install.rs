@@ -413,6 +413,18 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
         file: file.clone(),
         err,
     };
+    // A pipe would hold the read until some writer came, a device (or a
+    // symlink to one) could feed it forever: only a regular file is a
+    // client's config.
+    match fs::metadata(&file) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(read_fail(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file; name the client's JSON file",
+            )));
+        }
+        _ => {}
+    }
     let (before, mode) = match fs::read(&file) {
         Ok(bytes) => {
             let mode = mode_of(&fs::metadata(&file).map_err(read_fail)?);

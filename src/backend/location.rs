@@ -81,16 +81,27 @@ fn drive_path(path: String) -> String {
 /// scheme to the last `@` is hidden. That is where a user name and password
 /// go (`duckdb://user:pw@host/...` is no file URL, but someone may write it),
 /// and a stray `/`, `?` or `#` in a password must not make part of it look
-/// like a path worth showing.
+/// like a path worth showing. Everything after a `?` is hidden too: options
+/// are where a file URL carries a secret (`?password=`, SQLCipher's `?key=`,
+/// MotherDuck's `?motherduck_token=`). A `?` before the last `@` leaves no
+/// telling a password's `@` from a host's: only the scheme is shown.
 pub fn redacted(url: &str) -> std::borrow::Cow<'_, str> {
+    let query = url.find('?');
     let Some(at) = url.rfind('@') else {
-        return url.into();
+        return match query {
+            Some(q) => format!("{}?***", &url[..q]).into(),
+            None => url.into(),
+        };
     };
     let start = match url.find("://") {
         Some(slashes) if slashes < at => slashes + 3,
         _ => url.find(':').filter(|colon| *colon < at).map_or(0, |colon| colon + 1),
     };
-    format!("{}***{}", &url[..start], &url[at..]).into()
+    match query {
+        None => format!("{}***{}", &url[..start], &url[at..]).into(),
+        Some(q) if q > at => format!("{}***{}?***", &url[..start], &url[at..q]).into(),
+        Some(_) => format!("{}***", &url[..start]).into(),
+    }
 }
 
 /// Decode `%XX` escapes. Errors do not quote the text: the caller names the
@@ -332,6 +343,11 @@ mod tests {
         "sqlite:{}@x.db",
         "duckdb://u:{}@h/x.duckdb",
         "duckdb:///data/x.duckdb?password={}@h",
+        "sqlite:///data/x.db?password={}",
+        "sqlite:x.db?key={}",
+        "sqlite:x.db?a=1&password={}",
+        "duckdb:md:shop?motherduck_token={}",
+        "duckdb:///data/x.duckdb?access_mode=read_only&password={}",
     ];
 
     #[test]
@@ -370,10 +386,15 @@ mod tests {
     fn redaction_hides_what_comes_between_the_scheme_and_the_last_at() {
         let cases = [
             ("sqlite:///data/x.db", "sqlite:///data/x.db"),
-            ("duckdb://u:p/w?x@h/x", "duckdb://***@h/x"),
-            ("sqlite:x.db?u:p@h", "sqlite:***@h"),
+            ("duckdb://u:p/w?x@h/x", "duckdb://***"),
+            ("sqlite:x.db?u:p@h", "sqlite:***"),
+            ("sqlite:///data/x.db?password=a@b:c", "sqlite://***"),
             ("sqlite:///a@b/c@d.db", "sqlite://***@d.db"),
             ("x@y", "***@y"),
+            ("sqlite:///data/x.db?password=s3cret", "sqlite:///data/x.db?***"),
+            ("duckdb:md:shop?motherduck_token=t0ken", "duckdb:md:shop?***"),
+            ("sqlite:x.db?key=a&key=b", "sqlite:x.db?***"),
+            ("duckdb://u:p@h/x.duckdb?token=t0ken", "duckdb://***@h/x.duckdb?***"),
         ];
         for (url, shown) in cases {
             assert_eq!(redacted(url), shown, "{url}");

@@ -135,10 +135,23 @@ impl FileKind {
         }
     }
 
-    /// The kind of the file at `path`, read from its header.
+    /// The kind of the file at `path`, read from its header. Only a regular
+    /// file is read: a FIFO would hold `open` (and pgmcp's start) until some
+    /// writer came, a terminal or socket would hold the read.
     pub fn of_file(path: &Path) -> std::io::Result<Option<FileKind>> {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        let file = options.open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a directory, pipe or device is no database file)",
+            ));
+        }
         let mut head = Vec::with_capacity(16);
-        std::fs::File::open(path)?.take(16).read_to_end(&mut head)?;
+        file.take(16).read_to_end(&mut head)?;
         Ok(FileKind::of_header(&head))
     }
 }

@@ -26,6 +26,7 @@ mod guard_fuzz;
 mod harness;
 mod hooks;
 mod install;
+mod install_red_team;
 mod intake;
 mod introspection;
 mod lexical;

@@ -1628,7 +1628,7 @@ fn cli_bad_sqlite_urls_exit_2() {
         ),
         (
             "sqlite:x.db?mode=ro",
-            "pgmcp: --database: \"sqlite:x.db?mode=ro\": options after ? are not supported; read-only mode comes from server.read_only\n",
+            "pgmcp: --database: \"sqlite:x.db?***\": options after ? are not supported; read-only mode comes from server.read_only\n",
         ),
     ] {
         let out = pgmcp(dir.path())

@@ -61,6 +61,10 @@ const AUDIT_BUDGET: Duration = Duration::from_secs(2);
 /// How long a pooled connection may take to answer its deferred session reset.
 const SETTLE: Duration = Duration::from_secs(2);
 
+/// The most tables `list_tables` asks the catalog for: its query takes the
+/// cap as an `int` and asks for one more, to tell that the list was cut.
+const LIST_LIMIT_MAX: usize = 2_147_483_646;
+
 /// How connections are kept.
 #[derive(Debug, Clone)]
 pub struct PgOptions {
@@ -299,7 +303,10 @@ impl PgBackend {
         let params = [
             filter.schema.clone(),
             filter.like_pattern(),
-            Some(filter.limit.to_string()),
+            // The catalog query reads it as `int` and adds 1: a cap past
+            // that (`query.max_rows` or `PGMCP_MAX_ROWS` may be any size)
+            // would fail every call with "integer out of range".
+            Some(filter.limit.min(LIST_LIMIT_MAX).to_string()),
         ];
         self.catalog(&catalog::LIST_TABLES, &params, deadline).await
     }

@@ -1,0 +1,520 @@
+//! Red team of `pgmcp install`, the settings read from the environment and
+//! `PGMCP_DATABASE_FILE`, through the binary: secrets in file URLs' options,
+//! files that are pipes, values that only look empty, and the row cap past
+//! what the catalog query takes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::stdio::{McpProcess, tool_json};
+use crate::support::{pg, pgmcp_std};
+
+/// `cmd` run to its end, or killed after `limit`: `None` when it had to be.
+fn within(mut cmd: Command, limit: Duration) -> Option<Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn run(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = pgmcp_std(home);
+    cmd.args(args).envs(env.iter().copied());
+    within(cmd, Duration::from_secs(20)).unwrap_or_else(|| panic!("pgmcp {args:?} {env:?} did not finish"))
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Every file under `dir`, read as text (lossily).
+fn every_file(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path).unwrap();
+                out.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    out
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+const SECRET: &str = "Zq8SECRETvB3";
+
+/// A file URL's options are where a secret goes (SQLCipher's `?key=`,
+/// MotherDuck's `?motherduck_token=`, `?password=`). pgmcp refuses options,
+/// and the refusal quoted the whole URL: on stderr, in `install`'s and
+/// `check`'s answer, and in the log file `serve` writes.
+#[test]
+fn a_secret_in_a_file_urls_options_is_never_shown_or_logged() {
+    let forms = [
+        format!("sqlite:///data/x.db?password={SECRET}"),
+        format!("sqlite:x.db?key={SECRET}"),
+        format!("sqlite:x.db?mode=ro&password={SECRET}"),
+        format!("duckdb:md:shop?motherduck_token={SECRET}"),
+        format!("duckdb:///data/x.duckdb?password=a@{SECRET}"),
+    ];
+    for url in &forms {
+        let home = tempfile::tempdir().unwrap();
+        let client = home.path().join("mcp.json");
+        let client_arg = client.to_str().unwrap();
+        let runs = [
+            run(
+                home.path(),
+                &["--database", url, "install", "cursor", "--client-config", client_arg],
+                &[],
+            ),
+            run(home.path(), &["--database", url, "install", "cursor", "--print"], &[]),
+            run(home.path(), &["--database", url, "check"], &[]),
+            run(home.path(), &["serve"], &[("PGMCP_DATABASE", url)]),
+        ];
+        for out in &runs {
+            assert_eq!(out.status.code(), Some(2), "{url}: {}", text(out));
+            let said = text(out);
+            assert!(said.contains("options after ? are not supported"), "{url}: {said}");
+            assert!(!said.contains("SECRET"), "{url} shown: {said}");
+        }
+        assert!(!client.exists(), "{url}: a refused database wrote the client's file");
+        let files = every_file(home.path());
+        assert!(
+            files.iter().any(|(p, _)| p.extension().is_some_and(|e| e == "log")),
+            "{url}: serve wrote no log: {files:?}"
+        );
+        for (path, contents) in files {
+            assert!(
+                !contents.contains("SECRET"),
+                "{url}: {} holds it:\n{contents}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// `PGMCP_DATABASE_FILE` (and a `--database` that looks like a path) is
+/// opened to read its header: a FIFO held `open` until a writer came, so
+/// pgmcp hung at start, before any log line, with the client showing only
+/// "starting".
+#[test]
+fn a_pipe_named_as_the_database_file_is_refused_not_waited_on() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("shop.db");
+    mkfifo(&fifo);
+    let fifo = fifo.to_str().unwrap();
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 3] = [
+        (
+            &["check"],
+            &[("PGMCP_DATABASE_FILE", fifo)],
+            "PGMCP_DATABASE_FILE: cannot read",
+        ),
+        (&["serve"], &[("PGMCP_DATABASE_FILE", fifo)], "not a regular file"),
+        (&["--database", fifo, "check"], &[("USER", "me")], "--database"),
+    ];
+    for (args, env, said) in cases {
+        let mut cmd = pgmcp_std(home.path());
+        cmd.args(args).envs(env.iter().copied());
+        let out =
+            within(cmd, Duration::from_secs(10)).unwrap_or_else(|| panic!("pgmcp {args:?} {env:?} hung on the FIFO"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(said), "{args:?}: {}", text(&out));
+    }
+    // A directory, a device and a symlink to the FIFO: refused by name too.
+    let dir = home.path().join("dir.db");
+    std::fs::create_dir(&dir).unwrap();
+    let link = home.path().join("link.db");
+    std::os::unix::fs::symlink(fifo, &link).unwrap();
+    for path in [dir.to_str().unwrap(), "/dev/null", link.to_str().unwrap()] {
+        let out = run(home.path(), &["check"], &[("PGMCP_DATABASE_FILE", path)]);
+        assert_eq!(out.status.code(), Some(2), "{path}: {}", text(&out));
+        assert!(text(&out).contains("PGMCP_DATABASE_FILE"), "{path}: {}", text(&out));
+    }
+}
+
+/// `--client-config` naming a FIFO (or a symlink to one) hung `install` in
+/// its read; a device node read as an empty file was "merged into" and
+/// renamed over. Only a regular file is a client's config.
+#[test]
+fn install_refuses_a_client_config_that_is_not_a_regular_file() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("mcp.json");
+    mkfifo(&fifo);
+    let link = home.path().join("link.json");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let mut targets = vec![fifo.clone(), link];
+    // A character device like /dev/null, made in the temp dir (root only).
+    let node = home.path().join("null.json");
+    let made = Command::new("mknod")
+        .arg(&node)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        targets.push(node.clone());
+    }
+    for target in &targets {
+        let mut cmd = pgmcp_std(home.path());
+        cmd.args(["install", "cursor", "--client-config", target.to_str().unwrap()]);
+        let out =
+            within(cmd, Duration::from_secs(10)).unwrap_or_else(|| panic!("install into {} hung", target.display()));
+        assert_eq!(out.status.code(), Some(2), "{}: {}", target.display(), text(&out));
+        assert!(text(&out).contains("not a regular file"), "{}", text(&out));
+    }
+    // Nothing was written beside them: no backup, no temporary file.
+    let mut left: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut want = vec!["link.json".to_owned(), "mcp.json".to_owned()];
+    if made {
+        want.push("null.json".to_owned());
+        use std::os::unix::fs::FileTypeExt as _;
+        assert!(std::fs::symlink_metadata(&node).unwrap().file_type().is_char_device());
+    }
+    want.sort();
+    assert_eq!(left, want);
+    use std::os::unix::fs::FileTypeExt as _;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+/// An SQLite file for `check`.
+fn sqlite_file(dir: &Path) -> PathBuf {
+    let path = dir.join("shop.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE t (x int)").unwrap();
+    path
+}
+
+/// A value of spaces looks empty in a client's settings field but was
+/// taken as given: `PGMCP_DATABASE=" "` hid `PGMCP_PG_CONNSTRING` and named
+/// PostgreSQL's defaults (the local socket, the login's database) instead,
+/// and `PGMCP_DATABASE_FILE=" "` was refused as set together with it.
+#[test]
+fn a_variable_of_spaces_is_unset() {
+    let home = tempfile::tempdir().unwrap();
+    let db = sqlite_file(home.path());
+    let url = format!("sqlite:{}", db.display());
+    for (blank, value) in [
+        ("PGMCP_DATABASE", " "),
+        ("PGMCP_DATABASE", "\t \n"),
+        ("PGMCP_DATABASE_FILE", "  "),
+        ("PGMCP_READ_ONLY", " "),
+        ("PGMCP_MAX_ROWS", " "),
+    ] {
+        let out = run(
+            home.path(),
+            &["check"],
+            &[(blank, value), ("PGMCP_PG_CONNSTRING", &url), ("USER", "me")],
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{blank}={value:?}: {said}");
+        assert!(said.contains("from PGMCP_PG_CONNSTRING"), "{blank}={value:?}: {said}");
+        assert!(!said.contains("PGMCP_MAX_ROWS="), "{blank}={value:?}: {said}");
+        let read_only = said.lines().find(|l| l.starts_with("read-only:")).unwrap_or_default();
+        assert!(read_only.contains("on"), "{blank}={value:?}: {said}");
+    }
+}
+
+/// Claude Desktop passes `${user_config.KEY}` on as written when an optional
+/// bundle setting without a default is left empty (mcpb#250). The bundle's
+/// password, connection string, file and row cap have no default: a person
+/// who picked only a file got "PGMCP_DATABASE_FILE and PGMCP_PG_CONNSTRING:
+/// both are set", and the placeholder would have been sent as a password.
+#[test]
+fn a_bundle_placeholder_left_unsubstituted_is_unset() {
+    let home = tempfile::tempdir().unwrap();
+    let db = sqlite_file(home.path());
+    let out = run(
+        home.path(),
+        &["check"],
+        &[
+            ("PGMCP_PG_CONNSTRING", "${user_config.connection_string}"),
+            ("PGPASSWORD", "${user_config.password}"),
+            ("PGMCP_DATABASE_FILE", db.to_str().unwrap()),
+            ("PGMCP_READ_ONLY", "true"),
+            ("PGMCP_MAX_ROWS", "${user_config.max_rows}"),
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("from PGMCP_DATABASE_FILE"), "{said}");
+    assert!(!said.contains("user_config"), "{said}");
+}
+
+/// `PGMCP_READ_ONLY` takes `true` or `false` only (any case, spaces around):
+/// a typo or another spelling stops pgmcp, naming the variable, and never
+/// turns read-only off.
+#[test]
+fn read_only_takes_only_clear_values() {
+    let home = tempfile::tempdir().unwrap();
+    let db = sqlite_file(home.path());
+    let url = format!("sqlite:{}", db.display());
+    for value in [
+        "1",
+        "0",
+        "yes",
+        "no",
+        "off",
+        "on",
+        "flase",
+        "ture",
+        "false!",
+        "f",
+        "t",
+        "\u{FF54}rue",
+    ] {
+        let out = run(
+            home.path(),
+            &["--database", &url, "check"],
+            &[("PGMCP_READ_ONLY", value)],
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{value:?}: {said}");
+        assert!(
+            said.contains("PGMCP_READ_ONLY:") && said.contains("is not true or false"),
+            "{value:?}: {said}"
+        );
+    }
+    for (value, on) in [("TRUE", true), (" true ", true), ("False", false), ("false\n", false)] {
+        let out = run(
+            home.path(),
+            &["--database", &url, "check"],
+            &[("PGMCP_READ_ONLY", value)],
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{value:?}: {said}");
+        let line = said.lines().find(|l| l.starts_with("read-only:")).unwrap();
+        assert_eq!(line.contains(" on"), on, "{value:?}: {said}");
+    }
+}
+
+/// `PGMCP_MAX_ROWS` out of bounds is refused, naming the variable.
+#[test]
+fn max_rows_out_of_bounds_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let db = sqlite_file(home.path());
+    let url = format!("sqlite:{}", db.display());
+    for value in [
+        "0",
+        "-1",
+        "1e3",
+        "1.5",
+        "0x10",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "１０",
+    ] {
+        let out = run(
+            home.path(),
+            &["--database", &url, "check"],
+            &[("PGMCP_MAX_ROWS", value)],
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{value:?}: {said}");
+        assert!(said.contains("PGMCP_MAX_ROWS:"), "{value:?}: {said}");
+    }
+}
+
+/// A row cap past `int` (the bundle's field says at most 100000, but the
+/// variable and `query.max_rows` take any size) broke `list_tables` on
+/// PostgreSQL: the catalog query reads the cap as `int` and adds 1.
+#[test]
+fn a_huge_row_cap_still_lists_tables_on_postgres() {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE t1 (x int); CREATE TABLE t2 (x int)");
+    for cap in ["2147483647", "3000000000", "18446744073709551615"] {
+        let mut mcp = McpProcess::spawn(&["serve"], &[("PGMCP_PG_CONNSTRING", &db.url), ("PGMCP_MAX_ROWS", cap)]);
+        mcp.initialize();
+        let result = mcp.call_tool("list_tables", json!({}));
+        assert_eq!(result["isError"], false, "PGMCP_MAX_ROWS={cap}: {result}");
+        let names: Vec<Value> = tool_json(&result)["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("t1"), json!("t2")], "PGMCP_MAX_ROWS={cap}");
+    }
+}
+
+/// The bundle's file setting reaches pgmcp in a variable, never an argument:
+/// a value that looks like an option is a file name that is not there.
+#[test]
+fn a_database_file_that_looks_like_an_option_is_a_missing_file() {
+    let home = tempfile::tempdir().unwrap();
+    for value in ["--help", "-x", "--database=sqlite::memory:", "--config=/etc/passwd"] {
+        let out = run(home.path(), &["serve"], &[("PGMCP_DATABASE_FILE", value)]);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{value:?}: {said}");
+        assert!(said.contains("PGMCP_DATABASE_FILE: no file at"), "{value:?}: {said}");
+    }
+}
+
+/// Passwords in every form `install` splits: never in `args`, the Cursor
+/// link, what it prints (bar `--print`'s JSON), the backup or any other file
+/// but the client's own, and always exactly the password `serve` would send.
+#[test]
+fn install_keeps_every_form_of_password_out_of_sight() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "postgresql://me:Zq8SECRETvB3@db/shop",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "postgresql://me@db/shop?password=Zq8SECRETvB3&sslmode=require",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop?sslmode=require",
+        ),
+        (
+            "postgresql://me:first@db/shop?sslmode=require&password=Zq8SECRETvB3",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop?sslmode=require",
+        ),
+        (
+            "postgresql://me@db/shop?pass%77ord=Zq8SECRETvB3",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "postgresql://me:Zq8%E2%9C%93SECRET@db/shop",
+            "Zq8✓SECRET",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "postgresql://me:Zq8SECRET%2F%3F%40@db/shop",
+            "Zq8SECRET/?@",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "host=db user=me password=Zq8SECRETvB3 dbname=shop",
+            "Zq8SECRETvB3",
+            "host=db user=me dbname=shop",
+        ),
+        (
+            "host=db password='Zq8 SECRET\\'x' user=me",
+            "Zq8 SECRET'x",
+            "host=db user=me",
+        ),
+        (
+            "password=old host=db password = Zq8SECRETvB3 user=me",
+            "Zq8SECRETvB3",
+            "host=db user=me",
+        ),
+        ("host=db user=me password=Zq8\\ SECRET", "Zq8 SECRET", "host=db user=me"),
+        (
+            "host=db user=me passfile=/p password=Zq8SECRETvB3",
+            "Zq8SECRETvB3",
+            "host=db user=me passfile=/p",
+        ),
+    ];
+    for (given, password, kept) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("mcp.json");
+        std::fs::write(&file, r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        let f = file.to_str().unwrap();
+        let written = run(
+            home.path(),
+            &["--database", given, "install", "cursor", "--client-config", f],
+            &[],
+        );
+        assert_eq!(written.status.code(), Some(0), "{given}: {}", text(&written));
+        let printed = run(home.path(), &["--database", given, "install", "cursor", "--print"], &[]);
+        assert_eq!(printed.status.code(), Some(0), "{given}: {}", text(&printed));
+        let entry: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let entry = &entry["mcpServers"]["pgmcp"];
+        assert_eq!(entry["env"]["PGPASSWORD"], *password, "{given}");
+        assert_eq!(entry["env"]["PGMCP_DATABASE"], *kept, "{given}");
+        assert!(!entry["args"].to_string().contains("SECRET"), "{given}: {entry}");
+        assert!(!text(&written).contains("SECRET"), "{given}: {}", text(&written));
+        // --print: the JSON holds the password the person asked to see; the
+        // link and the notes after it do not.
+        let shown = text(&printed);
+        let after_json = shown.split_once("\n}\n").map_or("", |(_, rest)| rest);
+        assert!(after_json.contains("cursor://"), "{given}: {shown}");
+        assert!(!after_json.contains("SECRET"), "{given}: {after_json}");
+        let link = after_json.lines().find(|l| l.starts_with("cursor://")).unwrap();
+        let config = link
+            .split_once("config=")
+            .unwrap()
+            .1
+            .replace("%3D", "=")
+            .replace("%2B", "+")
+            .replace("%2F", "/");
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD.decode(config).unwrap();
+        assert!(!String::from_utf8_lossy(&decoded).contains("SECRET"), "{given}");
+        // The backup holds the file as it was; no other file holds the password.
+        for (path, contents) in every_file(home.path()) {
+            if path != file {
+                assert!(!contents.contains("SECRET"), "{given}: {} holds it", path.display());
+            }
+        }
+    }
+}
+
+/// Files `install` must not merge into are refused and left byte for byte,
+/// with no backup written: a BOM, comments, a trailing comma, a top level
+/// that is not an object, `mcpServers` that is not one.
+#[test]
+fn files_install_cannot_read_are_left_exactly_as_they_were() {
+    let cases = [
+        "\u{FEFF}{\"mcpServers\": {}}",
+        "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}",
+        "{\"mcpServers\": {\"a\": {\"command\": \"x\"},}}",
+        "[]",
+        "{\"mcpServers\": \"none\"}",
+        "{\"mcpServers\": {}} trailing",
+    ];
+    for before in cases {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("claude_desktop_config.json");
+        std::fs::write(&file, before).unwrap();
+        let out = run(
+            home.path(),
+            &["install", "claude-desktop", "--client-config", file.to_str().unwrap()],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "{before:?}: {}", text(&out));
+        assert!(text(&out).contains("the file was left unchanged"), "{}", text(&out));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+        assert_eq!(
+            std::fs::read_dir(home.path()).unwrap().count(),
+            1,
+            "{before:?}: files written"
+        );
+    }
+}
