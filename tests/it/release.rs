@@ -125,11 +125,25 @@ fn bundle() -> &'static Bundle {
     })
 }
 
+/// What Claude Desktop puts for an optional setting the person left empty
+/// and the manifest gives no default: "" as the bundle format says, or the
+/// `${user_config.KEY}` text itself, passed through (seen in released
+/// versions: modelcontextprotocol/mcpb#250). Both must read as unset.
+#[derive(Clone, Copy)]
+enum LeftEmpty {
+    Blank,
+    Literal,
+}
+
 /// The bundle's `mcp_config` with `user_config` substituted as Claude Desktop
 /// does: `${__dirname}` is the unpacked bundle, each `${user_config.KEY}` the
 /// person's value as a string (booleans `true`/`false`), an optional setting
-/// left empty becomes "", and the platform's override applies.
-fn client_entry(bundle: &Bundle, settings: &[(&str, Value)]) -> (String, Vec<String>, Vec<(String, String)>) {
+/// left empty as `left_empty` says, and the platform's override applies.
+fn client_entry(
+    bundle: &Bundle,
+    settings: &[(&str, Value)],
+    left_empty: LeftEmpty,
+) -> (String, Vec<String>, Vec<(String, String)>) {
     let config = &bundle.manifest["server"]["mcp_config"];
     let mut config = config.as_object().unwrap().clone();
     if let Some(overrides) = config.get("platform_overrides").and_then(|o| o.get("linux")).cloned() {
@@ -141,7 +155,11 @@ fn client_entry(bundle: &Bundle, settings: &[(&str, Value)]) -> (String, Vec<Str
     let mut values = Map::new();
     for (key, option) in declared {
         let given = settings.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-        let value = given.or_else(|| option.get("default").cloned()).unwrap_or(json!(""));
+        let unset = match left_empty {
+            LeftEmpty::Blank => json!(""),
+            LeftEmpty::Literal => json!(format!("${{user_config.{key}}}")),
+        };
+        let value = given.or_else(|| option.get("default").cloned()).unwrap_or(unset);
         let text = match value {
             Value::String(s) => s,
             other => other.to_string(),
@@ -156,12 +174,15 @@ fn client_entry(bundle: &Bundle, settings: &[(&str, Value)]) -> (String, Vec<Str
     }
     let dirname = bundle.unpacked.to_str().unwrap();
     let substitute = |text: &str| {
-        let mut text = text.replace("${__dirname}", dirname);
-        for (key, value) in &values {
-            text = text.replace(&format!("${{user_config.{key}}}"), value.as_str().unwrap());
-        }
-        assert!(!text.contains("${"), "unsubstituted variable in {text}");
-        text
+        let text = text.replace("${__dirname}", dirname);
+        let Some(key) = text.strip_prefix("${user_config.").and_then(|t| t.strip_suffix('}')) else {
+            assert!(
+                !text.contains("${"),
+                "a variable Claude Desktop does not know in {text}"
+            );
+            return text;
+        };
+        values[key].as_str().unwrap().to_owned()
     };
     let command = substitute(config["command"].as_str().unwrap());
     let args = config["args"]
@@ -181,7 +202,11 @@ fn client_entry(bundle: &Bundle, settings: &[(&str, Value)]) -> (String, Vec<Str
 
 /// Start the bundle's command exactly as written, and complete `initialize`.
 fn start(bundle: &Bundle, settings: &[(&str, Value)]) -> McpProcess {
-    let (command, args, env) = client_entry(bundle, settings);
+    start_with(bundle, settings, LeftEmpty::Blank)
+}
+
+fn start_with(bundle: &Bundle, settings: &[(&str, Value)], left_empty: LeftEmpty) -> McpProcess {
+    let (command, args, env) = client_entry(bundle, settings, left_empty);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let mut server = McpProcess::spawn_program(&command, &args, &env);
@@ -327,23 +352,33 @@ fn the_bundle_serves_postgres_as_claude_desktop_starts_it() {
 
 #[test]
 fn the_bundle_serves_an_sqlite_file_with_empty_optional_settings_unset() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("shop.db");
-    std::fs::copy(workspace().join("fixtures/demo.db"), &db).unwrap();
     // Claude Desktop substitutes "" for every optional field left empty:
     // the connection string, the password, the row cap, and (explicitly
     // here) read-only. Each must act as unset: no PostgreSQL, no empty
     // password, pgmcp's own row cap, read-only on.
-    let mut server = start(
-        bundle(),
+    serves_sqlite_with_settings_left_empty(
         &[
-            ("database_file", json!(db.to_str().unwrap())),
             ("connection_string", json!("")),
             ("password", json!("")),
             ("max_rows", json!("")),
             ("read_only", json!("")),
         ],
+        LeftEmpty::Blank,
     );
+}
+
+#[test]
+fn the_bundle_serves_an_sqlite_file_when_empty_settings_come_through_unsubstituted() {
+    serves_sqlite_with_settings_left_empty(&[], LeftEmpty::Literal);
+}
+
+fn serves_sqlite_with_settings_left_empty(empty: &[(&str, Value)], left_empty: LeftEmpty) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shop.db");
+    std::fs::copy(workspace().join("fixtures/demo.db"), &db).unwrap();
+    let mut settings = vec![("database_file", json!(db.to_str().unwrap()))];
+    settings.extend(empty.iter().cloned());
+    let mut server = start_with(bundle(), &settings, left_empty);
     let answer = query(&mut server, "SELECT count(*) AS n FROM customers");
     let n = tool_json(&answer)["rows"][0]["n"].as_i64().unwrap();
     assert!(n > 0, "{}", tool_text(&answer));
