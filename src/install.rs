@@ -115,20 +115,7 @@ impl fmt::Display for Malformed {
 
 /// The database as the entry carries it: the connection string (file paths
 /// absolute, password taken out) and the password apart.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Database {
-    pub connstring: String,
-    pub password: Option<String>,
-}
-
-impl fmt::Debug for Database {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Database")
-            .field("connstring", &self.connstring)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
+pub type Database = params::WithoutPassword;
 
 impl Database {
     /// The database `given` on the command line, as a client started in

@@ -299,13 +299,7 @@ fn settings_a_bundle_passes_through_the_environment() {
         ],
         &["check"],
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::support::stdout_of(&out, 0);
     assert!(
         stdout.contains(&format!(
             "database:     SQLite file {data} (from PGMCP_DATABASE_FILE)\n"

@@ -256,13 +256,7 @@ fn a_partial_config_layers_over_the_defaults() {
         .args(["--database", &demo, "check"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::support::stdout_of(&out, 0);
     assert!(stdout.contains("protection:   allowed: allow_drop;"), "{stdout}");
     assert!(stdout.contains("read-only:    on"), "{stdout}");
 

@@ -61,13 +61,7 @@ fn a_new_config_with_bad_answers_asked_again() {
         ],
     );
     let out = pgmcp(home.path()).arg("configure").write_stdin(input).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::support::stdout_of(&out, 0);
 
     // Without --config or a file, it goes where desktop clients find it.
     let path = home.path().join("config/pgmcp/config.json");
@@ -201,13 +195,7 @@ fn a_planted_temp_file_symlink_is_not_followed() {
         .write_stdin(script(&[], &[]))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::stdout_of(&out, 0);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert!(serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).is_ok());
     assert_eq!(mode(&path), 0o600);
@@ -232,13 +220,7 @@ fn accepting_every_default_writes_a_file_that_works() {
         .write_stdin(script(&[], &[]))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::support::stdout_of(&out, 0);
     for shown in [
         "query.default_timeout_seconds (current: 30 (default)): ",
         "query.list_tables_timeout_seconds (current: 10 (default)): ",

@@ -286,13 +286,7 @@ fn empty_variables_are_unset() {
         .arg("check")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::support::stdout_of(&out, 0);
     assert!(
         stdout.contains(&format!(
             "  password:   from the password file {}\n",

@@ -1231,13 +1231,7 @@ fn check_reports_duckdb_as_duckdb_reports_itself() {
             .args(["--database", &url(&path), "check"])
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = crate::support::stdout_of(&out, 0);
         assert!(
             stdout.contains(&format!(
                 "database:     DuckDB file {} (from --database)\n",

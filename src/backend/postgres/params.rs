@@ -527,14 +527,7 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
         ));
     }
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let (main, query) = match rest.split_once('?') {
-        Some((m, q)) => (m, Some(q)),
-        None => (rest, None),
-    };
-    let (authority, path) = match main.split_once('/') {
-        Some((a, p)) => (a, Some(p)),
-        None => (main, None),
-    };
+    let (authority, path, query) = url_parts(rest);
     // An @ past the host part means a / or ? inside the user name or
     // password cut the URL early: what follows would be read as the host,
     // port and database, and shown in errors and in `pgmcp check`.
@@ -757,13 +750,10 @@ pub fn split_password(source: &str, text: &str) -> Result<WithoutPassword, Param
     })
 }
 
-/// `url` without `:password` in its user part and without `password=` in
-/// its query. `url` has passed [`parse_url`], so its parts are where that
-/// function found them.
-fn url_without_password(source: &str, url: &str) -> Result<String, ParamsError> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| err(source, "not a postgresql:// URL"))?;
+/// What follows a URL's `scheme://`, in its parts: the authority (user,
+/// password, hosts and ports), the path (the database) after the first `/`,
+/// and the query after the first `?`.
+fn url_parts(rest: &str) -> (&str, Option<&str>, Option<&str>) {
     let (main, query) = match rest.split_once('?') {
         Some((m, q)) => (m, Some(q)),
         None => (rest, None),
@@ -772,6 +762,17 @@ fn url_without_password(source: &str, url: &str) -> Result<String, ParamsError> 
         Some((a, p)) => (a, Some(p)),
         None => (main, None),
     };
+    (authority, path, query)
+}
+
+/// `url` without `:password` in its user part and without `password=` in
+/// its query. `url` has passed [`parse_url`], so its parts are where that
+/// function found them.
+fn url_without_password(source: &str, url: &str) -> Result<String, ParamsError> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| err(source, "not a postgresql:// URL"))?;
+    let (authority, path, query) = url_parts(rest);
     let authority = match authority.rsplit_once('@') {
         Some((userinfo, hostport)) => match userinfo.split_once(':') {
             // An empty user name stays: `@host` reads as one, as before.

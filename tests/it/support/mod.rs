@@ -38,6 +38,19 @@ pub fn pgmcp_std(home: &Path) -> std::process::Command {
     cmd
 }
 
+/// What a finished pgmcp printed on stdout, after checking it exited with
+/// `code`; a failure shows both streams.
+pub fn stdout_of(out: &std::process::Output, code: i32) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// The catalog facts of a fresh PostgreSQL 15 database
 /// (`fixtures/guard/pg15-routines.json`), for pure guard checks.
 pub fn pg15_routines() -> pgmcp::guard::Routines {
