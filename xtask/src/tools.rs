@@ -19,8 +19,13 @@ pub fn list(binary: &Path) -> Result<Vec<Value>> {
     // A scratch home: no config or log of the person running the task is read
     // or written, and an empty SQLite file stands in for a database (listing
     // tools touches none).
-    let scratch = std::env::temp_dir().join(format!("pgmcp-xtask-tools-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let scratch = std::env::temp_dir().join(format!("pgmcp-xtask-tools-{}-{nanos}", std::process::id()));
+    // create_dir, not create_dir_all: a directory someone else made at this
+    // name in a shared temp directory is refused, never used.
+    std::fs::create_dir(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
     let result = session(binary, &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
     result
