@@ -156,7 +156,14 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             }
             return Err(LoadError::Environment(e).into());
         }
-        Err(e) => return Err(e.into()),
+        Err(LoadError::File(e)) => {
+            // The file's own log setting is unknown: the default log is
+            // where a person looks first (README, Logs and troubleshooting).
+            if let Ok(_log) = logging::init(&Config::builtin().logging) {
+                tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+            }
+            return Err(LoadError::File(e).into());
+        }
     };
     let _log = logging::init(&config.logging).map_err(|e| ConfigError {
         file: config.source.clone(),

@@ -265,6 +265,28 @@ fn failed_calls_log_no_values_or_parameters() {
 /// An error that stops `serve` before the session starts is in the log the
 /// config names, not only on stderr (which desktop clients hide).
 #[test]
+fn a_config_that_cannot_load_is_reported_in_the_default_log() {
+    // Its own log setting is unknown, so the error goes where the log is
+    // when no file says otherwise, as well as to stderr.
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("config.json");
+    std::fs::write(&path, r#"{"query": {"default_timeout_seconds": 0}}"#).unwrap();
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("serve")
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let expected = "query.default_timeout_seconds: must be greater than 0";
+    assert!(String::from_utf8_lossy(&out.stderr).contains(expected));
+    let log = home.path().join("state/pgmcp/pgmcp.log");
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    assert!(text.contains("cannot start: config ") && text.contains(expected), "{text}");
+}
+
+#[test]
 fn errors_before_the_session_reach_the_log() {
     let home = tempfile::tempdir().unwrap();
     let log = home.path().join("pgmcp.log");
