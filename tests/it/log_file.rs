@@ -283,7 +283,10 @@ fn a_config_that_cannot_load_is_reported_in_the_default_log() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(expected));
     let log = home.path().join("state/pgmcp/pgmcp.log");
     let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-    assert!(text.contains("cannot start: config ") && text.contains(expected), "{text}");
+    assert!(
+        text.contains("cannot start: config ") && text.contains(expected),
+        "{text}"
+    );
 }
 
 #[test]
