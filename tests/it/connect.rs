@@ -197,21 +197,23 @@ async fn errors_say_what_to_fix() {
     drop(silent);
 }
 
+/// `home/.pgpass` (0600) with the test server's admin password.
+fn admin_passfile(home: &Path, server: &PgServer) {
+    let line = format!(
+        "127.0.0.1:{}:*:{}:{}\n",
+        server.port(),
+        server.admin_user(),
+        server.admin_password()
+    );
+    write_passfile(&home.join(".pgpass"), &line, 0o600);
+}
+
 /// `pgmcp query` finds the password in ~/.pgpass, as psql would.
 #[test]
 fn the_binary_reads_the_password_file() {
     let server = pg::server();
     let home = tempfile::tempdir().unwrap();
-    write_passfile(
-        &home.path().join(".pgpass"),
-        &format!(
-            "127.0.0.1:{}:*:{}:{}\n",
-            server.port(),
-            server.admin_user(),
-            server.admin_password()
-        ),
-        0o600,
-    );
+    admin_passfile(home.path(), server);
     let out = Command::cargo_bin("pgmcp")
         .unwrap()
         .env_clear()
@@ -266,16 +268,7 @@ fn serve_recovers_when_the_database_comes_back() {
 fn empty_variables_are_unset() {
     let server = pg::server();
     let home = tempfile::tempdir().unwrap();
-    write_passfile(
-        &home.path().join(".pgpass"),
-        &format!(
-            "127.0.0.1:{}:*:{}:{}\n",
-            server.port(),
-            server.admin_user(),
-            server.admin_password()
-        ),
-        0o600,
-    );
+    admin_passfile(home.path(), server);
     let out = crate::support::pgmcp(home.path())
         .env("PGMCP_PG_CONNSTRING", url_without_password(server))
         .env("PGPASSWORD", "")
