@@ -84,6 +84,9 @@ fn run(args: Vec<String>) -> Result<()> {
         print!("{USAGE}");
         return Ok(());
     }
+    if !TASKS.contains(&task.as_str()) {
+        bail!("unknown task {task:?}: the tasks are {}", TASKS.join(", "));
+    }
     let options = parse(rest)?;
     let project = project::Project::read()?;
     let out_dir = match options.out_dir.clone() {
@@ -110,7 +113,19 @@ fn run(args: Vec<String>) -> Result<()> {
             let platform = bundle::Platform::choose(options.os.as_deref(), options.arch.as_deref())?;
             let binary = match &options.binary {
                 Some(path) => path.clone(),
-                None => project.build_release(None)?,
+                None => {
+                    // What is built here runs here: a bundle for another
+                    // platform packages a binary built there (--binary).
+                    let host = bundle::Platform::choose(None, None)?;
+                    if (host.os, host.arch) != (platform.os, platform.arch) {
+                        bail!(
+                            "a {}-{} bundle needs a binary built for it: build it there, or pass --binary",
+                            platform.os,
+                            platform.arch
+                        );
+                    }
+                    project.build_release(None)?
+                }
             };
             let written = bundle::write(&project, &binary, &platform, &out_dir)?;
             println!("{}", written.display());
@@ -124,7 +139,7 @@ fn run(args: Vec<String>) -> Result<()> {
             workflow::check(&path)?;
             println!("{}: ok", path.display());
         }
-        other => bail!("unknown task {other:?}: the tasks are {}", TASKS.join(", ")),
+        other => unreachable!("task {other} is in TASKS but has no arm"),
     }
     Ok(())
 }
