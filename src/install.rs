@@ -593,6 +593,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    // Written in Unix paths (and, for the password file, Unix defaults).
+    #[cfg(unix)]
     #[test]
     fn client_config_files() {
         let dir = Some(Path::new("/home/u/.config"));
@@ -626,6 +628,8 @@ mod tests {
         }
     }
 
+    // Written in Unix paths (and, for the password file, Unix defaults).
+    #[cfg(unix)]
     #[test]
     fn file_urls_made_absolute() {
         let cwd = Path::new("/work/here");
@@ -666,6 +670,8 @@ mod tests {
         }
     }
 
+    // Written in Unix paths (and, for the password file, Unix defaults).
+    #[cfg(unix)]
     #[test]
     fn entries() {
         let none = |k: &str| (k == "USER").then(|| "me".to_owned());

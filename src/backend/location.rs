@@ -432,6 +432,8 @@ mod tests {
         }
     }
 
+    // Written in Unix paths (and, for the password file, Unix defaults).
+    #[cfg(unix)]
     #[test]
     fn masks_hide_the_files_directories() {
         let target = |shown: &str, file: &str| Target {

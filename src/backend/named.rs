@@ -345,6 +345,8 @@ mod tests {
         }
     }
 
+    // Written in Unix paths (and, for the password file, Unix defaults).
+    #[cfg(unix)]
     #[test]
     fn file_paths_get_the_url_to_use() {
         let cases = [

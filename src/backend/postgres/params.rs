@@ -1081,6 +1081,8 @@ mod tests {
         );
     }
 
+    // Written in Unix paths (and, for the password file, Unix defaults).
+    #[cfg(unix)]
     #[test]
     fn tls_and_password_file_settings() {
         // libpq's defaults live under the home directory.
