@@ -94,8 +94,7 @@ fn writable_mode_is_reported_as_the_server_sees_it() {
         .env("PGMCP_PG_CONNSTRING", &db.url)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 0);
     assert!(
         stdout.contains("read-only:    off: writes allowed (transaction_read_only = off)\n"),
         "{stdout}"
@@ -134,8 +133,7 @@ fn failures_exit_1_with_the_reason() {
         .env("PGMCP_PG_CONNSTRING", &url)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 1);
     let refused = format!("cannot reach the database: could not connect to 127.0.0.1:{closed}: Connection refused");
     assert!(stdout.contains(&format!("  FAILED:     {refused}")), "{stdout}");
     assert!(
@@ -208,8 +206,7 @@ fn sqlite_files_are_checked_too() {
             .arg("check")
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        let stdout = crate::support::stdout_of(&out, 0);
         assert!(
             stdout.contains(&format!(
                 "database:     SQLite file {} (from --database)\n",
@@ -229,8 +226,7 @@ fn sqlite_files_are_checked_too() {
         .current_dir(home.path())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 1);
     assert!(
         stdout.contains("FAILED:     Database not found: missing.db"),
         "{stdout}"
@@ -401,8 +397,7 @@ fn check_says_when_no_database_is_given() {
         .arg("check")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 1);
     assert!(
         stdout.contains("FAILED:     no database given: name one with --database URL")
             && stdout.contains("(PostgreSQL's defaults were tried: "),

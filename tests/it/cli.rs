@@ -365,8 +365,7 @@ fn a_missing_database_file_shows_where_it_was_looked_for() {
         .args(["--database", "sqlite:missing.db", "check"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 1);
     assert!(
         stdout.contains(&format!(
             "FAILED:     Database not found: missing.db (looked for {}, relative to the working directory {})",

@@ -121,8 +121,7 @@ fn an_existing_config_keeps_its_values_and_becomes_private() {
         .write_stdin(input)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 0);
     assert!(stdout.contains("connection.host (current: old): "), "{stdout}");
     assert!(
         stdout.contains("query.default_timeout_seconds (current: 7): "),

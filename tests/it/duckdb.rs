@@ -1249,8 +1249,7 @@ fn check_reports_duckdb_as_duckdb_reports_itself() {
         .args(["--database", "duckdb:missing.duckdb", "check"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 1);
     assert!(
         stdout.contains("FAILED:     Database not found: missing.duckdb"),
         "{stdout}"

@@ -353,8 +353,7 @@ fn check_reports_tls() {
         )
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stdout = crate::support::stdout_of(&out, 0);
     assert!(
         stdout.contains("sslmode=verify-full (from PGMCP_PG_CONNSTRING)\n"),
         "{stdout}"
