@@ -17,7 +17,9 @@ extern crate pg_query as _;
 
 // The JSON entry points of libpg_query. The `pg_query` crate links the library
 // statically but keeps its bindings private, so we declare the two we use; the
-// layouts match `pg_query.h` of the libpg_query bundled with pg_query 18.1.
+// layouts match `pg_query.h` of the libpg_query bundled with pg_query 18.1.0,
+// which Cargo.toml pins exactly. `declarations_match_the_bundled_header` reads
+// that header and fails when a field or signature no longer matches.
 #[repr(C)]
 struct PgQueryError {
     message: *mut c_char,
@@ -134,6 +136,83 @@ mod tests {
             e.message,
             "the query is nested too deeply for the guard to check; simplify it"
         );
+    }
+
+    /// `field`s of `typedef struct { ... } name;` in a C header, as
+    /// `"type name"` with comments and spacing removed.
+    fn c_struct(header: &str, name: &str) -> Vec<String> {
+        let end = header
+            .find(&format!("}} {name};"))
+            .unwrap_or_else(|| panic!("pg_query.h declares no {name}"));
+        let start = header[..end].rfind('{').unwrap() + 1;
+        header[start..end]
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or(""))
+            .flat_map(|line| line.split(';'))
+            .map(|field| field.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|field| !field.is_empty())
+            .collect()
+    }
+
+    /// The hand-written declarations above against the header of the
+    /// libpg_query that is linked: the same fields in the same order with
+    /// the same C types, and the same two signatures.
+    #[test]
+    fn declarations_match_the_bundled_header() {
+        let metadata = std::process::Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1", "--locked"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run cargo metadata");
+        assert!(
+            metadata.status.success(),
+            "{}",
+            String::from_utf8_lossy(&metadata.stderr)
+        );
+        let metadata: Value = serde_json::from_slice(&metadata.stdout).unwrap();
+        let crates: Vec<&Value> = metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["name"] == "pg_query")
+            .collect();
+        assert_eq!(crates.len(), 1, "one pg_query in the build");
+        assert_eq!(
+            crates[0]["version"], "18.1.0",
+            "the version the declarations were written for"
+        );
+        let manifest = std::path::Path::new(crates[0]["manifest_path"].as_str().unwrap());
+        let header = std::fs::read_to_string(manifest.with_file_name("libpg_query").join("pg_query.h")).unwrap();
+        // Each field as `struct PgQueryError` / `struct PgQueryParseResult`
+        // above declares it, in C.
+        assert_eq!(
+            c_struct(&header, "PgQueryError"),
+            [
+                "char* message",
+                "char* funcname",
+                "char* filename",
+                "int lineno",
+                "int cursorpos",
+                "char* context"
+            ]
+        );
+        assert_eq!(
+            c_struct(&header, "PgQueryParseResult"),
+            ["char* parse_tree", "char* stderr_buffer", "PgQueryError* error"]
+        );
+        for signature in [
+            "PgQueryParseResult pg_query_parse(const char* input);",
+            "void pg_query_free_parse_result(PgQueryParseResult result);",
+        ] {
+            assert!(header.contains(signature), "pg_query.h no longer declares {signature}");
+        }
+        // And the layout read through them: a field misplaced would put a
+        // pointer where an int is, or the reverse.
+        assert_eq!(
+            std::mem::size_of::<PgQueryError>(),
+            4 * size_of::<*mut c_char>() + 2 * size_of::<c_int>()
+        );
+        assert_eq!(std::mem::size_of::<PgQueryParseResult>(), 3 * size_of::<*mut c_char>());
     }
 
     #[test]
