@@ -709,7 +709,6 @@ impl RawConfig {
             max_conn_idle: Duration::from_secs(positive("pool.max_conn_idle_seconds", raw.pool.max_conn_idle_seconds)?),
         };
         let query = QueryConfig {
-            // The seed design requires these three to be set explicitly in a file.
             default_timeout: Duration::from_secs(positive(
                 "query.default_timeout_seconds",
                 raw.query.default_timeout_seconds,

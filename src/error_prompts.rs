@@ -58,9 +58,10 @@ mod tests {
         ]
     }
 
-    /// The seed's error prompt table (6.4).
+    /// The reference table of error prompts pgmcp was designed against:
+    /// each error, and the guidance appended to it.
     #[test]
-    fn seed_table() {
+    fn reference_table() {
         let cases = [
             ("permission denied for table users", "Ask the DBA for access."),
             (

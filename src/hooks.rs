@@ -153,7 +153,8 @@ impl Stage {
     }
 }
 
-/// Why a hook stopped the call. The texts follow the seed design.
+/// Why a hook stopped the call. Each text names the hook's stage and what
+/// went wrong, for the model and the person reading the log.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HookError {
     #[error("{} hook error: hook timed out: {command}", .stage.name())]
@@ -382,7 +383,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn messages_follow_the_seed() {
+    fn messages_name_the_stage_and_the_failure() {
         let s = Stage::BeforeQuery;
         assert_eq!(
             HookError::Timeout {

@@ -122,9 +122,10 @@ mod tests {
         rule(r"(\+62)(\d{2})(\d+)(\d{3})", "${1}xxx${4}")
     }
 
-    /// The seed's sanitization table (6.2): (input, rules, expected).
+    /// The reference table of masking rules pgmcp was designed against
+    /// (phone numbers, ID numbers, emails, ...): (input, rules, expected).
     #[test]
-    fn seed_table() {
+    fn reference_table() {
         let ktp = rule(r"^(\d{4})\d{8}(\d{4})$", "${1}********${2}");
         let upper = rule("SECRET", "[redacted]");
         let lower = rule(r"\[redacted\]", "[gone]");

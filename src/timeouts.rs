@@ -29,9 +29,10 @@ pub fn for_sql(rules: &[TimeoutRule], default: Duration, sql: &str) -> Duration 
 mod tests {
     use super::*;
 
-    /// The seed's timeout table (6.5).
+    /// The reference table of timeout rules pgmcp was designed against:
+    /// each query, and the timeout its first matching pattern gives.
     #[test]
-    fn seed_table() {
+    fn reference_table() {
         let rules = [
             TimeoutRule {
                 pattern: Regex::new("pg_stat").unwrap(),

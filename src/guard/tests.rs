@@ -1,7 +1,8 @@
-//! Every row of the seed design's protection tables (section 6.1), with its
-//! verdict and message, plus the rules pgmcp adds. A message is checked as a
-//! prefix: pgmcp's messages start with the seed's text and then say why and
-//! which setting allows it.
+//! Every row of the reference protection table pgmcp was designed against
+//! (each statement, the settings it runs under, the verdict and the message),
+//! plus the rules pgmcp adds. A message is checked as a prefix: pgmcp's
+//! messages start with the reference text and then say why and which setting
+//! allows it.
 
 use super::*;
 use crate::guard::routines::tests::pg15;
@@ -23,7 +24,7 @@ fn policy(spec: &str) -> Policy {
 /// (test name, SQL, policy spec, None = allowed / Some(message prefix))
 type Case = (&'static str, &'static str, &'static str, Option<&'static str>);
 
-const SEED: &[Case] = &[
+const REFERENCE: &[Case] = &[
     // Multi-statement detection (always enforced)
     (
         "TwoSelects",
@@ -438,9 +439,9 @@ const SEED: &[Case] = &[
         "read_only",
         Some("BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction"),
     ),
-    // The seed allowed these two; read-only mode is now an allowlist of
-    // statements that read (issue: "Read-only mode must be an allowlist"),
-    // and each call runs in its own transaction anyway.
+    // The reference allowed these two; read-only mode is an allowlist of
+    // statements that read, and each call runs in its own transaction
+    // anyway.
     (
         "ReadOnly_RefusesBeginReadOnly",
         "BEGIN READ ONLY",
@@ -623,7 +624,7 @@ const SEED: &[Case] = &[
         "default",
         Some("multi-statement queries are not allowed: found 2 statements"),
     ),
-    // The seed expects "found 3" here, but a trailing comment is not a
+    // The reference expects "found 3" here, but a trailing comment is not a
     // statement: PostgreSQL's grammar drops empty statements.
     (
         "SQLInjection_Stacked",
@@ -635,7 +636,7 @@ const SEED: &[Case] = &[
     ("WhitespaceOnlySQL", "   ", "default", Some("SQL parse error")),
 ];
 
-/// Rules pgmcp adds to the seed's.
+/// Rules pgmcp adds to the reference table's.
 const BEYOND: &[Case] = &[
     (
         "CopyTo_File",
@@ -1009,12 +1010,12 @@ fn run(cases: &[Case]) {
 }
 
 #[test]
-fn seed_protection_table() {
-    run(SEED);
+fn reference_protection_table() {
+    run(REFERENCE);
 }
 
 #[test]
-fn rules_beyond_the_seed() {
+fn rules_beyond_the_reference_table() {
     run(BEYOND);
 }
 
