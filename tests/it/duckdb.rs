@@ -1,4 +1,4 @@
-//! The DuckDB backend end to end (issue #9, seed 002): real database files in
+//! The DuckDB backend end to end: real database files in
 //! temp dirs, built and read back with the `duckdb` crate, the library
 //! [`Engine`], the real binary over stdio, and `pgmcp check`.
 #![cfg(feature = "duckdb")]
@@ -147,7 +147,7 @@ fn ct() -> CancellationToken {
 }
 
 // ---------------------------------------------------------------------------
-// Queries: rows, limits, totals (seed 002)
+// Queries: rows, limits, totals
 // ---------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread")]
@@ -177,7 +177,8 @@ async fn select_returns_row_objects_with_duckdb_types() {
     assert_eq!(json["total_rows"], 3);
 }
 
-/// Seed 002: `limit` defaults to 100 and cannot go past 1000; a cut result
+/// With `query.default_limit: 100` and `query.max_rows: 1000`: `limit`
+/// defaults to 100 and cannot go past 1000; a cut result
 /// says so and omits the total, which would cost running the query to its end.
 #[tokio::test(flavor = "multi_thread")]
 async fn default_limit_100_and_max_1000() {
@@ -459,7 +460,7 @@ async fn values_of_every_type_family() {
 }
 
 // ---------------------------------------------------------------------------
-// Errors: syntax passed through, suggestions (seed 002)
+// Errors: syntax passed through, suggestions
 // ---------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread")]
@@ -596,7 +597,7 @@ async fn cancelling_the_token_stops_the_query() {
 // The sandbox: what is blocked, and that the file system is untouched
 // ---------------------------------------------------------------------------
 
-/// Every operation seed 002 blocks, refused by default with the flag named,
+/// Every operation the DuckDB guard blocks, refused by default with the flag named,
 /// on a writable engine (so read-only mode is not what refuses them), with
 /// nothing written anywhere.
 #[tokio::test(flavor = "multi_thread")]

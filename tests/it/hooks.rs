@@ -1,4 +1,5 @@
-//! Hooks as real processes: the seed's hook table (6.3) against the scripts in
+//! Hooks as real processes: the reference hook cases (allow, reject, rewrite,
+//! fail, time out) against the scripts in
 //! `fixtures/hooks/`, plus the bounds pgmcp adds (output size, killing what a
 //! timed-out hook started).
 

@@ -1,5 +1,5 @@
-//! `list_tables` and `describe_table` against the real PostgreSQL: the seed's
-//! rows (6.7) plus comments, size hints, filters, caps, name forms, and the
+//! `list_tables` and `describe_table` against the real PostgreSQL: the
+//! reference catalog cases pgmcp was designed against, plus comments, size hints, filters, caps, name forms, and the
 //! "did you mean" suggestions on failed queries.
 
 use std::sync::Arc;

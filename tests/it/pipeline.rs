@@ -1,5 +1,6 @@
 //! Every stage of the query pipeline against the real PostgreSQL and real hook
-//! processes: the seed's Query rows (6.7), stress (6.8) and race (6.9) tests.
+//! processes: the reference query cases pgmcp was designed against, then
+//! stress (many calls at once) and races (calls against shutdown and cancel).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -456,7 +457,7 @@ async fn the_full_pipeline() {
     assert!(err(run(&engine, "SELECT * FROM nope").await).ends_with("Try list_tables."));
 }
 
-/// Seed 6.8: many concurrent calls all complete, and never more than
+/// Stress: many concurrent calls all complete, and never more than
 /// `pool.max_conns` run on the server at once.
 #[tokio::test(flavor = "multi_thread")]
 async fn stress_concurrent_queries_respect_the_slot_limit() {
@@ -526,7 +527,7 @@ async fn stress_concurrent_queries_respect_the_slot_limit() {
     assert!(max <= 3, "{max} connections were open at once with pool.max_conns = 3");
 }
 
-/// Seed 6.8: queries, list_tables and describe_table mixed, concurrently.
+/// Stress: queries, list_tables and describe_table mixed, concurrently.
 #[tokio::test(flavor = "multi_thread")]
 async fn stress_mixed_operations() {
     let db = pg::server().database();

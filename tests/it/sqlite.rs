@@ -1,6 +1,6 @@
 //! The SQLite backend end to end: real database files in temp dirs (built with
 //! rusqlite, checked with rusqlite), the library [`Engine`], the real binary
-//! over stdio, and `pgmcp query` on the command line. Issue #8's list.
+//! over stdio, and `pgmcp query` on the command line.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -158,7 +158,7 @@ fn snapshot(path: &Path) -> Snapshot {
 }
 
 // ---------------------------------------------------------------------------
-// 1. execute_query over SQLite (seed 000)
+// 1. Queries over SQLite: values, parameters, caps
 // ---------------------------------------------------------------------------
 
 /// Rows come back as objects with declared column types, and are counted.
@@ -517,7 +517,7 @@ async fn constraint_errors_are_database_errors() {
 }
 
 // ---------------------------------------------------------------------------
-// 2. Read-only sessions (seed 003)
+// 2. Read-only sessions
 // ---------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread")]
