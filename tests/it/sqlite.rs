@@ -158,7 +158,7 @@ fn snapshot(path: &Path) -> Snapshot {
 }
 
 // ---------------------------------------------------------------------------
-// 1. Queries over SQLite: values, parameters, caps
+// 1. Queries over SQLite: rows, values, writes, parameters, errors
 // ---------------------------------------------------------------------------
 
 /// Rows come back as objects with declared column types, and are counted.
