@@ -22,6 +22,17 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, ma
     scored.into_iter().take(max).map(|(_, c)| c).collect()
 }
 
+/// What a "no such table" answer tells the model to do next: the close
+/// names when there are any, else where to look.
+pub fn table_advice<S: AsRef<str>>(close: &[S]) -> String {
+    if close.is_empty() {
+        "Call list_tables to see what exists.".to_owned()
+    } else {
+        let names: Vec<&str> = close.iter().map(AsRef::as_ref).collect();
+        format!("Did you mean: {}?", names.join(", "))
+    }
+}
+
 /// Levenshtein distance over characters.
 pub fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

@@ -104,26 +104,20 @@ pub fn redacted(url: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The answer for a database file that is not there: `shown` is the name as
+/// the person (or the call) gave it, never the resolved path, which would
+/// show the model the server's directories.
+pub fn not_found(shown: &str) -> String {
+    format!("Database not found: {shown}")
+}
+
 /// Decode `%XX` escapes. Errors do not quote the text: the caller names the
 /// URL, redacted.
 fn percent_decode(text: &str) -> Result<String, String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| "invalid percent-encoding".to_owned())?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "the percent-encoding does not decode to UTF-8".to_owned())
+    super::percent::decode(text).map_err(|e| match e {
+        super::percent::PercentError::Invalid => "invalid percent-encoding".to_owned(),
+        super::percent::PercentError::NotUtf8 => "the percent-encoding does not decode to UTF-8".to_owned(),
+    })
 }
 
 /// A directory whose SQLite files calls may name (`sqlite.root`).
@@ -163,13 +157,13 @@ impl Root {
             Ok(real) => real,
             // A dangling symlink is missing too; only an existing file can
             // be checked for containment.
-            Err(_) => return Err(format!("Database not found: {given}")),
+            Err(_) => return Err(not_found(given)),
         };
         if !real.starts_with(&self.dir) {
             return Err(TRAVERSAL.to_owned());
         }
         if !real.is_file() {
-            return Err(format!("Database not found: {given}"));
+            return Err(not_found(given));
         }
         Ok(Target {
             file: DbFile::Path(real),

@@ -6,6 +6,7 @@
 pub mod duckdb;
 pub mod location;
 pub mod named;
+pub mod percent;
 pub mod postgres;
 pub mod sqlite;
 

@@ -75,12 +75,8 @@ pub fn describe_table(conn: &Connection, schema: Option<&str>, table: &str) -> R
     let found = match found.as_slice() {
         [] => {
             let names = relation_names(conn).map_err(db_error)?;
-            let close = crate::suggest::closest(table, names.iter().map(String::as_str), 3);
-            let advice = if close.is_empty() {
-                "Call list_tables to see what exists.".to_owned()
-            } else {
-                format!("Did you mean: {}?", close.join(", "))
-            };
+            let advice =
+                crate::suggest::table_advice(&crate::suggest::closest(table, names.iter().map(String::as_str), 3));
             let what = match schema {
                 Some(schema) => format!("table \"{schema}.{table}\""),
                 None => format!("table \"{table}\""),

@@ -217,7 +217,7 @@ impl Shared {
         let path = match &self.target.file {
             DbFile::Memory => ":memory:".to_owned(),
             DbFile::Path(path) if !path.is_file() => {
-                return Err(Error::Input(format!("Database not found: {}", self.target.shown)));
+                return Err(Error::Input(super::location::not_found(&self.target.shown)));
             }
             DbFile::Path(path) => path
                 .to_str()

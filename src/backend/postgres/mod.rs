@@ -361,12 +361,7 @@ impl PgBackend {
     /// tell the two apart.
     async fn no_such_table(&self, schema: Option<&str>, name: &str, deadline: &Deadline) -> Error {
         let target = schema.map_or_else(|| format!("\"{name}\""), |s| format!("\"{s}\".\"{name}\""));
-        let close = self.similar_tables(name, deadline).await;
-        let advice = if close.is_empty() {
-            "Call list_tables to see what exists.".to_owned()
-        } else {
-            format!("Did you mean: {}?", close.join(", "))
-        };
+        let advice = crate::suggest::table_advice(&self.similar_tables(name, deadline).await);
         Error::Input(format!(
             "table {target} does not exist, or the role cannot read it. {advice}"
         ))

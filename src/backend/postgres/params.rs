@@ -591,23 +591,10 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
 }
 
 fn decode(source: &str, text: &str) -> Result<String, ParamsError> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text
-                .get(i + 1..i + 3)
-                .ok_or_else(|| err(source, "invalid percent-encoding in URL"))?;
-            let byte = u8::from_str_radix(hex, 16).map_err(|_| err(source, "invalid percent-encoding in URL"))?;
-            out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| err(source, "percent-encoding in URL is not UTF-8"))
+    crate::backend::percent::decode(text).map_err(|e| match e {
+        crate::backend::percent::PercentError::Invalid => err(source, "invalid percent-encoding in URL"),
+        crate::backend::percent::PercentError::NotUtf8 => err(source, "percent-encoding in URL is not UTF-8"),
+    })
 }
 
 /// `host=localhost port=5432 dbname='my db'` (libpq's keyword/value form).

@@ -73,12 +73,7 @@ pub fn describe_table(conn: &Connection, schema: Option<&str>, table: &str) -> R
         .map_err(db_error)?;
     let Some((name, kind, sql)) = found else {
         let names = table_names(conn).map_err(db_error)?;
-        let close = crate::suggest::closest(table, names.iter().map(String::as_str), 3);
-        let advice = if close.is_empty() {
-            "Call list_tables to see what exists.".to_owned()
-        } else {
-            format!("Did you mean: {}?", close.join(", "))
-        };
+        let advice = crate::suggest::table_advice(&crate::suggest::closest(table, names.iter().map(String::as_str), 3));
         return Err(Error::Input(format!("table \"{table}\" does not exist. {advice}")));
     };
     describe(conn, name, kind, sql).map_err(db_error)

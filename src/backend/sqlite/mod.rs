@@ -230,7 +230,7 @@ fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Erro
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         ),
         DbFile::Path(path) if !path.is_file() => {
-            return Err(Error::Input(format!("Database not found: {}", target.shown)));
+            return Err(Error::Input(super::location::not_found(&target.shown)));
         }
         DbFile::Path(path) => Connection::open_with_flags(path, flags),
     };
