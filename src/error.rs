@@ -96,7 +96,7 @@ impl Error {
     pub fn label(&self) -> String {
         match self.kind() {
             Error::Guard(v) => format!("refused by the guard (rule {})", v.rule.name()),
-            Error::Db(db) => format!("database error (SQLSTATE {})", db.code),
+            Error::Db(db) => format!("database error (SQLSTATE {})", db.code()),
             Error::Timeout { .. } => "timed out".to_owned(),
             Error::Cancelled => "cancelled".to_owned(),
             Error::NoSlot { .. } => "no connection slot".to_owned(),
@@ -127,12 +127,40 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// An error reported by PostgreSQL, with the fields a person (or model) needs.
+/// Which engine's code an error carries: each engine names its errors its
+/// own way, and only the backend that made the error reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// PostgreSQL's SQLSTATE, e.g. `42P01` for an undefined table.
+    SqlState(String),
+    /// SQLite's primary result code name, e.g. `SQLITE_CONSTRAINT`.
+    Sqlite(String),
+    /// DuckDB's error kind, e.g. `DUCKDB_CATALOG`.
+    DuckDb(String),
+}
+
+impl ErrorCode {
+    /// The code as its engine spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::SqlState(code) | ErrorCode::Sqlite(code) | ErrorCode::DuckDb(code) => code,
+        }
+    }
+
+    /// The SQLSTATE, for a PostgreSQL error.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            ErrorCode::SqlState(code) => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// An error reported by the database, with the fields a person (or model) needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbError {
     pub severity: String,
-    /// The SQLSTATE code, e.g. `42P01` for an undefined table.
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     pub detail: Option<String>,
     pub hint: Option<String>,
@@ -140,26 +168,37 @@ pub struct DbError {
     pub position: Option<u32>,
     /// Close names from the catalog, for an undefined table or column.
     pub suggestions: Vec<String>,
+    /// The error is about a table or column that does not exist, as the
+    /// backend that made it tells from its engine's code and wording: close
+    /// names can be suggested.
+    pub undefined_name: bool,
 }
 
 impl DbError {
-    pub(crate) fn parse(body: &ErrorResponseBody) -> io::Result<DbError> {
-        let mut err = DbError {
-            severity: String::new(),
-            code: String::new(),
-            message: String::new(),
+    /// An error with only a code and a message (severity `ERROR`).
+    pub fn new(code: ErrorCode, message: String) -> DbError {
+        DbError {
+            severity: "ERROR".to_owned(),
+            code,
+            message,
             detail: None,
             hint: None,
             position: None,
             suggestions: Vec::new(),
-        };
+            undefined_name: false,
+        }
+    }
+
+    pub(crate) fn parse(body: &ErrorResponseBody) -> io::Result<DbError> {
+        let mut err = DbError::new(ErrorCode::SqlState(String::new()), String::new());
+        err.severity.clear();
         let mut fields = body.fields();
         while let Some(field) = fields.next()? {
             let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
             match field.type_() {
                 b'V' => err.severity = value,
                 b'S' if err.severity.is_empty() => err.severity = value,
-                b'C' => err.code = value,
+                b'C' => err.code = ErrorCode::SqlState(value),
                 b'M' => err.message = value,
                 b'D' => err.detail = Some(value),
                 b'H' => err.hint = Some(value),
@@ -167,6 +206,8 @@ impl DbError {
                 _ => {}
             }
         }
+        // Undefined table, undefined column.
+        err.undefined_name = matches!(err.code.as_str(), "42P01" | "42703");
         Ok(err)
     }
 
@@ -174,37 +215,27 @@ impl DbError {
     /// result code name, e.g. `SQLITE_CONSTRAINT`, or DuckDB's error kind,
     /// e.g. `DUCKDB_CATALOG`.
     pub fn code(&self) -> &str {
-        &self.code
+        self.code.as_str()
     }
 
     /// An undefined table or column, for which close names can be suggested.
     pub fn is_undefined_name(&self) -> bool {
-        match self.code.as_str() {
-            "42P01" | "42703" => true,
-            "SQLITE_ERROR" => {
-                self.message.starts_with("no such table: ") || self.message.starts_with("no such column: ")
-            }
-            "DUCKDB_CATALOG" => self.message.contains("Table with name "),
-            "DUCKDB_BINDER" => self.message.contains("Referenced column \""),
-            _ => false,
-        }
+        self.undefined_name
     }
 }
 
 impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.code.starts_with("SQLITE_") {
-            write!(f, "{} ({})", self.message, self.code)?;
-        } else if self.code.starts_with("DUCKDB_") {
+        match &self.code {
+            ErrorCode::Sqlite(code) => write!(f, "{} ({code})", self.message)?,
             // DuckDB's message may go on with the query's line and a caret
             // under the position: the code goes on the first line, so the
             // caret still lines up.
-            match self.message.split_once('\n') {
-                Some((first, rest)) => write!(f, "{first} ({})\n{rest}", self.code)?,
-                None => write!(f, "{} ({})", self.message, self.code)?,
-            }
-        } else {
-            write!(f, "{} (SQLSTATE {})", self.message, self.code)?;
+            ErrorCode::DuckDb(code) => match self.message.split_once('\n') {
+                Some((first, rest)) => write!(f, "{first} ({code})\n{rest}")?,
+                None => write!(f, "{} ({code})", self.message)?,
+            },
+            ErrorCode::SqlState(code) => write!(f, "{} (SQLSTATE {code})", self.message)?,
         }
         if !self.suggestions.is_empty() {
             write!(f, "\nDid you mean: {}?", self.suggestions.join(", "))?;
@@ -246,26 +277,21 @@ mod tests {
             ),
             (
                 Error::Db(Box::new(DbError {
-                    severity: "ERROR".into(),
-                    code: "42P01".into(),
-                    message: "relation \"x\" does not exist".into(),
-                    detail: None,
                     hint: Some("Check the name.".into()),
                     position: Some(15),
                     suggestions: vec!["public.users".into(), "auth.user_accounts".into()],
+                    ..DbError::new(
+                        ErrorCode::SqlState("42P01".into()),
+                        "relation \"x\" does not exist".into(),
+                    )
                 })),
                 "relation \"x\" does not exist (SQLSTATE 42P01)\nDid you mean: public.users, auth.user_accounts?\nHINT: Check the name.\nat character 15 of the query",
             ),
             (
-                Error::Db(Box::new(DbError {
-                    severity: "ERROR".into(),
-                    code: "DUCKDB_PARSER".into(),
-                    message: "Parser Error: syntax error at or near \"SELEC\"\n\nLINE 1: SELEC 1\n        ^".into(),
-                    detail: None,
-                    hint: None,
-                    position: None,
-                    suggestions: vec![],
-                })),
+                Error::Db(Box::new(DbError::new(
+                    ErrorCode::DuckDb("DUCKDB_PARSER".into()),
+                    "Parser Error: syntax error at or near \"SELEC\"\n\nLINE 1: SELEC 1\n        ^".into(),
+                ))),
                 "Parser Error: syntax error at or near \"SELEC\" (DUCKDB_PARSER)\n\nLINE 1: SELEC 1\n        ^",
             ),
         ];

@@ -222,13 +222,10 @@ mod tests {
     fn errors_are_sanitized_and_capped_as_one_text() {
         let db = |message: &str, detail: Option<&str>, hint: Option<&str>| {
             Error::from(DbError {
-                severity: "ERROR".into(),
-                code: "22P02".into(),
-                message: message.into(),
                 detail: detail.map(Into::into),
                 hint: hint.map(Into::into),
-                position: None,
                 suggestions: vec!["mallory@example.com".into()],
+                ..DbError::new(crate::error::ErrorCode::SqlState("22P02".into()), message.into())
             })
         };
         // (error, max_bytes, expected text)

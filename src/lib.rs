@@ -82,6 +82,6 @@ pub mod value;
 pub mod wizard;
 
 pub use config::Config;
-pub use error::{DbError, Error};
+pub use error::{DbError, Error, ErrorCode};
 pub use pipeline::{Engine, QueryInput};
 pub use shape::QueryOutput;

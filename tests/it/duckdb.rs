@@ -468,7 +468,7 @@ async fn syntax_errors_are_passed_through_verbatim() {
     let (_dir, path) = fixture(SHOP);
     let engine = engine_on(&path, |_| {});
     let err = db_error(run(&engine, "SELEC * FROM users").await);
-    assert_eq!(err.code, "DUCKDB_PARSER");
+    assert_eq!(err.code(), "DUCKDB_PARSER");
     assert_eq!(
         err.message,
         "Parser Error: syntax error at or near \"SELEC\"\n\nLINE 1: SELEC * FROM users\n        ^^^^^"
@@ -491,7 +491,7 @@ async fn unknown_tables_and_columns_get_close_names() {
     let engine = engine_on(&path, |_| {});
     // DuckDB offers "users" itself; pgmcp adds the other close table.
     let err = db_error(run(&engine, "SELECT * FROM user").await);
-    assert_eq!(err.code, "DUCKDB_CATALOG");
+    assert_eq!(err.code(), "DUCKDB_CATALOG");
     assert!(
         err.message
             .starts_with("Catalog Error: Table with name user does not exist!"),
@@ -514,7 +514,7 @@ async fn unknown_tables_and_columns_get_close_names() {
     // A misspelled column: DuckDB names the candidates of the query's tables;
     // pgmcp adds close columns of other tables.
     let err = db_error(run(&engine, "SELECT role FROM users").await);
-    assert_eq!(err.code, "DUCKDB_BINDER");
+    assert_eq!(err.code(), "DUCKDB_BINDER");
     assert!(
         err.message
             .starts_with("Binder Error: Referenced column \"role\" not found"),
@@ -774,7 +774,7 @@ async fn duckdb_refuses_files_even_when_the_guard_allows() {
         "INSTALL httpfs".to_owned(),
     ] {
         let err = db_error(run(&engine, &sql).await);
-        assert!(err.code.starts_with("DUCKDB_"), "{sql}: {err}");
+        assert!(err.code().starts_with("DUCKDB_"), "{sql}: {err}");
     }
     assert_eq!(listing(dir.path()), ["data.duckdb"]);
     // And settings cannot be changed by a query, not even with allow_set.
@@ -816,7 +816,7 @@ async fn memory_limit_and_threads_come_from_the_config() {
     // An aggregate that needs more memory than allowed fails, and the server
     // goes on.
     let err = db_error(run(&engine, "SELECT list(x) AS l FROM range(100000000) t(x)").await);
-    assert_eq!(err.code, "DUCKDB_OUT_OF_MEMORY", "{err}");
+    assert_eq!(err.code(), "DUCKDB_OUT_OF_MEMORY", "{err}");
     assert_eq!(rows(&engine, "SELECT 1 AS one").await, json!([{"one": 1}]));
 }
 

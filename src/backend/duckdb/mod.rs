@@ -34,7 +34,7 @@ use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::config::DuckdbConfig;
-use crate::error::{DbError, Error};
+use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::duckdb::Kind;
 use crate::guard::outline::{Outline, without_final_semicolon};
 use crate::guard::{self, Placeholders, Policy};
@@ -598,14 +598,13 @@ pub(crate) fn db_error(error: impl std::fmt::Display) -> Error {
     // DuckDB quotes whole values in its messages ("Could not convert string
     // 'xxx…' to INT32"): keep no more than any answer could show.
     let message = budget::bounded_message(error.to_string());
+    let code = code(&message);
+    // DuckDB says an undefined name in its wording, under these kinds.
+    let undefined_name = (code == "DUCKDB_CATALOG" && message.contains("Table with name "))
+        || (code == "DUCKDB_BINDER" && message.contains("Referenced column \""));
     Error::Db(Box::new(DbError {
-        severity: "ERROR".to_owned(),
-        code: code(&message),
-        message,
-        detail: None,
-        hint: None,
-        position: None,
-        suggestions: Vec::new(),
+        undefined_name,
+        ..DbError::new(ErrorCode::DuckDb(code), message)
     }))
 }
 

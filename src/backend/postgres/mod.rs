@@ -371,7 +371,7 @@ impl PgBackend {
     /// (42703); `relations` are the tables the failed statement mentions. Best
     /// effort: any failure means no suggestions.
     pub async fn suggest(&self, error: &DbError, relations: &[String], deadline: &Deadline) -> Vec<String> {
-        match error.code.as_str() {
+        match error.code() {
             "42P01" => match quoted_name(&error.message, "relation ") {
                 Some(name) => {
                     self.similar_tables(name.rsplit('.').next().unwrap_or(&name), deadline)
@@ -674,18 +674,18 @@ impl Drop for CancelOnDrop {
 fn query_error(e: WireError, timeout: Duration) -> Error {
     match e {
         // 57014 is query_canceled: by statement_timeout (ours) or a cancel request.
-        WireError::Db(db) if db.code == "57014" && db.message.contains("statement timeout") => {
+        WireError::Db(db) if db.code.sqlstate() == Some("57014") && db.message.contains("statement timeout") => {
             Error::Timeout { after: timeout }
         }
         WireError::Db(db) => Error::Db(db),
         // Only the switch to connection.role can fail this way among the
         // setup statements; PgBackend::explain adds what to do about it.
-        WireError::Setup(db) if role::is_role_refusal(&db.code, &db.message) => Error::Role {
-            code: db.code,
+        WireError::Setup(db) if role::is_role_refusal(db.code(), &db.message) => Error::Role {
+            code: db.code().to_owned(),
             message: db.message,
             advice: None,
         },
-        WireError::Setup(db) if db.code == routines::CHANGED => Error::CatalogChanged,
+        WireError::Setup(db) if db.code.sqlstate() == Some(routines::CHANGED) => Error::CatalogChanged,
         WireError::Setup(db) => Error::Db(db),
         other => Error::Connection(other.to_string()),
     }

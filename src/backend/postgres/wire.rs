@@ -253,7 +253,7 @@ impl Connection {
             // (`hostssl`/`hostnossl`), so `prefer` retries without TLS and
             // `allow` with it.
             Err(WireError::Refused { db, .. })
-                if db.code == "28000"
+                if db.code.sqlstate() == Some("28000")
                     && matches!(params.sslmode, SslMode::Prefer | SslMode::Allow)
                     && tls.is_some() =>
             {

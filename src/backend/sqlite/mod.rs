@@ -26,7 +26,7 @@ use self::location::{DbFile, PathMask, Root, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
-use crate::error::{DbError, Error};
+use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
 use crate::value::hex;
 
@@ -192,10 +192,10 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| Error::Connection(format!("the SQLite worker failed: {e}")))?;
     match result {
         // Waiting for a lock is bounded by the same deadline.
-        Err(Error::Db(db)) if db.code == "SQLITE_BUSY" && Instant::now() >= deadline.at => Err(Error::Timeout {
+        Err(Error::Db(db)) if db.code() == "SQLITE_BUSY" && Instant::now() >= deadline.at => Err(Error::Timeout {
             after: deadline.timeout,
         }),
-        Err(Error::Db(db)) if db.code == "SQLITE_INTERRUPT" => {
+        Err(Error::Db(db)) if db.code() == "SQLITE_INTERRUPT" => {
             if deadline.cancel.is_cancelled() {
                 Err(Error::Cancelled)
             } else {
@@ -504,14 +504,12 @@ fn db_error(e: rusqlite::Error) -> Error {
     };
     // A message can quote a value ("bad JSON path: '$xxx…'").
     let message = budget::bounded_message(message);
+    // SQLite says an undefined name only in its wording.
+    let undefined_name =
+        code == "SQLITE_ERROR" && (message.starts_with("no such table: ") || message.starts_with("no such column: "));
     Error::Db(Box::new(DbError {
-        severity: "ERROR".to_owned(),
-        code: code.to_owned(),
-        message,
-        detail: None,
-        hint: None,
-        position: None,
-        suggestions: Vec::new(),
+        undefined_name,
+        ..DbError::new(ErrorCode::Sqlite(code.to_owned()), message)
     }))
 }
 
