@@ -1,7 +1,8 @@
 //! Red team of `pgmcp install`, the settings read from the environment and
 //! `PGMCP_DATABASE_FILE`, through the binary: secrets in file URLs' options,
-//! files that are pipes, values that only look empty, and the row cap past
-//! what the catalog query takes.
+//! files that are pipes, values that only look empty, the row cap past what
+//! an engine's LIMIT takes, and read-only mode set from the environment, on
+//! every engine.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -516,5 +517,169 @@ fn files_install_cannot_read_are_left_exactly_as_they_were() {
             1,
             "{before:?}: files written"
         );
+    }
+}
+
+/// One database a variant runs on, with table `t` of three rows: the
+/// variables that name it, and how many rows `t` has now, read past pgmcp.
+struct Engine {
+    name: &'static str,
+    env: Vec<(&'static str, String)>,
+    count: Box<dyn Fn() -> i64>,
+}
+
+/// PostgreSQL (the harness server), an SQLite file and, when built in, a
+/// DuckDB file; the files live in the directory returned, the PostgreSQL
+/// database as long as its handle.
+fn every_engine() -> (tempfile::TempDir, pg::TestDb, Vec<Engine>) {
+    let pg = pg::server().database();
+    pg.psql("CREATE TABLE t (x int); INSERT INTO t VALUES (1), (2), (3)");
+    let url = pg.url.clone();
+    let pg_count = {
+        let name = pg.name.clone();
+        move || pg::server().psql(&name, "SELECT count(*) FROM t").parse().unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("shop.db");
+    rusqlite::Connection::open(&sqlite)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x int); INSERT INTO t VALUES (1), (2), (3)")
+        .unwrap();
+    let sqlite_count = {
+        let path = sqlite.clone();
+        move || {
+            rusqlite::Connection::open(&path)
+                .unwrap()
+                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                .unwrap()
+        }
+    };
+    #[allow(unused_mut)]
+    let mut engines = vec![
+        Engine {
+            name: "PostgreSQL",
+            env: vec![("PGMCP_PG_CONNSTRING", url)],
+            count: Box::new(pg_count),
+        },
+        Engine {
+            name: "SQLite",
+            env: vec![("PGMCP_DATABASE_FILE", sqlite.to_str().unwrap().to_owned())],
+            count: Box::new(sqlite_count),
+        },
+    ];
+    #[cfg(feature = "duckdb")]
+    {
+        let duck = dir.path().join("shop.duckdb");
+        let conn = duckdb::Connection::open(&duck).unwrap();
+        conn.execute_batch("CREATE TABLE t (x int); INSERT INTO t VALUES (1), (2), (3)")
+            .unwrap();
+        conn.close().unwrap();
+        let path = duck.clone();
+        engines.push(Engine {
+            name: "DuckDB",
+            env: vec![("PGMCP_DATABASE_FILE", duck.to_str().unwrap().to_owned())],
+            count: Box::new(move || {
+                duckdb::Connection::open(&path)
+                    .unwrap()
+                    .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                    .unwrap()
+            }),
+        });
+    }
+    (dir, pg, engines)
+}
+
+/// A row cap past what any engine's own LIMIT takes (32-bit, 64-bit signed,
+/// the largest unsigned) lists tables and answers queries whole on every
+/// engine, as a cap should; it never fails a call or wraps to "no rows".
+#[test]
+fn a_huge_row_cap_lists_and_queries_on_every_engine() {
+    let (_dir, _pg, engines) = every_engine();
+    for engine in engines {
+        for cap in ["2147483647", "9223372036854775808", "18446744073709551615"] {
+            let mut env: Vec<(&str, &str)> = engine.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            env.push(("PGMCP_MAX_ROWS", cap));
+            let mut mcp = McpProcess::spawn(&["serve"], &env);
+            mcp.initialize();
+            let listed = mcp.call_tool("list_tables", json!({}));
+            assert_eq!(listed["isError"], false, "{} cap {cap}: {listed}", engine.name);
+            let tables = tool_json(&listed)["tables"].as_array().unwrap().clone();
+            assert!(
+                tables.iter().any(|t| t["name"] == "t"),
+                "{} cap {cap}: {listed}",
+                engine.name
+            );
+            let rows = mcp.call_tool("query", json!({"sql": "SELECT x FROM t ORDER BY x"}));
+            assert_eq!(rows["isError"], false, "{} cap {cap}: {rows}", engine.name);
+            let answer = tool_json(&rows);
+            assert_eq!(
+                answer["rows"].as_array().unwrap().len(),
+                3,
+                "{} cap {cap}: {answer}",
+                engine.name
+            );
+            assert_eq!(answer["truncated"], false, "{} cap {cap}", engine.name);
+        }
+    }
+}
+
+/// `PGMCP_READ_ONLY=true` over a config file that turned read-only off
+/// holds on every engine, for every route to a write the bundle user could
+/// be exposed to (a plain write, a write without WHERE, a DDL statement):
+/// each is refused and the table is as it was, read past pgmcp. And the
+/// other way, a blank or unsubstituted value never turns read-only off.
+#[test]
+fn read_only_from_the_environment_holds_on_every_engine() {
+    let home = tempfile::tempdir().unwrap();
+    let writable = home.path().join("writable.json");
+    std::fs::write(&writable, r#"{"server": {"read_only": false}}"#).unwrap();
+    let writes = [
+        "INSERT INTO t VALUES (4)",
+        "DELETE FROM t WHERE x = 1",
+        "UPDATE t SET x = 9 WHERE x = 2",
+        "DROP TABLE t",
+    ];
+    let (_dir, _pg, engines) = every_engine();
+    for engine in engines {
+        let base: Vec<(&str, &str)> = engine.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let cases: [(Option<&Path>, Option<&str>); 3] = [
+            // The file says writable; the bundle's setting says read-only.
+            (Some(&writable), Some("true")),
+            // No file: read-only by default, whatever a blank setting says.
+            (None, Some("")),
+            (None, Some("${user_config.read_only}")),
+        ];
+        for (config, read_only) in cases {
+            let mut env = base.clone();
+            if let Some(value) = read_only {
+                env.push(("PGMCP_READ_ONLY", value));
+            }
+            let config_arg;
+            let mut args = vec![];
+            if let Some(path) = config {
+                config_arg = path.to_str().unwrap().to_owned();
+                args.extend(["--config", config_arg.as_str()]);
+            }
+            args.push("serve");
+            let mut mcp = McpProcess::spawn(&args, &env);
+            mcp.initialize();
+            for sql in writes {
+                let result = mcp.call_tool("query", json!({ "sql": sql }));
+                assert_eq!(
+                    result["isError"], true,
+                    "{} {config:?} PGMCP_READ_ONLY={read_only:?}: {sql}: {result}",
+                    engine.name
+                );
+            }
+            // DuckDB locks its file while pgmcp has it open: end the session first.
+            mcp.close_stdin();
+            assert!(mcp.wait_exit(Duration::from_secs(10)).success());
+            assert_eq!(
+                (engine.count)(),
+                3,
+                "{} {config:?} {read_only:?}: t changed",
+                engine.name
+            );
+        }
     }
 }
