@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backend::SessionReport;
 use crate::config::{Config, ConfigLocation, LogOutput};
-use crate::guard::Policy;
 use crate::pipeline::Engine;
 
 /// Everything `pgmcp check` found.
@@ -92,10 +91,7 @@ impl Report {
             target,
             session,
             read_only: config.read_only,
-            allowed: Policy::FLAGS
-                .into_iter()
-                .filter(|name| config.protection.flag(name) == Some(true))
-                .collect(),
+            allowed: config.protection.allowed_flags(),
             blocked_functions: config.protection.blocked_functions.len(),
             hooks,
             role: config.connection.role.clone(),

@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +22,7 @@ use regex::Regex;
 
 use crate::backend::postgres::SslMode;
 use crate::error_prompts::ErrorPrompt;
-use crate::guard::{FunctionPattern, Policy};
+use crate::guard::{FunctionPattern, Policy, RULES, Rule};
 use crate::hooks::Hook;
 use crate::sanitize::SanitizeRule;
 use crate::timeouts::TimeoutRule;
@@ -150,38 +151,95 @@ pub struct RawTimeoutRule {
     pub timeout_seconds: i64,
 }
 
-/// The guard's switches. Everything is blocked unless allowed here.
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The guard's switches, by their `protection.*` names in the rule table
+/// ([`crate::guard::RULES`]), and its function lists. Everything is blocked
+/// unless allowed here.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RawProtection {
-    pub allow_set: Option<bool>,
-    pub allow_drop: Option<bool>,
-    pub allow_truncate: Option<bool>,
-    pub allow_do: Option<bool>,
-    pub allow_copy_from: Option<bool>,
-    pub allow_copy_to_file: Option<bool>,
-    pub allow_create_function: Option<bool>,
-    pub allow_prepare: Option<bool>,
-    pub allow_delete_without_where: Option<bool>,
-    pub allow_update_without_where: Option<bool>,
-    pub allow_alter_system: Option<bool>,
-    pub allow_load: Option<bool>,
-    pub allow_create_rule: Option<bool>,
-    pub allow_merge: Option<bool>,
-    pub allow_create_extension: Option<bool>,
-    pub allow_role_changes: Option<bool>,
-    pub allow_maintenance: Option<bool>,
-    pub allow_lock: Option<bool>,
-    pub allow_attach: Option<bool>,
-    pub allow_pragma_write: Option<bool>,
-    pub allow_vacuum_into: Option<bool>,
-    pub allow_export: Option<bool>,
-    pub allow_file_functions: Option<bool>,
+    /// What the file says of each rule's switch, by rule (`None`: not said).
+    pub switches: [Option<bool>; RULES.len()],
     /// Replaces the default list when given. `*` at the end matches a prefix.
     pub blocked_functions: Option<Vec<String>>,
     /// Functions read-only mode may run although the catalog cannot show they
     /// only read (the database's own functions). `*` at the end matches a prefix.
     pub read_only_functions: Option<Vec<String>>,
+}
+
+/// Every key of the `protection` section, for the unknown-field message.
+static PROTECTION_FIELDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    Rule::switches()
+        .map(|(_, flag)| flag)
+        .chain(["blocked_functions", "read_only_functions"])
+        .collect()
+});
+
+impl Serialize for RawProtection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (rule, flag) in Rule::switches() {
+            map.serialize_entry(flag, &self.switches[rule as usize])?;
+        }
+        map.serialize_entry("blocked_functions", &self.blocked_functions)?;
+        map.serialize_entry("read_only_functions", &self.read_only_functions)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RawProtection {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RawProtection, D::Error> {
+        struct Section;
+        impl<'de> serde::de::Visitor<'de> for Section {
+            type Value = RawProtection;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("struct RawProtection")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawProtection, A::Error> {
+                use serde::de::Error;
+                let mut raw = RawProtection::default();
+                let mut seen = std::collections::HashSet::new();
+                while let Some(field) = map.next_key_seed(Key)? {
+                    if !seen.insert(field) {
+                        return Err(A::Error::duplicate_field(field));
+                    }
+                    match (field, Rule::from_flag(field)) {
+                        (_, Some(rule)) => raw.switches[rule as usize] = map.next_value()?,
+                        ("blocked_functions", _) => raw.blocked_functions = map.next_value()?,
+                        _ => raw.read_only_functions = map.next_value()?,
+                    }
+                }
+                Ok(raw)
+            }
+        }
+        /// A key of the section, refused while it is read (so the error's
+        /// path names it) when the section has no such field.
+        struct Key;
+        impl<'de> serde::de::DeserializeSeed<'de> for Key {
+            type Value = &'static str;
+
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<&'static str, D::Error> {
+                deserializer.deserialize_identifier(self)
+            }
+        }
+        impl serde::de::Visitor<'_> for Key {
+            type Value = &'static str;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("field identifier")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<&'static str, E> {
+                PROTECTION_FIELDS
+                    .iter()
+                    .find(|f| **f == key)
+                    .copied()
+                    .ok_or_else(|| E::unknown_field(key, &PROTECTION_FIELDS))
+            }
+        }
+        deserializer.deserialize_struct("RawProtection", &PROTECTION_FIELDS, Section)
+    }
 }
 
 /// Where to connect when `PGMCP_PG_CONNSTRING` is not set. Unset fields fall back
@@ -590,7 +648,6 @@ impl RawConfig {
     /// something of its own (libpq's rules for `connection`, DuckDB's own
     /// resource settings, no hooks, no `default_limit`).
     pub fn defaults() -> RawConfig {
-        let off = Some(false);
         RawConfig {
             pool: RawPool {
                 max_conns: Some(4),
@@ -619,29 +676,7 @@ impl RawConfig {
                 timeout_rules: Vec::new(),
             },
             protection: RawProtection {
-                allow_set: off,
-                allow_drop: off,
-                allow_truncate: off,
-                allow_do: off,
-                allow_copy_from: off,
-                allow_copy_to_file: off,
-                allow_create_function: off,
-                allow_prepare: off,
-                allow_delete_without_where: off,
-                allow_update_without_where: off,
-                allow_alter_system: off,
-                allow_load: off,
-                allow_create_rule: off,
-                allow_merge: off,
-                allow_create_extension: off,
-                allow_role_changes: off,
-                allow_maintenance: off,
-                allow_lock: off,
-                allow_attach: off,
-                allow_pragma_write: off,
-                allow_vacuum_into: off,
-                allow_export: off,
-                allow_file_functions: off,
+                switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),
                 // `None`: the guard's own list (`Policy::default`).
                 blocked_functions: None,
                 read_only_functions: None,
@@ -882,7 +917,7 @@ impl RawConfig {
         let p = raw.protection;
         let defaults = Policy::default();
         let blocked_functions = match p.blocked_functions {
-            None => defaults.blocked_functions,
+            None => defaults.blocked_functions.clone(),
             Some(list) => function_patterns("protection.blocked_functions", &list).map_err(|(f, m)| fail(&f, m))?,
         };
         let read_only_functions = function_patterns(
@@ -890,34 +925,12 @@ impl RawConfig {
             &p.read_only_functions.unwrap_or_default(),
         )
         .map_err(|(f, m)| fail(&f, m))?;
-        let protection = Policy {
-            read_only,
-            allow_set: p.allow_set.unwrap_or(false),
-            allow_drop: p.allow_drop.unwrap_or(false),
-            allow_truncate: p.allow_truncate.unwrap_or(false),
-            allow_do: p.allow_do.unwrap_or(false),
-            allow_copy_from: p.allow_copy_from.unwrap_or(false),
-            allow_copy_to_file: p.allow_copy_to_file.unwrap_or(false),
-            allow_create_function: p.allow_create_function.unwrap_or(false),
-            allow_prepare: p.allow_prepare.unwrap_or(false),
-            allow_delete_without_where: p.allow_delete_without_where.unwrap_or(false),
-            allow_update_without_where: p.allow_update_without_where.unwrap_or(false),
-            allow_alter_system: p.allow_alter_system.unwrap_or(false),
-            allow_load: p.allow_load.unwrap_or(false),
-            allow_create_rule: p.allow_create_rule.unwrap_or(false),
-            allow_merge: p.allow_merge.unwrap_or(false),
-            allow_create_extension: p.allow_create_extension.unwrap_or(false),
-            allow_role_changes: p.allow_role_changes.unwrap_or(false),
-            allow_maintenance: p.allow_maintenance.unwrap_or(false),
-            allow_lock: p.allow_lock.unwrap_or(false),
-            allow_attach: p.allow_attach.unwrap_or(false),
-            allow_pragma_write: p.allow_pragma_write.unwrap_or(false),
-            allow_vacuum_into: p.allow_vacuum_into.unwrap_or(false),
-            allow_export: p.allow_export.unwrap_or(false),
-            allow_file_functions: p.allow_file_functions.unwrap_or(false),
-            blocked_functions,
-            read_only_functions,
-        };
+        let mut protection = defaults.with_read_only(read_only);
+        for (rule, _) in Rule::switches() {
+            protection.allow(rule, p.switches[rule as usize].unwrap_or(rule.spec().default));
+        }
+        protection.blocked_functions = blocked_functions;
+        protection.read_only_functions = read_only_functions;
         if let Some(url) = &raw.database
             && url.trim().is_empty()
         {
@@ -1108,7 +1121,7 @@ mod tests {
             )
         );
         let c = load(r#"{"protection": {"allow_drop": true}, "query": {"list_tables_timeout_seconds": 3}}"#).unwrap();
-        assert!(c.protection.allow_drop && !c.protection.allow_truncate);
+        assert!(c.protection.allows(Rule::Drop) && !c.protection.allows(Rule::Truncate));
         assert_eq!(c.query.list_tables_timeout, Duration::from_secs(3));
         assert_eq!(c.query.default_timeout, builtin.query.default_timeout);
         assert_eq!((c.pool.clone(), c.read_only), (builtin.pool.clone(), true));
@@ -1264,14 +1277,12 @@ mod tests {
     #[test]
     fn protection_defaults_block_everything() {
         let c = load(MINIMAL).unwrap();
-        assert_eq!(
-            c.protection,
-            Policy {
-                read_only: true,
-                ..Policy::default()
-            }
+        assert_eq!(c.protection, Policy::default().with_read_only(true));
+        assert!(
+            !c.protection.allows(Rule::Drop)
+                && !c.protection.allows(Rule::Set)
+                && !c.protection.allows(Rule::CopyToFile)
         );
-        assert!(!c.protection.allow_drop && !c.protection.allow_set && !c.protection.allow_copy_to_file);
         assert!(
             c.protection
                 .blocked_functions
@@ -1285,12 +1296,12 @@ mod tests {
         ))
         .unwrap();
         assert!(
-            c.protection.allow_drop
-                && c.protection.allow_copy_from
-                && c.protection.allow_create_function
-                && c.protection.allow_prepare
+            c.protection.allows(Rule::Drop)
+                && c.protection.allows(Rule::CopyFrom)
+                && c.protection.allows(Rule::CreateFunction)
+                && c.protection.allows(Rule::Prepare)
         );
-        assert!(!c.protection.allow_set && !c.protection.allow_truncate && !c.protection.read_only);
+        assert!(!c.protection.allows(Rule::Set) && !c.protection.allows(Rule::Truncate) && !c.protection.read_only);
         let names: Vec<&str> = c.protection.blocked_functions.iter().map(|f| f.as_str()).collect();
         assert_eq!(names, ["my_danger", "evil_*"]);
 

@@ -33,7 +33,7 @@ use crate::backend::location::{Root, Target};
 use crate::backend::named::Named;
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
-use crate::backend::{self, Backend, Choice, ChoiceError, Deadline, Dialect, SessionReport, Statement};
+use crate::backend::{self, Backend, Choice, ChoiceError, Deadline, Dialect, Guard, SessionReport, Statement};
 use crate::budget::ReadBudget;
 use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
@@ -73,9 +73,9 @@ impl QueryInput {
 /// behind an `Arc`; every method may run concurrently.
 pub struct Engine {
     config: Config,
-    /// `config.protection` with `read_only` taken from `config.read_only`, the
-    /// one place read-only mode is set.
-    policy: guard::Policy,
+    /// Applies `config.protection`, with `read_only` taken from
+    /// `config.read_only`, the one place read-only mode is set.
+    judge: guard::Judge,
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
     slots: Semaphore,
@@ -116,7 +116,7 @@ impl Engine {
         let backend = crate::backend::duckdb::DuckDbBackend::new(
             target,
             config.read_only,
-            config.protection.allow_file_functions,
+            config.protection.allows(guard::Rule::FileFunction),
             config.duckdb.clone(),
         );
         Engine::new(config, Backend::DuckDb(backend))
@@ -132,16 +132,13 @@ impl Engine {
     }
 
     fn new(config: Config, backend: Backend) -> Engine {
-        let policy = guard::Policy {
-            read_only: config.read_only,
-            ..config.protection.clone()
-        };
+        let judge = guard::Judge::new(config.protection.clone().with_read_only(config.read_only));
         Engine {
             slots: Semaphore::new(config.pool.max_conns),
             waiting: AtomicUsize::new(0),
             waiting_bytes: AtomicUsize::new(0),
             backend,
-            policy,
+            judge,
             config,
             calls: Mutex::new(Calls::default()),
             idle: Notify::new(),
@@ -213,29 +210,35 @@ impl Engine {
         // the statement again with new facts, once.
         let mut judged_again = false;
         let (result, checked) = loop {
-            let (checked, routines) = match self.backend.dialect() {
-                Dialect::Postgres => {
-                    let routines = self.backend.routines(&deadline).await?;
-                    let checked = guard::check(&self.policy, &routines, &sql)?;
+            // The guard stage. PostgreSQL: the guard reads the whole parse
+            // tree, with the catalog's facts. SQLite and DuckDB: their own
+            // parsers report what the statement does as the backend prepares
+            // it, and their dialect's guard (guard::sqlite, guard::duckdb)
+            // asks the same judge.
+            let routines = match self.backend.dialect() {
+                Dialect::Postgres => Some(self.backend.routines(&deadline).await?),
+                Dialect::Sqlite | Dialect::DuckDb => None,
+            };
+            let (guard, checked) = match routines.as_deref() {
+                Some(routines) => {
+                    let checked = guard::check(&self.judge, routines, &sql)?;
                     guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
                         .map_err(Error::Input)?;
-                    (Some(checked), Some(routines))
+                    let guard = Guard::Checked {
+                        catalog_version: routines.version(),
+                    };
+                    (guard, Some(checked))
                 }
-                // SQLite's and DuckDB's own parsers tell the guard what the
-                // statement does, as the backend prepares it (guard::sqlite,
-                // guard::duckdb).
-                Dialect::Sqlite | Dialect::DuckDb => (None, None),
+                None => (Guard::WhilePreparing(&self.judge), None),
             };
             let statement = Statement {
                 sql: &sql,
                 params: &input.params,
                 fetch_limit: max_rows,
                 budget: ReadBudget::for_answer(config.query.max_result_length),
-                policy: &self.policy,
                 database: input.database.as_deref(),
-                catalog_version: routines.as_deref().map(guard::Routines::version),
             };
-            match self.backend.execute(statement, &deadline).await {
+            match self.backend.execute(statement, guard, &deadline).await {
                 Err(Error::CatalogChanged) if !judged_again => judged_again = true,
                 result => break (result, checked),
             }

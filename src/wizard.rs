@@ -13,13 +13,16 @@
 //!
 //! There is no password question: the config has no password field on purpose.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
 use crate::config::{Config, ConfigError, RawConfig};
+use crate::guard::Rule;
 
 /// How an answer is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,22 +37,38 @@ pub enum Kind {
 }
 
 /// A scalar field: its dotted path in the file and how to read it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Field {
-    pub path: &'static str,
+    pub path: Cow<'static, str>,
     pub kind: Kind,
 }
 
 const fn field(path: &'static str, kind: Kind) -> Field {
-    Field { path, kind }
+    Field {
+        path: Cow::Borrowed(path),
+        kind,
+    }
 }
 
 const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 const FORMATS: &[&str] = &["text", "json"];
 
-/// Every scalar field, in the order asked. `hooks.default_timeout_seconds`
-/// comes after the hook lists, since it is required only once a hook exists.
-pub const FIELDS: &[Field] = &[
+/// Every scalar field, in the order asked: these settings, then a question
+/// for each of the guard's switches, in the rule table's order.
+/// `hooks.default_timeout_seconds` comes after the hook lists
+/// ([`LATE_FIELDS`]), since it is required only once a hook exists.
+pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
+    SETTINGS
+        .iter()
+        .cloned()
+        .chain(Rule::switches().map(|(_, flag)| Field {
+            path: Cow::Owned(format!("protection.{flag}")),
+            kind: Kind::Bool,
+        }))
+        .collect()
+});
+
+const SETTINGS: &[Field] = &[
     field("database", Kind::Text),
     field("sqlite.root", Kind::Text),
     field("duckdb.memory_limit", Kind::Text),
@@ -85,29 +104,6 @@ pub const FIELDS: &[Field] = &[
     field("query.max_result_length", Kind::Number),
     field("query.max_sql_length", Kind::Number),
     field("query.max_params_bytes", Kind::Number),
-    field("protection.allow_set", Kind::Bool),
-    field("protection.allow_drop", Kind::Bool),
-    field("protection.allow_truncate", Kind::Bool),
-    field("protection.allow_do", Kind::Bool),
-    field("protection.allow_copy_from", Kind::Bool),
-    field("protection.allow_copy_to_file", Kind::Bool),
-    field("protection.allow_create_function", Kind::Bool),
-    field("protection.allow_prepare", Kind::Bool),
-    field("protection.allow_delete_without_where", Kind::Bool),
-    field("protection.allow_update_without_where", Kind::Bool),
-    field("protection.allow_alter_system", Kind::Bool),
-    field("protection.allow_load", Kind::Bool),
-    field("protection.allow_create_rule", Kind::Bool),
-    field("protection.allow_merge", Kind::Bool),
-    field("protection.allow_create_extension", Kind::Bool),
-    field("protection.allow_role_changes", Kind::Bool),
-    field("protection.allow_maintenance", Kind::Bool),
-    field("protection.allow_lock", Kind::Bool),
-    field("protection.allow_attach", Kind::Bool),
-    field("protection.allow_pragma_write", Kind::Bool),
-    field("protection.allow_vacuum_into", Kind::Bool),
-    field("protection.allow_export", Kind::Bool),
-    field("protection.allow_file_functions", Kind::Bool),
 ];
 
 /// The fields asked after the lists.
@@ -207,7 +203,7 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
          Passwords are not stored here: set PGPASSWORD in your client's config, or use ~/.pgpass (mode 0600).\n",
         path.display()
     )?;
-    for f in FIELDS {
+    for f in FIELDS.iter() {
         w.scalar(f)?;
     }
     for list in LISTS {
@@ -282,7 +278,7 @@ impl Wizard<'_> {
     /// Ask for one field until the answer is valid on its own.
     fn scalar(&mut self, f: &Field) -> Result<(), WizardError> {
         loop {
-            let current = match (get(self.doc, f.path), get(&self.defaults, f.path)) {
+            let current = match (get(self.doc, &f.path), get(&self.defaults, &f.path)) {
                 (Some(value), _) => show(value),
                 (None, Some(default)) if !default.is_null() => format!("{} (default)", show(default)),
                 (None, _) => "not set".to_owned(),
@@ -305,11 +301,11 @@ impl Wizard<'_> {
                 },
             };
             let mut alone = base();
-            set(&mut alone, f.path, value.clone());
+            set(&mut alone, &f.path, value.clone());
             match validate(&alone, Some(self.path)) {
-                Err(e) if e.field.as_deref() == Some(f.path) => writeln!(self.out, "  {e}")?,
+                Err(e) if e.field.as_deref() == Some(&*f.path) => writeln!(self.out, "  {e}")?,
                 _ => {
-                    set(self.doc, f.path, value);
+                    set(self.doc, &f.path, value);
                     break Ok(());
                 }
             }
@@ -548,7 +544,7 @@ mod tests {
                 Kind::Text | Kind::Words => json!("/tmp/x"),
             };
             let mut doc = base();
-            set(&mut doc, f.path, Some(value));
+            set(&mut doc, &f.path, Some(value));
             assert!(validate(&doc, None).is_ok(), "{}: {:?}", f.path, validate(&doc, None));
         }
         for list in LISTS {

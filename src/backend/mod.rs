@@ -1,6 +1,9 @@
 //! Database engines. A backend only connects, executes and hands back neutral
 //! rows (JSON values plus column names and type names); every policy decision
-//! (guard, timeouts, caps) is made once, above, in [`crate::pipeline`].
+//! (guard, timeouts, caps) is made once, above, in [`crate::pipeline`]. The
+//! embedded engines' parsers report what a statement does while the backend
+//! prepares it: the backend hands each report to its dialect's guard, which
+//! asks the [`Judge`] the pipeline gave it. No backend reads a policy.
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
@@ -18,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::ReadBudget;
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
-use crate::guard::Policy;
+use crate::guard::Judge;
 
 /// A result column: its name and its type as the engine spells it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -54,16 +57,22 @@ pub struct Statement<'a> {
     /// Stop reading once this much of the values is held; cut a value larger
     /// than it as it is read.
     pub budget: ReadBudget,
-    /// The protection policy. PostgreSQL's guard ran before the backend; SQLite
-    /// applies it while preparing, through its authorizer ([`crate::guard::sqlite`]),
-    /// and DuckDB to the statement its parser prepared ([`crate::guard::duckdb`]).
-    pub policy: &'a Policy,
     /// A database file inside `sqlite.root` named by the call (SQLite only).
     pub database: Option<&'a str>,
-    /// The catalog version the guard's facts describe (PostgreSQL only): the
-    /// statement runs only while the catalog is still at it, else the call
-    /// fails with [`Error::CatalogChanged`](crate::Error::CatalogChanged).
-    pub catalog_version: Option<&'a str>,
+}
+
+/// The guard stage, as the statement's engine needs it.
+#[derive(Debug, Clone, Copy)]
+pub enum Guard<'a> {
+    /// PostgreSQL: the guard judged the whole parse tree before the backend,
+    /// with the catalog's facts at `catalog_version`. The statement runs only
+    /// while the catalog is still at it, else the call fails with
+    /// [`Error::CatalogChanged`](crate::Error::CatalogChanged).
+    Checked { catalog_version: &'a str },
+    /// SQLite and DuckDB: their own parser reports what the statement does
+    /// while the backend prepares it ([`crate::guard::sqlite`],
+    /// [`crate::guard::duckdb`]); each report goes to this judge.
+    WhilePreparing(&'a Judge),
 }
 
 /// When the work must stop, and how the caller can stop it sooner.
@@ -275,13 +284,21 @@ impl Backend {
         ))
     }
 
-    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
-        match self {
+    pub async fn execute(&self, stmt: Statement<'_>, guard: Guard<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+        match (self, guard) {
             _ if stmt.database.is_some() && !self.serves_files() => Err(self.no_files()),
-            Backend::Postgres(pg) => pg.execute(stmt, deadline).await,
-            Backend::Sqlite(lite) => lite.execute(stmt, deadline).await,
+            (Backend::Postgres(pg), Guard::Checked { catalog_version }) => {
+                pg.execute(stmt, Some(catalog_version), deadline).await
+            }
+            (Backend::Sqlite(lite), Guard::WhilePreparing(judge)) => lite.execute(stmt, judge, deadline).await,
             #[cfg(feature = "duckdb")]
-            Backend::DuckDb(duck) => duck.execute(stmt, deadline).await,
+            (Backend::DuckDb(duck), Guard::WhilePreparing(judge)) => duck.execute(stmt, judge, deadline).await,
+            // The pipeline picks the stage by the engine's dialect; refuse
+            // rather than run a statement no guard saw.
+            _ => Err(Error::Input(format!(
+                "internal error: a statement reached the {:?} backend without its guard stage",
+                self.dialect()
+            ))),
         }
     }
 

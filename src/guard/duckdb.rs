@@ -15,8 +15,7 @@
 //! All of it is pure.
 
 use super::outline::Outline;
-use super::rules::{self, flag, violation};
-use super::{Policy, Rule, Violation};
+use super::{Finding, Judge, Rule, Violation, statements, violation};
 
 /// Table functions that read files (or list them). With external access off
 /// DuckDB refuses them as well; the guard says why and names the flag.
@@ -200,7 +199,7 @@ fn copies_from(outline: &Outline) -> bool {
 /// The rules the tokens alone decide, applied before DuckDB prepares the
 /// statement: preparing already reads files (a CSV's columns are sniffed
 /// while binding), so a file function must be refused before.
-pub fn text(policy: &Policy, outline: &Outline) -> Result<(), Violation> {
+pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     for name in &outline.calls {
         let bare = name.as_str();
         if SQL_TEXT_FUNCTIONS.contains(&bare) {
@@ -209,203 +208,215 @@ pub fn text(policy: &Policy, outline: &Outline) -> Result<(), Violation> {
                 format!("function {bare}() is not allowed: it runs SQL given as text, which the guard cannot check"),
             );
         }
-        if FILE_FUNCTIONS.contains(&bare) && !policy.allow_file_functions {
-            return flag(
+        if FILE_FUNCTIONS.contains(&bare) {
+            judge.decide(Finding::new(
                 Rule::FileFunction,
-                &format!("function {bare}() is not allowed"),
+                format!("function {bare}() is not allowed"),
                 "it reads files on the server",
-                "allow_file_functions",
-            );
+            ))?;
         }
-        if policy.blocked_functions.iter().any(|p| p.matches(bare)) {
-            return violation(
-                Rule::BlockedFunction,
-                format!("function {bare}() is not allowed. Remove it from protection.blocked_functions to allow it"),
-            );
-        }
+        judge.call(bare, || format!("function {bare}()"), || None)?;
     }
     // COPY's own file (`COPY t FROM 'x.csv'`) is the COPY rules' to judge.
     if let Some(file) = outline.quoted_tables.first()
         && outline.verb != "COPY"
-        && !policy.allow_file_functions
     {
-        return flag(
+        judge.decide(Finding::new(
             Rule::FileFunction,
-            &format!("reading the file '{file}' as a table is not allowed"),
+            format!("reading the file '{file}' as a table is not allowed"),
             "it reads files on the server",
-            "allow_file_functions",
-        );
+        ))?;
     }
     Ok(())
 }
 
-/// Decide the prepared statement by the type DuckDB reports.
-pub fn statement(policy: &Policy, outline: &Outline, kind: Kind) -> Result<(), Violation> {
+/// Report every rule the prepared statement falls under, by the type DuckDB
+/// reports, in order (the judge refuses the first one not allowed).
+pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Violation> {
+    let decide = |rule: Rule, what: &str, why: &str| judge.decide(Finding::new(rule, what, why));
+    let any = |kinds: &[Kind]| kinds.contains(&kind);
     match kind {
-        Kind::Drop if !policy.allow_drop => flag(
+        // EXPLAIN ANALYZE runs the statement it explains: judge that one.
+        Kind::Explain if outline.analyze => {
+            return match Kind::from_verb(outline).or_else(|| verb_kind(&outline.verb)) {
+                Some(inner) => statement(judge, outline, inner),
+                None => violation(
+                    Rule::Parse,
+                    format!(
+                        "EXPLAIN ANALYZE of {} is not supported: explain it without ANALYZE",
+                        outline.verb
+                    ),
+                ),
+            };
+        }
+        Kind::Invalid | Kind::Multi | Kind::Relation | Kind::LogicalPlan => {
+            return violation(
+                Rule::Parse,
+                format!("this kind of DuckDB statement ({kind:?}) is not supported"),
+            );
+        }
+        _ => {}
+    }
+    if kind == Kind::Drop {
+        decide(
             Rule::Drop,
             "DROP statements are not allowed",
             "they destroy objects and the data in them",
-            "allow_drop",
-        )?,
-        Kind::Alter if outline.has("DROP") && !policy.allow_drop => flag(
+        )?;
+    }
+    if kind == Kind::Alter && outline.has("DROP") {
+        decide(
             Rule::Drop,
             "ALTER TABLE ... DROP is not allowed",
             "it destroys a column or constraint",
-            "allow_drop",
-        )?,
-        // ALTER COLUMN ... [SET DATA] TYPE ... [USING ...] rewrites the column
-        // in every row, like an UPDATE without WHERE.
-        Kind::Alter if rewrites_column(outline) && !policy.allow_update_without_where => flag(
+        )?;
+    }
+    // ALTER COLUMN ... [SET DATA] TYPE ... [USING ...] rewrites the column
+    // in every row, like an UPDATE without WHERE.
+    if kind == Kind::Alter && rewrites_column(outline) {
+        decide(
             Rule::UpdateWithoutWhere,
             "ALTER COLUMN ... TYPE is not allowed",
             "it rewrites the column in every row of the table",
-            "allow_update_without_where",
-        )?,
-        // DuckDB reports TRUNCATE as a DELETE.
-        Kind::Delete if outline.verb == "TRUNCATE" && !policy.allow_truncate => flag(
+        )?;
+    }
+    // DuckDB reports TRUNCATE as a DELETE.
+    if kind == Kind::Delete && outline.verb == "TRUNCATE" {
+        decide(
             Rule::Truncate,
             "TRUNCATE is not allowed",
             "it deletes every row of the table",
-            "allow_truncate",
-        )?,
-        Kind::Delete if outline.verb == "DELETE" && !outline.has_where() && !policy.allow_delete_without_where => flag(
+        )?;
+    }
+    if kind == Kind::Delete && outline.verb == "DELETE" && !outline.has_where() {
+        decide(
             Rule::DeleteWithoutWhere,
             "DELETE without WHERE is not allowed",
             "it deletes every row of the table",
-            "allow_delete_without_where",
-        )?,
-        Kind::Update if !outline.has_where() && !policy.allow_update_without_where => flag(
+        )?;
+    }
+    if kind == Kind::Update && !outline.has_where() {
+        decide(
             Rule::UpdateWithoutWhere,
             "UPDATE without WHERE is not allowed",
             "it changes every row of the table",
-            "allow_update_without_where",
-        )?,
-        Kind::Copy if copies_from(outline) && !policy.allow_copy_from => flag(
-            Rule::CopyFrom,
-            "COPY ... FROM is not allowed",
-            "it loads a file from the server into the database",
-            "allow_copy_from",
-        )?,
-        Kind::Copy if !copies_from(outline) && !policy.allow_copy_to_file => flag(
-            Rule::CopyToFile,
-            "COPY ... TO is not allowed",
-            "it writes a file on the server",
-            "allow_copy_to_file",
-        )?,
-        Kind::CopyDatabase if !policy.allow_attach => flag(
+        )?;
+    }
+    if kind == Kind::Copy {
+        match copies_from(outline) {
+            true => decide(
+                Rule::CopyFrom,
+                "COPY ... FROM is not allowed",
+                "it loads a file from the server into the database",
+            )?,
+            false => decide(
+                Rule::CopyToFile,
+                "COPY ... TO is not allowed",
+                "it writes a file on the server",
+            )?,
+        }
+    }
+    if kind == Kind::CopyDatabase {
+        decide(
             Rule::Attach,
             "COPY FROM DATABASE is not allowed",
             "it copies between attached databases, which ATTACH opens or creates",
-            "allow_attach",
-        )?,
-        Kind::Export if !policy.allow_export => flag(
+        )?;
+    }
+    if kind == Kind::Export {
+        decide(
             Rule::Export,
             "EXPORT DATABASE is not allowed",
             "it writes the whole database to files on the server",
-            "allow_export",
-        )?,
-        Kind::Pragma if outline.verb == "IMPORT" && !policy.allow_export => flag(
-            Rule::Export,
-            "IMPORT DATABASE is not allowed",
-            "it runs the SQL files of an exported database, unchecked",
-            "allow_export",
-        )?,
-        Kind::Pragma if outline.verb != "IMPORT" => pragma(policy, outline)?,
-        Kind::Attach | Kind::Detach if !policy.allow_attach => flag(
+        )?;
+    }
+    if kind == Kind::Pragma {
+        match outline.verb == "IMPORT" {
+            true => decide(
+                Rule::Export,
+                "IMPORT DATABASE is not allowed",
+                "it runs the SQL files of an exported database, unchecked",
+            )?,
+            false => pragma(judge, outline)?,
+        }
+    }
+    if any(&[Kind::Attach, Kind::Detach]) {
+        decide(
             Rule::Attach,
             "ATTACH and DETACH are not allowed",
             "ATTACH opens, and can create, any database file the server can reach",
-            "allow_attach",
-        )?,
-        Kind::Load | Kind::UpdateExtensions if !policy.allow_load => flag(
+        )?;
+    }
+    if any(&[Kind::Load, Kind::UpdateExtensions]) {
+        decide(
             Rule::Load,
             "INSTALL and LOAD are not allowed",
             "an extension is native code run inside the server",
-            "allow_load",
-        )?,
-        Kind::Extension if !policy.allow_load => flag(
+        )?;
+    }
+    if kind == Kind::Extension {
+        decide(
             Rule::Load,
             "statements of extensions are not allowed",
             "the guard cannot see what they do",
-            "allow_load",
-        )?,
-        // DuckDB reports CREATE MACRO and CREATE FUNCTION as CREATE.
-        Kind::Create | Kind::CreateFunc
-            if matches!(created(outline), Some("MACRO" | "FUNCTION")) && !policy.allow_create_function =>
-        {
-            flag(
-                Rule::CreateFunction,
-                "CREATE MACRO and CREATE FUNCTION are not allowed",
-                "a macro's body runs later, where the guard does not check it",
-                "allow_create_function",
-            )?
-        }
-        // A secret holds credentials for other servers (S3, HTTP, databases).
-        Kind::Create if created(outline) == Some("SECRET") && !policy.allow_create_extension => flag(
-            Rule::CreateExtension,
-            "CREATE SECRET is not allowed",
-            "a secret holds credentials for reaching other servers",
-            "allow_create_extension",
-        )?,
-        Kind::CreateFunc if !policy.allow_create_function => flag(
+        )?;
+    }
+    // DuckDB reports CREATE MACRO and CREATE FUNCTION as CREATE.
+    let macro_rule = || {
+        decide(
             Rule::CreateFunction,
             "CREATE MACRO and CREATE FUNCTION are not allowed",
             "a macro's body runs later, where the guard does not check it",
-            "allow_create_function",
-        )?,
-        // Every statement that destroys or overwrites data falls under the
-        // flag of the operation it amounts to: CREATE OR REPLACE drops the
-        // object it replaces (a table and its rows, a view, a macro, ...).
-        // After the macro rules, whose reason is the more specific one.
-        Kind::Create | Kind::CreateFunc if replaces(outline) && !policy.allow_drop => flag(
+        )
+    };
+    if any(&[Kind::Create, Kind::CreateFunc]) && matches!(created(outline), Some("MACRO" | "FUNCTION")) {
+        macro_rule()?;
+    }
+    // A secret holds credentials for other servers (S3, HTTP, databases).
+    if kind == Kind::Create && created(outline) == Some("SECRET") {
+        decide(
+            Rule::CreateExtension,
+            "CREATE SECRET is not allowed",
+            "a secret holds credentials for reaching other servers",
+        )?;
+    }
+    if kind == Kind::CreateFunc {
+        macro_rule()?;
+    }
+    // Every statement that destroys or overwrites data falls under the
+    // rule of the operation it amounts to: CREATE OR REPLACE drops the
+    // object it replaces (a table and its rows, a view, a macro, ...).
+    // After the macro rules, whose reason is the more specific one.
+    if any(&[Kind::Create, Kind::CreateFunc]) && replaces(outline) {
+        decide(
             Rule::Drop,
             "CREATE OR REPLACE is not allowed",
             "it drops the object it replaces, and the data in it",
-            "allow_drop",
-        )?,
-        Kind::Set | Kind::VariableSet if !policy.allow_set => flag(
+        )?;
+    }
+    if any(&[Kind::Set, Kind::VariableSet]) {
+        decide(
             Rule::Set,
             "SET and RESET are not allowed",
             "they change how later statements behave",
-            "allow_set",
-        )?,
-        Kind::Prepare | Kind::Execute if !policy.allow_prepare => flag(
+        )?;
+    }
+    if any(&[Kind::Prepare, Kind::Execute]) {
+        decide(
             Rule::Prepare,
             "PREPARE and EXECUTE are not allowed",
             "a prepared statement runs later, where the guard does not check it",
-            "allow_prepare",
-        )?,
-        Kind::MergeInto if !policy.allow_merge => flag(
+        )?;
+    }
+    if kind == Kind::MergeInto {
+        decide(
             Rule::Merge,
             "MERGE is not allowed",
             "its UPDATE and DELETE actions have no WHERE clause to check",
-            "allow_merge",
-        )?,
-        // EXPLAIN ANALYZE runs the statement it explains: judge that one.
-        Kind::Explain if outline.analyze => {
-            let inner = Kind::from_verb(outline).or_else(|| verb_kind(&outline.verb));
-            match inner {
-                Some(inner) => return statement(policy, outline, inner),
-                None => {
-                    return violation(
-                        Rule::Parse,
-                        format!(
-                            "EXPLAIN ANALYZE of {} is not supported: explain it without ANALYZE",
-                            outline.verb
-                        ),
-                    );
-                }
-            }
-        }
-        Kind::Invalid | Kind::Multi | Kind::Relation | Kind::LogicalPlan => violation(
-            Rule::Parse,
-            format!("this kind of DuckDB statement ({kind:?}) is not supported"),
-        )?,
-        _ => {}
+        )?;
     }
-    if policy.read_only && kind.writes(outline) {
-        return rules::write_in_read_only(outline);
+    if kind.writes(outline) {
+        return statements::write_in_read_only(judge, outline);
     }
     Ok(())
 }
@@ -454,7 +465,7 @@ fn created(outline: &Outline) -> Option<&str> {
         .find(|w| !matches!(*w, "OR" | "REPLACE" | "TEMP" | "TEMPORARY" | "PERSISTENT" | "UNIQUE"))
 }
 
-fn pragma(policy: &Policy, outline: &Outline) -> Result<(), Violation> {
+fn pragma(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     // `PRAGMA name ...`, or a statement DuckDB runs as a pragma (`CHECKPOINT`).
     let name = if outline.verb == "PRAGMA" {
         outline.object().unwrap_or_default()
@@ -462,21 +473,21 @@ fn pragma(policy: &Policy, outline: &Outline) -> Result<(), Violation> {
         outline.verb.as_str()
     };
     let name = name.to_ascii_lowercase();
-    if READING_PRAGMAS.contains(&name.as_str()) || policy.allow_pragma_write {
+    if READING_PRAGMAS.contains(&name.as_str()) {
         return Ok(());
     }
-    flag(
+    judge.decide(Finding::new(
         Rule::Pragma,
-        &format!("PRAGMA {name} is not allowed"),
+        format!("PRAGMA {name} is not allowed"),
         "a PRAGMA that sets or does something changes the database or the session",
-        "allow_pragma_write",
-    )
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::guard::FunctionPattern;
+    use crate::guard::Policy;
 
     fn policy(flags: &[&str]) -> Policy {
         let mut p = Policy::default();
@@ -503,9 +514,10 @@ mod tests {
     fn text_rules() {
         let default = Policy::default();
         let files = policy(&["allow_file_functions"]);
-        let blocking = Policy {
-            blocked_functions: vec![FunctionPattern::new("random"), FunctionPattern::new("md5*")],
-            ..Policy::default()
+        let blocking = {
+            let mut p = Policy::default();
+            p.blocked_functions = vec![FunctionPattern::new("random"), FunctionPattern::new("md5*")];
+            p
         };
         let cases: Vec<(&Policy, &str, Option<Rule>)> = vec![
             (
@@ -545,13 +557,18 @@ mod tests {
             (&default, "SELECT count(*) FROM t", None),
         ];
         for (policy, sql, want) in cases {
-            let got = text(policy, &Outline::duckdb(sql)).err().map(|v| v.rule);
+            let got = text(&Judge::new((*policy).clone()), &Outline::duckdb(sql))
+                .err()
+                .map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
-            text(&default, &Outline::duckdb("SELECT * FROM read_parquet('x')"))
-                .unwrap_err()
-                .to_string(),
+            text(
+                &Judge::new(default.clone()),
+                &Outline::duckdb("SELECT * FROM read_parquet('x')")
+            )
+            .unwrap_err()
+            .to_string(),
             "function read_parquet() is not allowed: it reads files on the server. Set protection.allow_file_functions to true to allow it"
         );
     }
@@ -560,10 +577,7 @@ mod tests {
     fn statement_rules() {
         let default = Policy::default();
         let writable_default = Policy::default();
-        let read_only = Policy {
-            read_only: true,
-            ..Policy::permissive()
-        };
+        let read_only = Policy::permissive().with_read_only(true);
         let all = Policy::permissive();
         let (macros, drops, retypes) = (
             policy(&["allow_create_function"]),
@@ -738,19 +752,29 @@ mod tests {
             (&all, "INSERT INTO t VALUES (1)", Kind::Insert, None),
         ];
         for (policy, sql, kind, want) in cases {
-            let got = statement(policy, &Outline::duckdb(sql), kind).err().map(|v| v.rule);
+            let got = statement(&Judge::new((*policy).clone()), &Outline::duckdb(sql), kind)
+                .err()
+                .map(|v| v.rule);
             assert_eq!(got, want, "{sql} ({kind:?})");
         }
         assert_eq!(
-            statement(&default, &Outline::duckdb("COPY t TO 'x.csv'"), Kind::Copy)
-                .unwrap_err()
-                .to_string(),
+            statement(
+                &Judge::new(default.clone()),
+                &Outline::duckdb("COPY t TO 'x.csv'"),
+                Kind::Copy
+            )
+            .unwrap_err()
+            .to_string(),
             "COPY ... TO is not allowed: it writes a file on the server. Set protection.allow_copy_to_file to true to allow it"
         );
         assert_eq!(
-            statement(&read_only, &Outline::duckdb("insert into t values (1)"), Kind::Insert)
-                .unwrap_err()
-                .to_string(),
+            statement(
+                &Judge::new(read_only.clone()),
+                &Outline::duckdb("insert into t values (1)"),
+                Kind::Insert
+            )
+            .unwrap_err()
+            .to_string(),
             "cannot execute INSERT in read-only mode: the database is opened read-only (server.read_only)"
         );
     }

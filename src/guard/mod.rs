@@ -10,323 +10,27 @@
 //! protocol).
 
 pub mod duckdb;
+mod judge;
 mod lexer;
 pub mod outline;
+mod policy;
 mod reach;
 mod read_only;
 pub mod routines;
-mod rules;
+mod rule;
 pub mod sqlite;
+mod statements;
 mod tree;
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
+pub use judge::{Finding, Judge, Remedy};
+pub use policy::{DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Policy};
 pub use routines::Routines;
-pub use rules::{DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern};
+pub use rule::{Engines, RULES, Rule, Spec, readme_rows};
 pub use tree::{ParseError, Tree, parse};
-
-/// What the guard allows. Every `allow_*` is false by default: blocked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
-    /// `server.read_only`: also blocks changing the transaction's read-only state.
-    pub read_only: bool,
-    pub allow_set: bool,
-    pub allow_drop: bool,
-    pub allow_truncate: bool,
-    pub allow_do: bool,
-    pub allow_copy_from: bool,
-    pub allow_copy_to_file: bool,
-    pub allow_create_function: bool,
-    pub allow_prepare: bool,
-    pub allow_delete_without_where: bool,
-    pub allow_update_without_where: bool,
-    pub allow_alter_system: bool,
-    pub allow_load: bool,
-    pub allow_create_rule: bool,
-    pub allow_merge: bool,
-    pub allow_create_extension: bool,
-    pub allow_role_changes: bool,
-    /// `VACUUM`, `ANALYZE`, `CLUSTER`, `REINDEX`, `CHECKPOINT`, `REFRESH
-    /// MATERIALIZED VIEW`: they rewrite tables or lock them for their duration.
-    pub allow_maintenance: bool,
-    /// `LOCK TABLE` in any mode stronger than `ACCESS SHARE`.
-    pub allow_lock: bool,
-    /// SQLite: `ATTACH`/`DETACH`.
-    pub allow_attach: bool,
-    /// SQLite: `PRAGMA`s that change the file or the connection.
-    pub allow_pragma_write: bool,
-    /// SQLite: `VACUUM INTO`, which writes a copy of the database anywhere.
-    pub allow_vacuum_into: bool,
-    /// DuckDB: `EXPORT DATABASE` and `IMPORT DATABASE`.
-    pub allow_export: bool,
-    /// DuckDB: table functions that read files (`read_csv`, `read_parquet`,
-    /// `glob`, ...) and files named as tables (`FROM 'data.csv'`). Also turns
-    /// DuckDB's external access on, which any file access needs.
-    pub allow_file_functions: bool,
-    /// Functions that may not be called anywhere in a statement, by any route.
-    pub blocked_functions: Vec<FunctionPattern>,
-    /// Functions the person running pgmcp vouches only read, which read-only
-    /// mode then runs although the catalog cannot show it (their own
-    /// functions, or built-in volatile ones).
-    pub read_only_functions: Vec<FunctionPattern>,
-}
-
-impl Default for Policy {
-    fn default() -> Policy {
-        Policy {
-            read_only: false,
-            allow_set: false,
-            allow_drop: false,
-            allow_truncate: false,
-            allow_do: false,
-            allow_copy_from: false,
-            allow_copy_to_file: false,
-            allow_create_function: false,
-            allow_prepare: false,
-            allow_delete_without_where: false,
-            allow_update_without_where: false,
-            allow_alter_system: false,
-            allow_load: false,
-            allow_create_rule: false,
-            allow_merge: false,
-            allow_create_extension: false,
-            allow_role_changes: false,
-            allow_maintenance: false,
-            allow_lock: false,
-            allow_attach: false,
-            allow_pragma_write: false,
-            allow_vacuum_into: false,
-            allow_export: false,
-            allow_file_functions: false,
-            blocked_functions: DEFAULT_BLOCKED_FUNCTIONS
-                .iter()
-                .map(|p| FunctionPattern::new(p))
-                .collect(),
-            read_only_functions: Vec::new(),
-        }
-    }
-}
-
-impl Policy {
-    /// The `allow_*` switches by config name (`protection.allow_drop`, ...), in
-    /// the README's order.
-    pub const FLAGS: [&'static str; 23] = [
-        "allow_set",
-        "allow_drop",
-        "allow_truncate",
-        "allow_do",
-        "allow_copy_from",
-        "allow_copy_to_file",
-        "allow_create_function",
-        "allow_prepare",
-        "allow_delete_without_where",
-        "allow_update_without_where",
-        "allow_alter_system",
-        "allow_load",
-        "allow_create_rule",
-        "allow_merge",
-        "allow_create_extension",
-        "allow_role_changes",
-        "allow_maintenance",
-        "allow_lock",
-        "allow_attach",
-        "allow_pragma_write",
-        "allow_vacuum_into",
-        "allow_export",
-        "allow_file_functions",
-    ];
-
-    /// A switch by its config name; `None` for an unknown name.
-    pub fn flag(&self, name: &str) -> Option<bool> {
-        // set_flag is the one place names map to fields: turn the switch off
-        // on a copy; if that changed anything, it was on.
-        let mut copy = self.clone();
-        copy.set_flag(name, false).ok()?;
-        Some(copy != *self)
-    }
-
-    /// Set a switch by its config name (`read_only`, `allow_drop`, ...).
-    pub fn set_flag(&mut self, name: &str, value: bool) -> Result<(), String> {
-        let slot = match name {
-            "read_only" => &mut self.read_only,
-            "allow_set" => &mut self.allow_set,
-            "allow_drop" => &mut self.allow_drop,
-            "allow_truncate" => &mut self.allow_truncate,
-            "allow_do" => &mut self.allow_do,
-            "allow_copy_from" => &mut self.allow_copy_from,
-            "allow_copy_to_file" => &mut self.allow_copy_to_file,
-            "allow_create_function" => &mut self.allow_create_function,
-            "allow_prepare" => &mut self.allow_prepare,
-            "allow_delete_without_where" => &mut self.allow_delete_without_where,
-            "allow_update_without_where" => &mut self.allow_update_without_where,
-            "allow_alter_system" => &mut self.allow_alter_system,
-            "allow_load" => &mut self.allow_load,
-            "allow_create_rule" => &mut self.allow_create_rule,
-            "allow_merge" => &mut self.allow_merge,
-            "allow_create_extension" => &mut self.allow_create_extension,
-            "allow_role_changes" => &mut self.allow_role_changes,
-            "allow_maintenance" => &mut self.allow_maintenance,
-            "allow_lock" => &mut self.allow_lock,
-            "allow_attach" => &mut self.allow_attach,
-            "allow_pragma_write" => &mut self.allow_pragma_write,
-            "allow_vacuum_into" => &mut self.allow_vacuum_into,
-            "allow_export" => &mut self.allow_export,
-            "allow_file_functions" => &mut self.allow_file_functions,
-            other => return Err(format!("unknown protection flag \"{other}\"")),
-        };
-        *slot = value;
-        Ok(())
-    }
-
-    /// Every `allow_*` true and no blocked functions; read-only off. For tests
-    /// and for people who want only the always-on rules.
-    pub fn permissive() -> Policy {
-        Policy {
-            read_only: false,
-            allow_set: true,
-            allow_drop: true,
-            allow_truncate: true,
-            allow_do: true,
-            allow_copy_from: true,
-            allow_copy_to_file: true,
-            allow_create_function: true,
-            allow_prepare: true,
-            allow_delete_without_where: true,
-            allow_update_without_where: true,
-            allow_alter_system: true,
-            allow_load: true,
-            allow_create_rule: true,
-            allow_merge: true,
-            allow_create_extension: true,
-            allow_role_changes: true,
-            allow_maintenance: true,
-            allow_lock: true,
-            allow_attach: true,
-            allow_pragma_write: true,
-            allow_vacuum_into: true,
-            allow_export: true,
-            allow_file_functions: true,
-            blocked_functions: Vec::new(),
-            read_only_functions: Vec::new(),
-        }
-    }
-}
-
-/// Which rule refused a query. The kebab-case names are stable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Rule {
-    /// The string is not valid PostgreSQL SQL, is empty, or is too deeply nested to check.
-    Parse,
-    MultiStatement,
-    /// A change to the transaction's read-only state while `server.read_only` is on.
-    ReadOnly,
-    Set,
-    Drop,
-    Truncate,
-    Do,
-    CopyFrom,
-    CopyToFile,
-    CreateFunction,
-    Prepare,
-    DeleteWithoutWhere,
-    UpdateWithoutWhere,
-    AlterSystem,
-    Load,
-    CreateRule,
-    Merge,
-    CreateExtension,
-    RoleChanges,
-    BlockedFunction,
-    Maintenance,
-    Lock,
-    Attach,
-    Pragma,
-    VacuumInto,
-    /// DuckDB's `EXPORT DATABASE` / `IMPORT DATABASE`.
-    Export,
-    /// DuckDB's file-reading table functions, and files named as tables.
-    FileFunction,
-}
-
-impl Rule {
-    pub const ALL: [Rule; 27] = [
-        Rule::Parse,
-        Rule::MultiStatement,
-        Rule::ReadOnly,
-        Rule::Set,
-        Rule::Drop,
-        Rule::Truncate,
-        Rule::Do,
-        Rule::CopyFrom,
-        Rule::CopyToFile,
-        Rule::CreateFunction,
-        Rule::Prepare,
-        Rule::DeleteWithoutWhere,
-        Rule::UpdateWithoutWhere,
-        Rule::AlterSystem,
-        Rule::Load,
-        Rule::CreateRule,
-        Rule::Merge,
-        Rule::CreateExtension,
-        Rule::RoleChanges,
-        Rule::BlockedFunction,
-        Rule::Maintenance,
-        Rule::Lock,
-        Rule::Attach,
-        Rule::Pragma,
-        Rule::VacuumInto,
-        Rule::Export,
-        Rule::FileFunction,
-    ];
-
-    /// Rules only the guards of the embedded engines (SQLite, DuckDB) apply:
-    /// PostgreSQL has no such statements.
-    pub const EMBEDDED_ONLY: [Rule; 5] = [
-        Rule::Attach,
-        Rule::Pragma,
-        Rule::VacuumInto,
-        Rule::Export,
-        Rule::FileFunction,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::Parse => "parse",
-            Rule::MultiStatement => "multi-statement",
-            Rule::ReadOnly => "read-only",
-            Rule::Set => "set",
-            Rule::Drop => "drop",
-            Rule::Truncate => "truncate",
-            Rule::Do => "do",
-            Rule::CopyFrom => "copy-from",
-            Rule::CopyToFile => "copy-to-file",
-            Rule::CreateFunction => "create-function",
-            Rule::Prepare => "prepare",
-            Rule::DeleteWithoutWhere => "delete-without-where",
-            Rule::UpdateWithoutWhere => "update-without-where",
-            Rule::AlterSystem => "alter-system",
-            Rule::Load => "load",
-            Rule::CreateRule => "create-rule",
-            Rule::Merge => "merge",
-            Rule::CreateExtension => "create-extension",
-            Rule::RoleChanges => "role-changes",
-            Rule::BlockedFunction => "blocked-function",
-            Rule::Maintenance => "maintenance",
-            Rule::Lock => "lock",
-            Rule::Attach => "attach",
-            Rule::Pragma => "pragma",
-            Rule::VacuumInto => "vacuum-into",
-            Rule::Export => "export",
-            Rule::FileFunction => "file-function",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Rule> {
-        Rule::ALL.into_iter().find(|r| r.name() == name)
-    }
-}
 
 /// A refusal: which rule, and a message that says what was blocked, why, and
 /// which setting allows it.
@@ -343,6 +47,11 @@ impl fmt::Display for Violation {
 }
 
 impl std::error::Error for Violation {}
+
+/// A refusal by `rule`, worded by the caller: the rules no switch turns off.
+pub(crate) fn violation(rule: Rule, message: String) -> Result<(), Violation> {
+    Err(Violation { rule, message })
+}
 
 /// A query the guard accepted, with its parse tree for later stages.
 #[derive(Debug, Clone)]
@@ -380,10 +89,10 @@ impl Checked {
     }
 }
 
-/// Parse `sql` once and apply every rule of `policy` to every node. `routines`
-/// are the catalog's facts about functions (see [`routines`]): every function
-/// the statement can run, by any route, is judged with them.
-pub fn check(policy: &Policy, routines: &Routines, sql: &str) -> Result<Checked, Violation> {
+/// Parse `sql` once and report every node to `judge`. `routines` are the
+/// catalog's facts about functions (see [`routines`]): every function the
+/// statement can run, by any route, is judged with them.
+pub fn check(judge: &Judge, routines: &Routines, sql: &str) -> Result<Checked, Violation> {
     let tree = parse(sql).map_err(|e| Violation {
         rule: Rule::Parse,
         message: match e.position {
@@ -393,17 +102,15 @@ pub fn check(policy: &Policy, routines: &Routines, sql: &str) -> Result<Checked,
     })?;
     one_statement(tree.stmts.len())?;
     let mut walk = Walk {
-        policy,
+        judge,
         routines,
         params: 0,
     };
     for stmt in &tree.stmts {
         walk.value(stmt)?;
-        if policy.read_only {
-            read_only::statement(policy, stmt)?;
-        }
+        read_only::statement(judge, stmt)?;
     }
-    routines::judge_implicit(policy, routines)?;
+    routines::judge_implicit(judge, routines)?;
     Ok(Checked {
         tree,
         params: walk.params,
@@ -431,7 +138,7 @@ pub fn one_statement(count: usize) -> Result<(), Violation> {
 /// One walk over the tree. `params` gathers the highest `$n` seen, so the tree
 /// is walked only once.
 struct Walk<'a> {
-    policy: &'a Policy,
+    judge: &'a Judge,
     routines: &'a Routines,
     params: usize,
 }
@@ -463,15 +170,12 @@ impl Walk<'_> {
         }
     }
 
-    /// Every rule for one node: the rule table, the functions it can run, and
-    /// in read-only mode, that it does not write.
+    /// Every rule for one node: what the statement is, the functions it can
+    /// run, and whether it writes.
     fn node(&self, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
-        rules::check_node(self.policy, kind, fields)?;
-        reach::check(self.policy, self.routines, kind, fields)?;
-        if self.policy.read_only {
-            read_only::node_in_read(kind, fields)?;
-        }
-        Ok(())
+        statements::check_node(self.judge, kind, fields)?;
+        reach::check(self.judge, self.routines, kind, fields)?;
+        read_only::node_in_read(self.judge, kind, fields)
     }
 
     /// Walk the fields of a node of type `kind` ("" for a plain object).
@@ -481,9 +185,9 @@ impl Walk<'_> {
                 && let Value::Object(child_fields) = child
             {
                 if kind == "AlterSystemStmt" {
-                    // ALTER SYSTEM's SET is governed by allow_alter_system, not
-                    // allow_set; read-only mode still applies to it.
-                    rules::check_read_only_set(self.policy, child_fields)?;
+                    // ALTER SYSTEM's SET is governed by ALTER SYSTEM's switch,
+                    // not SET's; read-only mode still applies to it.
+                    statements::check_read_only_set(self.judge, child_fields)?;
                 } else {
                     self.node(typed, child_fields)?;
                 }
@@ -560,7 +264,7 @@ mod param_tests {
     #[test]
     fn relations_mentioned() {
         let checked = check(
-            &Policy::default(),
+            &Judge::new(Policy::default()),
             &Routines::default(),
             "SELECT * FROM users u JOIN sales.orders o ON true WHERE EXISTS (SELECT 1 FROM users)",
         )
@@ -609,7 +313,7 @@ mod param_tests {
         ];
         for (sql, n) in cases {
             assert_eq!(
-                check(&Policy::default(), &Routines::default(), sql)
+                check(&Judge::new(Policy::default()), &Routines::default(), sql)
                     .unwrap()
                     .param_count(),
                 n,

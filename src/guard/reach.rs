@@ -16,12 +16,12 @@
 
 use serde_json::{Map, Value};
 
-use super::routines::{Route, Routines, judge, judge_cast, judge_json_function, judge_operator, judge_relation};
-use super::{Policy, Violation};
+use super::routines::{Route, Routines, function, judge_cast, judge_json_function, judge_operator, judge_relation};
+use super::{Judge, Violation};
 
 /// Judge every function node `kind` can run.
 pub(super) fn check(
-    policy: &Policy,
+    judge: &Judge,
     routines: &Routines,
     kind: &str,
     fields: &Map<String, Value>,
@@ -29,8 +29,8 @@ pub(super) fn check(
     match kind {
         "FuncCall" => match last_name(fields.get("funcname")) {
             Some(name) => {
-                judge(policy, routines, name, Route::Call)?;
-                judge_json_function(policy, routines, name)
+                function(judge, routines, name, Route::Call)?;
+                judge_json_function(judge, routines, name)
             }
             None => Ok(()),
         },
@@ -38,51 +38,45 @@ pub(super) fn check(
         // the catalog can tell a function name from a column name here.
         "ColumnRef" => names(fields.get("fields"))
             .skip(1)
-            .try_for_each(|name| attribute(policy, routines, name)),
-        "A_Indirection" => names(fields.get("indirection")).try_for_each(|name| attribute(policy, routines, name)),
+            .try_for_each(|name| attribute(judge, routines, name)),
+        "A_Indirection" => names(fields.get("indirection")).try_for_each(|name| attribute(judge, routines, name)),
         "A_Expr" => match fields.get("kind").and_then(Value::as_str) {
             // BETWEEN's name is the keyword; it compares with <= and >=.
             Some(k) if k.contains("BETWEEN") => ["<=", ">="]
                 .into_iter()
-                .try_for_each(|op| judge_operator(policy, routines, op)),
-            _ => operator(policy, routines, fields.get("name")),
+                .try_for_each(|op| judge_operator(judge, routines, op)),
+            _ => operator(judge, routines, fields.get("name")),
         },
-        "SubLink" => operator(policy, routines, fields.get("operName")),
-        "SortBy" => operator(policy, routines, fields.get("useOp")),
+        "SubLink" => operator(judge, routines, fields.get("operName")),
+        "SortBy" => operator(judge, routines, fields.get("useOp")),
         // Wherever a type is named (a cast, a column definition list, an
         // XMLTABLE or JSON_TABLE column), values become that type and run its
         // domain checks and cast functions.
         "TypeName" => match last_name(fields.get("names")) {
-            Some(ty) => judge_cast(policy, routines, ty),
+            Some(ty) => judge_cast(judge, routines, ty),
             None => Ok(()),
         },
         "RangeVar" | "WrittenRelation" => match fields.get("relname").and_then(Value::as_str) {
-            Some(relation) => judge_relation(policy, routines, relation, kind == "WrittenRelation"),
+            Some(relation) => judge_relation(judge, routines, relation, kind == "WrittenRelation"),
             None => Ok(()),
         },
         _ => Ok(()),
     }
 }
 
-fn attribute(policy: &Policy, routines: &Routines, name: &str) -> Result<(), Violation> {
+fn attribute(judge: &Judge, routines: &Routines, name: &str) -> Result<(), Violation> {
     // Without catalog facts (a caller that has none), a blocked name is
     // assumed to be the function, never the column.
-    let blocked = || {
-        policy
-            .blocked_functions
-            .iter()
-            .any(|p| p.matches(&name.to_ascii_lowercase()))
-    };
-    if routines.is_function(name) || (routines.is_empty() && blocked()) {
-        judge(policy, routines, name, Route::Attribute)
+    if routines.is_function(name) || (routines.is_empty() && judge.blocks(&name.to_ascii_lowercase())) {
+        function(judge, routines, name, Route::Attribute)
     } else {
         Ok(())
     }
 }
 
-fn operator(policy: &Policy, routines: &Routines, name: Option<&Value>) -> Result<(), Violation> {
+fn operator(judge: &Judge, routines: &Routines, name: Option<&Value>) -> Result<(), Violation> {
     match last_name(name) {
-        Some(op) => judge_operator(policy, routines, op),
+        Some(op) => judge_operator(judge, routines, op),
         None => Ok(()),
     }
 }

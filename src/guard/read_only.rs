@@ -7,13 +7,12 @@
 
 use serde_json::{Map, Value};
 
-use super::rules::violation;
-use super::{Policy, Rule, Violation};
+use super::{Judge, Violation};
 
 const WHY: &str = "read-only mode runs only statements that read: SELECT, VALUES, TABLE, SHOW, and EXPLAIN of those (server.read_only is on)";
 
-/// The statement as a whole: its kind must be on the list.
-pub(super) fn statement(policy: &Policy, stmt: &Value) -> Result<(), Violation> {
+/// The statement as a whole: in read-only mode, its kind must be on the list.
+pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
     let Some((kind, fields)) = node(stmt) else {
         return Ok(());
     };
@@ -21,34 +20,32 @@ pub(super) fn statement(policy: &Policy, stmt: &Value) -> Result<(), Violation> 
         "SelectStmt" | "VariableShowStmt" => Ok(()),
         "ExplainStmt" => match fields.get("query").and_then(node) {
             Some(("SelectStmt", _)) => Ok(()),
-            Some((inner, _)) => refuse(&format!("EXPLAIN {}", sql_words(inner))),
+            Some((inner, _)) => refuse(judge, &format!("EXPLAIN {}", sql_words(inner))),
             None => Ok(()),
         },
         // A setting lasts until the end of the call (the session is reset);
-        // the rules for SET itself (allow_set, the read-only and role
-        // settings) are applied during the walk.
-        "VariableSetStmt" if policy.allow_set => Ok(()),
-        other => refuse(&sql_words(other)),
+        // the rules for SET itself (its switch, the read-only and role
+        // settings) are applied during the walk, which refuses every SET
+        // its switch does not allow before this runs.
+        "VariableSetStmt" => Ok(()),
+        other => refuse(judge, &sql_words(other)),
     }
 }
 
 /// A node anywhere in the statement: nothing that writes or locks rows may
 /// hide inside a read (`WITH d AS (DELETE ...) SELECT`, `SELECT ... INTO`,
 /// `SELECT ... FOR UPDATE`).
-pub(super) fn node_in_read(kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
+pub(super) fn node_in_read(judge: &Judge, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
     match kind {
-        "InsertStmt" | "UpdateStmt" | "DeleteStmt" | "MergeStmt" => refuse(&sql_words(kind)),
-        "SelectStmt" if fields.contains_key("intoClause") => refuse("SELECT INTO"),
-        "SelectStmt" if fields.contains_key("lockingClause") => refuse("SELECT ... FOR UPDATE/SHARE"),
+        "InsertStmt" | "UpdateStmt" | "DeleteStmt" | "MergeStmt" => refuse(judge, &sql_words(kind)),
+        "SelectStmt" if fields.contains_key("intoClause") => refuse(judge, "SELECT INTO"),
+        "SelectStmt" if fields.contains_key("lockingClause") => refuse(judge, "SELECT ... FOR UPDATE/SHARE"),
         _ => Ok(()),
     }
 }
 
-fn refuse(what: &str) -> Result<(), Violation> {
-    violation(
-        Rule::ReadOnly,
-        format!("{what} is not allowed in read-only mode: {WHY}"),
-    )
+fn refuse(judge: &Judge, what: &str) -> Result<(), Violation> {
+    judge.write(|| format!("{what} is not allowed in read-only mode: {WHY}"))
 }
 
 /// `{"Kind": {fields}}` → (kind, fields).

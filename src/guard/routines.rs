@@ -23,8 +23,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::rules::violation;
-use super::{Policy, Rule, Violation};
+use super::{Finding, Judge, Violation};
 
 /// What the catalog says about every function of one name, in any schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -195,7 +194,7 @@ impl Route<'_> {
 }
 
 /// The one judgement for a function the query can run, whatever the route.
-pub(super) fn judge(policy: &Policy, routines: &Routines, name: &str, route: Route<'_>) -> Result<(), Violation> {
+pub(super) fn function(judge: &Judge, routines: &Routines, name: &str, route: Route<'_>) -> Result<(), Violation> {
     // An aggregate's support functions are not aggregates: one level deep.
     if !matches!(route, Route::Aggregate(_)) {
         routines
@@ -203,75 +202,59 @@ pub(super) fn judge(policy: &Policy, routines: &Routines, name: &str, route: Rou
             .get(name)
             .into_iter()
             .flatten()
-            .try_for_each(|f| judge(policy, routines, f, Route::Aggregate(name)))?;
+            .try_for_each(|f| function(judge, routines, f, Route::Aggregate(name)))?;
     }
     let lower = name.to_ascii_lowercase();
-    if policy.blocked_functions.iter().any(|p| p.matches(&lower)) {
-        return violation(
-            Rule::BlockedFunction,
-            format!(
-                "{} is not allowed: it {}. Remove it from protection.blocked_functions to allow it",
-                route.describe(&lower),
-                super::rules::function_reason(&lower)
-            ),
-        );
-    }
-    if !policy.read_only || policy.read_only_functions.iter().any(|p| p.matches(&lower)) {
-        return Ok(());
-    }
-    let why = match routines.functions.get(name) {
+    judge.call(
+        &lower,
+        || route.describe(&lower),
+        || Some(super::statements::function_reason(&lower)),
+    )?;
+    let risk = match routines.functions.get(name) {
         _ if NOT_HARMLESS_STABLE.contains(&lower.as_str()) => {
-            "it assigns a transaction ID, which changes the server's state"
+            Some("it assigns a transaction ID, which changes the server's state")
         }
-        Some(Trust::ReadOnly) => return Ok(()),
-        Some(Trust::BuiltIn) if HARMLESS_VOLATILE.contains(&lower.as_str()) => return Ok(()),
-        Some(Trust::BuiltIn) => "it is VOLATILE: PostgreSQL says it can change the database or the server",
-        Some(Trust::Untrusted) => {
-            "it is defined in the database rather than by PostgreSQL or an extension (or is an extension's VOLATILE function), so nothing shows it only reads"
-        }
-        None => "it is not in the database's catalog as pgmcp last read it: check the name",
-    };
-    violation(
-        Rule::ReadOnly,
-        format!(
-            "{} is not allowed in read-only mode: {why}. Read-only mode runs only functions known to change nothing; if it only reads, add it to protection.read_only_functions",
-            route.describe(name)
+        Some(Trust::ReadOnly) => None,
+        Some(Trust::BuiltIn) if HARMLESS_VOLATILE.contains(&lower.as_str()) => None,
+        Some(Trust::BuiltIn) => Some("it is VOLATILE: PostgreSQL says it can change the database or the server"),
+        Some(Trust::Untrusted) => Some(
+            "it is defined in the database rather than by PostgreSQL or an extension (or is an extension's VOLATILE function), so nothing shows it only reads",
         ),
-    )
+        None => Some("it is not in the database's catalog as pgmcp last read it: check the name"),
+    };
+    judge.call_in_read_only(&lower, || route.describe(name), risk)
 }
 
 /// Judge the functions behind an operator. An operator name the catalog does
 /// not know is refused in read-only mode: it may have been defined after the
 /// catalog was read.
-pub(super) fn judge_operator(policy: &Policy, routines: &Routines, op: &str) -> Result<(), Violation> {
+pub(super) fn judge_operator(judge: &Judge, routines: &Routines, op: &str) -> Result<(), Violation> {
     match routines.operators.get(op) {
         Some(functions) => functions
             .iter()
-            .try_for_each(|f| judge(policy, routines, f, Route::Operator(op))),
-        None if policy.read_only => violation(
-            Rule::ReadOnly,
+            .try_for_each(|f| function(judge, routines, f, Route::Operator(op))),
+        None => judge.write(|| {
             format!(
                 "operator {op} is not allowed in read-only mode: it is not in the database's catalog, so nothing shows what it runs"
-            ),
-        ),
-        None => Ok(()),
+            )
+        }),
     }
 }
 
 /// Judge the functions a value runs on its way into type `ty`.
-pub(super) fn judge_cast(policy: &Policy, routines: &Routines, ty: &str) -> Result<(), Violation> {
+pub(super) fn judge_cast(judge: &Judge, routines: &Routines, ty: &str) -> Result<(), Violation> {
     routines
         .casts
         .get(ty)
         .into_iter()
         .flatten()
-        .try_for_each(|f| judge(policy, routines, f, Route::Cast(ty)))
+        .try_for_each(|f| function(judge, routines, f, Route::Cast(ty)))
 }
 
 /// Judge the functions a relation named in the query runs: when read, or
 /// when `written` (the statement's target), also those that run on writes.
 pub(super) fn judge_relation(
-    policy: &Policy,
+    judge: &Judge,
     routines: &Routines,
     relation: &str,
     written: bool,
@@ -284,43 +267,40 @@ pub(super) fn judge_relation(
         // Writing pg_settings (or a view over it) runs set_config through
         // PostgreSQL's own rule: it is SET by another name.
         if f == "set_config" && written {
-            return match policy.allow_set {
-                true => Ok(()),
-                false => super::rules::flag(
-                    Rule::Set,
-                    &format!("writing {relation} is not allowed"),
-                    "it changes session settings like SET does (through pg_settings' rule)",
-                    "allow_set",
-                ),
-            };
+            return judge.decide(Finding::new(
+                super::Rule::Set,
+                format!("writing {relation} is not allowed"),
+                "it changes session settings like SET does (through pg_settings' rule)",
+            ));
         }
-        judge(policy, routines, f, Route::Relation(relation))
+        function(judge, routines, f, Route::Relation(relation))
     })
 }
 
 /// Judge the functions every statement may run without naming them.
-pub(super) fn judge_implicit(policy: &Policy, routines: &Routines) -> Result<(), Violation> {
+pub(super) fn judge_implicit(judge: &Judge, routines: &Routines) -> Result<(), Violation> {
     routines
         .implicit
         .iter()
-        .try_for_each(|f| judge(policy, routines, f, Route::Implicit))
+        .try_for_each(|f| function(judge, routines, f, Route::Implicit))
 }
 
 /// A json function (any function whose name has `json` in it) applies the
 /// casts a user made into json and jsonb to the values it converts.
-pub(super) fn judge_json_function(policy: &Policy, routines: &Routines, name: &str) -> Result<(), Violation> {
+pub(super) fn judge_json_function(judge: &Judge, routines: &Routines, name: &str) -> Result<(), Violation> {
     if !name.to_ascii_lowercase().contains("json") {
         return Ok(());
     }
     routines
         .json_casts
         .iter()
-        .try_for_each(|f| judge(policy, routines, f, Route::Cast("json")))
+        .try_for_each(|f| function(judge, routines, f, Route::Cast("json")))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::guard::{Policy, Rule};
 
     /// PostgreSQL 15's catalog facts, as `backend/postgres/routines.sql`
     /// returned them from a fresh cluster (a test in tests/it compares this
@@ -391,12 +371,9 @@ pub(crate) mod tests {
                 ("SELECT 1".to_owned(), &implicit),
             ];
             for read_only in [false, true] {
-                let policy = Policy {
-                    read_only,
-                    ..Policy::default()
-                };
+                let policy = Policy::default().with_read_only(read_only);
                 for (sql, facts) in &routes {
-                    match crate::guard::check(&policy, facts, sql) {
+                    match crate::guard::check(&Judge::new(policy.clone()), facts, sql) {
                         Err(v) if v.rule == Rule::BlockedFunction => {}
                         other => failures.push(format!("{sql} (read_only={read_only}): {other:?}")),
                     }
@@ -413,10 +390,7 @@ pub(crate) mod tests {
 
     #[test]
     fn judgements() {
-        let ro = Policy {
-            read_only: true,
-            ..Policy::default()
-        };
+        let ro = Policy::default().with_read_only(true);
         let rw = Policy::default();
         let mut planted = pg15();
         planted.functions.insert("evil".into(), Trust::Untrusted);
@@ -440,20 +414,16 @@ pub(crate) mod tests {
             (&rw, "PG_READ_FILE", Some(Rule::BlockedFunction)),
         ];
         for (policy, name, want) in cases {
-            let got = judge(policy, &planted, name, Route::Call).err().map(|v| v.rule);
+            let got = function(&Judge::new((*policy).clone()), &planted, name, Route::Call)
+                .err()
+                .map(|v| v.rule);
             assert_eq!(got, *want, "{name} read_only={}", policy.read_only);
         }
-        let vouched = Policy {
-            read_only: true,
-            read_only_functions: vec![super::super::FunctionPattern::new("evil")],
-            ..Policy::default()
-        };
-        assert!(judge(&vouched, &planted, "evil", Route::Call).is_ok());
+        let mut vouched = Policy::default().with_read_only(true);
+        vouched.read_only_functions = vec![super::super::FunctionPattern::new("evil")];
+        assert!(function(&Judge::new(vouched.clone()), &planted, "evil", Route::Call).is_ok());
         // Vouching never overrides the blocked list.
-        let vouched = Policy {
-            read_only_functions: vec![super::super::FunctionPattern::new("pg_read_file")],
-            ..vouched
-        };
-        assert!(judge(&vouched, &planted, "pg_read_file", Route::Call).is_err());
+        vouched.read_only_functions = vec![super::super::FunctionPattern::new("pg_read_file")];
+        assert!(function(&Judge::new(vouched.clone()), &planted, "pg_read_file", Route::Call).is_err());
     }
 }

@@ -15,8 +15,7 @@ use rusqlite::hooks::AuthAction;
 
 pub use super::outline::Outline;
 use super::outline::{Dialect, Token, tokens};
-use super::rules::{self, flag, violation};
-use super::{Policy, Rule, Violation};
+use super::{Finding, Judge, Rule, Violation, statements, violation};
 
 /// Read-only pragmas that take an argument: `PRAGMA table_info(t)` reports
 /// `t` as the pragma's value, which is not a write.
@@ -42,16 +41,18 @@ const READING_PRAGMAS: &[&str] = &[
 /// Pragmas that change the database or the connection even without a value.
 const ACTING_PRAGMAS: &[&str] = &["optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"];
 
-/// Decide one action SQLite reported while preparing the statement. `accessor`
-/// is the trigger or view the action comes from (`None` for the statement
-/// itself): a trigger's own `DELETE` is part of the schema, not of the query.
+/// Report one action SQLite reported while preparing the statement.
+/// `accessor` is the trigger or view the action comes from (`None` for the
+/// statement itself): a trigger's own `DELETE` is part of the schema, not of
+/// the query.
 pub fn authorize(
-    policy: &Policy,
+    judge: &Judge,
     outline: &Outline,
     action: &AuthAction<'_>,
     accessor: Option<&str>,
 ) -> Result<(), Violation> {
     let top = accessor.is_none();
+    let decide = |rule: Rule, what: &str, why: &str| judge.decide(Finding::new(rule, what, why));
     match *action {
         AuthAction::DropTable { .. }
         | AuthAction::DropIndex { .. }
@@ -61,74 +62,52 @@ pub fn authorize(
         | AuthAction::DropTempIndex { .. }
         | AuthAction::DropTempTrigger { .. }
         | AuthAction::DropTempView { .. }
-        | AuthAction::DropVtable { .. }
-            if !policy.allow_drop =>
-        {
-            flag(
-                Rule::Drop,
-                "DROP statements are not allowed",
-                "they destroy objects and the data in them",
-                "allow_drop",
-            )
-        }
-        AuthAction::AlterTable { .. } if !policy.allow_drop && outline.has("DROP") => flag(
+        | AuthAction::DropVtable { .. } => decide(
+            Rule::Drop,
+            "DROP statements are not allowed",
+            "they destroy objects and the data in them",
+        ),
+        AuthAction::AlterTable { .. } if outline.has("DROP") => decide(
             Rule::Drop,
             "ALTER TABLE ... DROP COLUMN is not allowed",
             "it destroys the column's data",
-            "allow_drop",
         ),
         AuthAction::Delete { table_name }
-            if top
-                && outline.verb == "DELETE"
-                && !outline.has_where()
-                && !table_name.starts_with("sqlite_")
-                && !policy.allow_delete_without_where =>
+            if top && outline.verb == "DELETE" && !outline.has_where() && !table_name.starts_with("sqlite_") =>
         {
-            flag(
+            decide(
                 Rule::DeleteWithoutWhere,
                 "DELETE without WHERE is not allowed",
                 "it deletes every row of the table",
-                "allow_delete_without_where",
             )
         }
-        AuthAction::Update { .. }
-            if top && outline.verb == "UPDATE" && !outline.has_where() && !policy.allow_update_without_where =>
-        {
-            flag(
-                Rule::UpdateWithoutWhere,
-                "UPDATE without WHERE is not allowed",
-                "it changes every row of the table",
-                "allow_update_without_where",
-            )
-        }
+        AuthAction::Update { .. } if top && outline.verb == "UPDATE" && !outline.has_where() => decide(
+            Rule::UpdateWithoutWhere,
+            "UPDATE without WHERE is not allowed",
+            "it changes every row of the table",
+        ),
         // VACUUM attaches its scratch database itself; VACUUM INTO is judged
         // as a statement.
-        AuthAction::Attach { .. } | AuthAction::Detach { .. } if !policy.allow_attach && outline.verb != "VACUUM" => {
-            flag(
-                Rule::Attach,
-                "ATTACH and DETACH are not allowed",
-                "ATTACH opens, and can create, any file the server can reach",
-                "allow_attach",
-            )
-        }
-        AuthAction::CreateTrigger { .. } | AuthAction::CreateTempTrigger { .. } if !policy.allow_create_function => {
-            flag(
-                Rule::CreateFunction,
-                "CREATE TRIGGER is not allowed",
-                "a trigger's body runs later, on other statements, where the guard does not check it",
-                "allow_create_function",
-            )
-        }
+        AuthAction::Attach { .. } | AuthAction::Detach { .. } if outline.verb != "VACUUM" => decide(
+            Rule::Attach,
+            "ATTACH and DETACH are not allowed",
+            "ATTACH opens, and can create, any file the server can reach",
+        ),
+        AuthAction::CreateTrigger { .. } | AuthAction::CreateTempTrigger { .. } => decide(
+            Rule::CreateFunction,
+            "CREATE TRIGGER is not allowed",
+            "a trigger's body runs later, on other statements, where the guard does not check it",
+        ),
         AuthAction::Pragma {
             pragma_name,
             pragma_value,
-        } => pragma(policy, pragma_name, pragma_value),
-        AuthAction::Function { function_name } => function(policy, function_name),
+        } => pragma(judge, pragma_name, pragma_value),
+        AuthAction::Function { function_name } => function(judge, function_name),
         _ => Ok(()),
     }
 }
 
-fn pragma(policy: &Policy, name: &str, value: Option<&str>) -> Result<(), Violation> {
+fn pragma(judge: &Judge, name: &str, value: Option<&str>) -> Result<(), Violation> {
     let name = name.to_ascii_lowercase();
     let writes = match value {
         Some(_) => !READING_PRAGMAS.contains(&name.as_str()),
@@ -137,62 +116,48 @@ fn pragma(policy: &Policy, name: &str, value: Option<&str>) -> Result<(), Violat
     if !writes {
         return Ok(());
     }
-    if policy.read_only && name == "query_only" {
-        return violation(
-            Rule::ReadOnly,
+    if name == "query_only" {
+        judge.write(|| {
             "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
-                .to_owned(),
-        );
-    }
-    if policy.allow_pragma_write {
-        return Ok(());
+                .to_owned()
+        })?;
     }
     let what = match value {
         Some(_) => format!("PRAGMA {name} with a value is not allowed"),
         None => format!("PRAGMA {name} is not allowed"),
     };
-    flag(
+    judge.decide(Finding::new(
         Rule::Pragma,
-        &what,
+        what,
         "a writing PRAGMA changes how the database file is stored or how the connection behaves",
-        "allow_pragma_write",
-    )
+    ))
 }
 
-fn function(policy: &Policy, name: &str) -> Result<(), Violation> {
+fn function(judge: &Judge, name: &str) -> Result<(), Violation> {
     let name = name.to_ascii_lowercase();
+    // No switch allows it: the connection never enables extension loading.
     if name == "load_extension" {
         return violation(
             Rule::Load,
             "function load_extension() is not allowed: loading extensions is always off for SQLite".to_owned(),
         );
     }
-    if policy.blocked_functions.iter().any(|p| p.matches(&name)) {
-        return violation(
-            Rule::BlockedFunction,
-            format!("function {name}() is not allowed. Remove it from protection.blocked_functions to allow it"),
-        );
-    }
-    Ok(())
+    judge.call(&name, || format!("function {name}()"), || None)
 }
 
 /// Statement-level rules that need the prepared statement: `VACUUM INTO`
 /// writes a new file anywhere; in read-only mode a statement SQLite says writes
 /// is refused before it runs (the connection is read-only as well).
-pub fn statement(policy: &Policy, outline: &Outline, sqlite_says_read_only: bool) -> Result<(), Violation> {
-    if outline.verb == "VACUUM" && outline.has("INTO") && !policy.allow_vacuum_into {
-        return flag(
+pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) -> Result<(), Violation> {
+    if outline.verb == "VACUUM" && outline.has("INTO") {
+        judge.decide(Finding::new(
             Rule::VacuumInto,
             "VACUUM INTO is not allowed",
             "it writes a copy of the database to any path the server can reach",
-            "allow_vacuum_into",
-        );
+        ))?;
     }
-    if policy.read_only
-        && !sqlite_says_read_only
-        && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK")
-    {
-        return rules::write_in_read_only(outline);
+    if !sqlite_says_read_only && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK") {
+        return statements::write_in_read_only(judge, outline);
     }
     Ok(())
 }
@@ -235,6 +200,7 @@ fn complete(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::guard::Policy;
 
     #[test]
     fn splitting() {
@@ -268,10 +234,7 @@ mod tests {
         let default = Policy::default();
         let mut permissive = Policy::permissive();
         permissive.blocked_functions = vec![super::super::FunctionPattern::new("random")];
-        let read_only = Policy {
-            read_only: true,
-            ..Policy::permissive()
-        };
+        let read_only = Policy::permissive().with_read_only(true);
         // (policy, sql, action, accessor, refusing rule)
         type Case<'a> = (&'a Policy, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
         let cases: Vec<Case<'_>> = vec![
@@ -525,7 +488,7 @@ mod tests {
             ),
         ];
         for (policy, sql, action, accessor, want) in cases {
-            let got = authorize(policy, &Outline::sqlite(sql), &action, accessor)
+            let got = authorize(&Judge::new((*policy).clone()), &Outline::sqlite(sql), &action, accessor)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql} / {action:?}");
@@ -535,14 +498,8 @@ mod tests {
     #[test]
     fn statement_rules() {
         let default = Policy::default();
-        let read_only = Policy {
-            read_only: true,
-            ..Policy::default()
-        };
-        let allow_vacuum = Policy {
-            allow_vacuum_into: true,
-            ..Policy::default()
-        };
+        let read_only = Policy::default().with_read_only(true);
+        let allow_vacuum = Policy::default().allowing(&[Rule::VacuumInto]);
         let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
             (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
@@ -553,13 +510,19 @@ mod tests {
             (&default, "INSERT INTO t VALUES (1)", false, None),
         ];
         for (policy, sql, reads, want) in cases {
-            let got = statement(policy, &Outline::sqlite(sql), reads).err().map(|v| v.rule);
+            let got = statement(&Judge::new((*policy).clone()), &Outline::sqlite(sql), reads)
+                .err()
+                .map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
-            statement(&read_only, &Outline::sqlite("delete from t where 1"), false)
-                .unwrap_err()
-                .to_string(),
+            statement(
+                &Judge::new(read_only.clone()),
+                &Outline::sqlite("delete from t where 1"),
+                false
+            )
+            .unwrap_err()
+            .to_string(),
             "cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)"
         );
     }

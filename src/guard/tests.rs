@@ -987,7 +987,7 @@ fn run(cases: &[Case]) {
     let facts = pg15();
     let mut failures = Vec::new();
     for (name, sql, spec, expected) in cases {
-        let got = check(&policy(spec), &facts, sql);
+        let got = check(&Judge::new(policy(spec)), &facts, sql);
         let ok = match (&got, expected) {
             (Ok(_), None) => true,
             (Err(v), Some(prefix)) => v.message.starts_with(prefix),
@@ -1029,7 +1029,7 @@ fn every_rule_has_a_stable_name() {
 /// The checker is shared by concurrent calls: every thread gets its own verdict.
 #[test]
 fn concurrent_checks() {
-    let policy = Policy::default();
+    let policy = Judge::new(Policy::default());
     let facts = pg15();
     std::thread::scope(|s| {
         for i in 0..10 {

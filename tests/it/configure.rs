@@ -16,14 +16,14 @@ fn script(fields: &[(&str, &[&str])], lists: &[(&str, &[&str])]) -> String {
     let fields: HashMap<_, _> = fields.iter().copied().collect();
     let lists: HashMap<_, _> = lists.iter().copied().collect();
     let mut lines: Vec<&str> = Vec::new();
-    for f in FIELDS {
-        lines.extend(fields.get(f.path).copied().unwrap_or(&[""]));
+    for f in FIELDS.iter() {
+        lines.extend(fields.get(&*f.path).copied().unwrap_or(&[""]));
     }
     for l in LISTS {
         lines.extend(lists.get(l.path).copied().unwrap_or(&["c"]));
     }
     for f in LATE_FIELDS {
-        lines.extend(fields.get(f.path).copied().unwrap_or(&[""]));
+        lines.extend(fields.get(&*f.path).copied().unwrap_or(&[""]));
     }
     lines.join("\n") + "\n"
 }

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use pgmcp::backend::postgres::params;
-use pgmcp::backend::{Backend, Deadline, Statement};
+use pgmcp::backend::{Deadline, Statement};
+use pgmcp::guard::Rule;
 use pgmcp::{Config, Engine, Error, QueryInput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -117,7 +118,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
     let db = pg::server().database();
     db.psql("CREATE TABLE keep (x int)");
     let params = params::resolve(Some(&db.url), &Default::default(), &|_| None).unwrap();
-    let backend = Backend::Postgres(pgmcp::backend::postgres::PgBackend::new(
+    let backend = pgmcp::backend::postgres::PgBackend::new(
         params,
         pgmcp::backend::postgres::PgOptions {
             read_only: false,
@@ -125,7 +126,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
             max_conn_idle: Duration::from_secs(60),
             role: None,
         },
-    ));
+    );
     let deadline = Deadline {
         at: Instant::now() + Duration::from_secs(10),
         timeout: Duration::from_secs(10),
@@ -135,13 +136,13 @@ async fn server_refuses_multiple_statements_without_the_guard() {
         .execute(
             Statement {
                 database: None,
-                catalog_version: None,
-                policy: &pgmcp::guard::Policy::default(),
                 sql: "SELECT 1; DROP TABLE keep",
                 params: &[],
                 fetch_limit: 10,
                 budget: pgmcp::budget::ReadBudget::for_answer(100_000),
             },
+            // No catalog version: nothing was judged.
+            None,
             &deadline,
         )
         .await;
@@ -272,8 +273,8 @@ async fn session_state_does_not_leak_between_calls() {
     let engine = engine_for(&db, |c| {
         c.read_only = false;
         c.pool.max_conns = 1;
-        c.protection.allow_set = true;
-        c.protection.allow_prepare = true;
+        c.protection.allow(Rule::Set, true);
+        c.protection.allow(Rule::Prepare, true);
     });
     let pid = rows(&engine, "SELECT pg_backend_pid() AS pid").await;
 

@@ -372,58 +372,62 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
     let writes = vec![
         write(
             "DELETE FROM t",
-            |p| p.allow_delete_without_where = true,
+            |p| p.allow(Rule::DeleteWithoutWhere, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
-            |p| p.allow_delete_without_where = true,
+            |p| p.allow(Rule::DeleteWithoutWhere, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "EXPLAIN ANALYZE DELETE FROM t",
-            |p| p.allow_delete_without_where = true,
+            |p| p.allow(Rule::DeleteWithoutWhere, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "UPDATE t SET x = 0",
-            |p| p.allow_update_without_where = true,
+            |p| p.allow(Rule::UpdateWithoutWhere, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
-        write("DROP TABLE t", |p| p.allow_drop = true, READ_ONLY_SQL_TRANSACTION),
-        write("TRUNCATE t", |p| p.allow_truncate = true, READ_ONLY_SQL_TRANSACTION),
+        write("DROP TABLE t", |p| p.allow(Rule::Drop, true), READ_ONLY_SQL_TRANSACTION),
+        write(
+            "TRUNCATE t",
+            |p| p.allow(Rule::Truncate, true),
+            READ_ONLY_SQL_TRANSACTION,
+        ),
         // The program would leave a file behind; state() would show it.
         write(
             format!(
                 "COPY t FROM PROGRAM 'touch {}; echo 4'",
                 target.from_program_file.display()
             ),
-            |p| p.allow_copy_from = true,
+            |p| p.allow(Rule::CopyFrom, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "CREATE FUNCTION wipe() RETURNS void LANGUAGE sql AS 'DELETE FROM t'",
-            |p| p.allow_create_function = true,
+            |p| p.allow(Rule::CreateFunction, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "DO $$ BEGIN DELETE FROM t; INSERT INTO t VALUES (4); END $$",
-            |p| p.allow_do = true,
+            |p| p.allow(Rule::Do, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "CREATE RULE swallow AS ON INSERT TO t DO INSTEAD NOTHING",
-            |p| p.allow_create_rule = true,
+            |p| p.allow(Rule::CreateRule, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             "UPDATE pg_settings SET setting = 'off' WHERE name = 'default_transaction_read_only'",
-            |p| p.allow_set = true,
+            |p| p.allow(Rule::Set, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             format!("DROP DATABASE {}", target.other.name),
-            |p| p.allow_drop = true,
+            |p| p.allow(Rule::Drop, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         // The guard reads ALTER SYSTEM's SET as a SET too, so both switches.
@@ -432,8 +436,8 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
         write(
             "ALTER SYSTEM SET work_mem = '1GB'",
             |p| {
-                p.allow_alter_system = true;
-                p.allow_set = true;
+                p.allow(Rule::AlterSystem, true);
+                p.allow(Rule::Set, true);
             },
             ACTIVE_SQL_TRANSACTION,
         ),
@@ -449,12 +453,12 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
         ),
         write(
             "MERGE INTO t USING (SELECT 1) s ON true WHEN MATCHED THEN DELETE",
-            |p| p.allow_merge = true,
+            |p| p.allow(Rule::Merge, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
         write(
             format!("ALTER DATABASE {} SET search_path = pg_temp", target.db.name),
-            |p| p.allow_set = true,
+            |p| p.allow(Rule::Set, true),
             READ_ONLY_SQL_TRANSACTION,
         ),
     ];
@@ -521,7 +525,7 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
         ("ROLLBACK", Some(Rule::ReadOnly)),
     ];
 
-    let engine = engine_for(&db, |c| c.protection.allow_set = true);
+    let engine = engine_for(&db, |c| c.protection.allow(Rule::Set, true));
     let mut findings = Findings::default();
     for (sql, rule) in tricks {
         let result = call(&engine, sql).await;
@@ -645,15 +649,16 @@ async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Err
     };
     let stmt = Statement {
         database: None,
-        catalog_version: None,
-        policy: &Policy::default(),
         sql,
         params: &[],
         fetch_limit: 10,
         budget: pgmcp::budget::ReadBudget::for_answer(100_000),
     };
-    backend
-        .execute(stmt, &deadline)
+    let Backend::Postgres(pg) = backend else {
+        panic!("PostgreSQL only")
+    };
+    // No catalog version: nothing was judged.
+    pg.execute(stmt, None, &deadline)
         .await
         .map(|rows| pgmcp::shape::query_output(rows, 10))
 }

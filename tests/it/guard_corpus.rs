@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Policy, Rule};
+use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Judge, Policy, Rule};
 use serde::Deserialize;
 
 static PG15: LazyLock<guard::Routines> = LazyLock::new(crate::support::pg15_routines);
@@ -115,7 +115,7 @@ fn run(case: &Case) -> Option<String> {
         "planted" => &*PLANTED,
         other => return Some(format!("unknown catalog `{other}` (pg15 or planted)")),
     };
-    let got = guard::check(&policy, facts, &case.sql);
+    let got = guard::check(&Judge::new(policy), facts, &case.sql);
     let got_text = match &got {
         Ok(_) => "allow".to_owned(),
         Err(v) => format!("{}: {}", v.rule.name(), v.message),
@@ -178,7 +178,7 @@ fn the_corpus_is_large_and_refuses_with_every_rule() {
     let refused: BTreeSet<&str> = cases.iter().map(|(_, c)| c.expect.as_str()).collect();
     let missing: Vec<&str> = Rule::ALL
         .iter()
-        .filter(|r| !Rule::EMBEDDED_ONLY.contains(r))
+        .filter(|r| !r.embedded_only())
         .map(|r| r.name())
         .filter(|name| !refused.contains(name))
         .collect();
@@ -216,7 +216,7 @@ fn the_corpus_calls_every_default_blocked_function() {
 #[test]
 fn policy_specs_read_like_the_unit_tests() {
     let p = policy("read_only+allow_set+block:purge_*").unwrap();
-    assert!(p.read_only && p.allow_set && !p.allow_drop);
+    assert!(p.read_only && p.allows(Rule::Set) && !p.allows(Rule::Drop));
     assert_eq!(p.blocked_functions.last().map(FunctionPattern::as_str), Some("purge_*"));
     assert_eq!(policy("all").unwrap(), Policy::permissive());
     assert_eq!(policy("default").unwrap(), Policy::default());

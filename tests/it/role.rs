@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pgmcp::catalog::TableFilter;
-use pgmcp::guard::FunctionPattern;
+use pgmcp::guard::{FunctionPattern, Rule};
 use pgmcp::{Config, Engine};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -118,7 +118,7 @@ async fn the_role_cannot_be_left() {
     let admin = pg::server().admin_user().to_owned();
     let engine = engine_for(&db, |c| {
         with_role(&role)(c);
-        c.protection.allow_set = true;
+        c.protection.allow(Rule::Set, true);
     });
     for sql in [
         format!("SET ROLE {admin}"),

@@ -37,7 +37,7 @@ use crate::config::DuckdbConfig;
 use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::duckdb::Kind;
 use crate::guard::outline::{Outline, without_final_semicolon};
-use crate::guard::{self, Placeholders, Policy};
+use crate::guard::{self, Judge, Placeholders};
 
 /// How often an interrupt is repeated while the interrupted work winds down
 /// (one sent just before DuckDB starts a query is reset by the start).
@@ -73,15 +73,16 @@ impl DuckDbBackend {
         }
     }
 
-    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+    /// Run `stmt`, judged by `judge` as DuckDB's parser reports it.
+    pub async fn execute(&self, stmt: Statement<'_>, judge: &Judge, deadline: &Deadline) -> Result<Rows, Error> {
         let sql = stmt.sql.to_owned();
         let params = stmt.params.to_vec();
-        let policy = stmt.policy.clone();
+        let judge = judge.clone();
         let limit = stmt.fetch_limit;
         let budget = stmt.budget;
         let result = self
             .blocking(deadline, move |session, stop| {
-                run(session, stop, &policy, &sql, &params, limit, budget)
+                run(session, stop, &judge, &sql, &params, limit, budget)
             })
             .await;
         // duckdb_databases(), PRAGMA database_list and the default
@@ -338,7 +339,7 @@ impl Drop for InterruptOnDrop {
 fn run(
     session: &Session,
     stop: &Stop,
-    policy: &Policy,
+    judge: &Judge,
     sql: &str,
     params: &[Value],
     limit: usize,
@@ -347,7 +348,7 @@ fn run(
     let outline = Outline::duckdb(sql);
     let extracted = session.extract(sql).map_err(db_error)?;
     guard::one_statement(extracted.count)?;
-    guard::duckdb::text(policy, &outline)?;
+    guard::duckdb::text(judge, &outline)?;
     let prepared = match extracted.prepare(0) {
         Ok(prepared) => prepared,
         Err(message) => {
@@ -355,13 +356,13 @@ fn run(
             // (a COPY to a file with external access off): the rule that
             // refuses the statement says why, when one does.
             if let Some(kind) = Kind::from_verb(&outline) {
-                guard::duckdb::statement(policy, &outline, kind)?;
+                guard::duckdb::statement(judge, &outline, kind)?;
             }
             return Err(db_error(message));
         }
     };
     let kind = Kind::from_code(prepared.kind());
-    guard::duckdb::statement(policy, &outline, kind)?;
+    guard::duckdb::statement(judge, &outline, kind)?;
     guard::check_params(prepared.param_count(), params, Placeholders::Positional).map_err(Error::Input)?;
     let types = prepared.column_types();
     let names = prepared.column_names();

@@ -144,7 +144,15 @@ impl PgBackend {
         Ok(routines)
     }
 
-    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+    /// Run `stmt` in a transaction of its own. `catalog_version`: the
+    /// catalog version the guard's facts describe (`None` for pgmcp's own
+    /// SQL, which no guard judges).
+    pub async fn execute(
+        &self,
+        stmt: Statement<'_>,
+        catalog_version: Option<&str>,
+        deadline: &Deadline,
+    ) -> Result<Rows, Error> {
         let params: Vec<Option<String>> = stmt.params.iter().map(param_text).collect::<Result<_, _>>()?;
         let mut conn = self.checkout(deadline).await?;
         let begin = if self.options.read_only {
@@ -155,10 +163,7 @@ impl PgBackend {
         let timeout = statement_timeout(deadline);
         // The guard judged the statement with facts of one catalog version:
         // the statement runs only if the catalog is still at it.
-        let version_check = stmt
-            .catalog_version
-            .filter(|v| !v.is_empty())
-            .map(routines::version_check);
+        let version_check = catalog_version.filter(|v| !v.is_empty()).map(routines::version_check);
         let mut setup = self.setup(begin, &timeout);
         setup.extend(version_check.as_deref());
         let result = run(
@@ -265,10 +270,9 @@ impl PgBackend {
                     params: &[],
                     fetch_limit: 1,
                     budget: crate::budget::ReadBudget::for_answer(100_000),
-                    policy: &crate::guard::Policy::default(),
                     database: None,
-                    catalog_version: None,
                 },
+                None,
                 deadline,
             )
             .await?;

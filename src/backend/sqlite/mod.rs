@@ -27,7 +27,7 @@ use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error, ErrorCode};
-use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
+use crate::guard::{self, Judge, Rule, Violation, sqlite::Outline};
 use crate::value::hex;
 
 /// How often (in SQLite virtual machine steps) the deadline is checked.
@@ -66,11 +66,12 @@ impl SqliteBackend {
         }
     }
 
-    pub async fn execute(&self, stmt: Statement<'_>, deadline: &Deadline) -> Result<Rows, Error> {
+    /// Run `stmt`, its actions reported to `judge` as SQLite prepares it.
+    pub async fn execute(&self, stmt: Statement<'_>, judge: &Judge, deadline: &Deadline) -> Result<Rows, Error> {
         let target = self.target(stmt.database)?;
         let sql = stmt.sql.to_owned();
         let params = stmt.params.to_vec();
-        let policy = Arc::new(stmt.policy.clone());
+        let judge = judge.clone();
         let limit = stmt.fetch_limit;
         let budget = stmt.budget;
         let read_only = self.read_only;
@@ -80,7 +81,7 @@ impl SqliteBackend {
             // SQLite shows the file's full path (pragma_database_list, PRAGMA
             // database_list): answers show the name the call gave instead.
             let mask = PathMask::new(&target, conn.path());
-            mask.result(run(&mut conn, &policy, &sql, &params, limit, budget))
+            mask.result(run(&mut conn, &judge, &sql, &params, limit, budget))
         })
         .await
     }
@@ -266,7 +267,7 @@ fn shows_file_path(action: &rusqlite::hooks::AuthAction<'_>) -> bool {
 /// whether there are more) or until `budget` is spent, convert.
 fn run(
     conn: &mut Connection,
-    policy: &Arc<Policy>,
+    judge: &Judge,
     sql: &str,
     params: &[Value],
     limit: usize,
@@ -276,10 +277,10 @@ fn run(
     let outline = Outline::sqlite(sql);
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     {
-        let (policy, outline, refused) = (Arc::clone(policy), outline.clone(), Arc::clone(&refused));
+        let (judge, outline, refused) = (judge.clone(), outline.clone(), Arc::clone(&refused));
         conn.authorizer(Some(
             move |ctx: rusqlite::hooks::AuthContext<'_>| match guard::sqlite::authorize(
-                &policy,
+                &judge,
                 &outline,
                 &ctx.action,
                 ctx.accessor,
@@ -314,7 +315,7 @@ fn run(
             });
         }
     };
-    guard::sqlite::statement(policy, &outline, stmt.readonly())?;
+    guard::sqlite::statement(judge, &outline, stmt.readonly())?;
     guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional).map_err(Error::Input)?;
     for (i, param) in params.iter().enumerate() {
         bind(&mut stmt, i + 1, param)?;

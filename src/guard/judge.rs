@@ -1,0 +1,239 @@
+//! The one judge. Each dialect's guard reads its engine's evidence
+//! (PostgreSQL's parse tree and catalog facts, the actions SQLite's
+//! authorizer reports, the statement type DuckDB's parser reports) and
+//! reports what it found; the judge alone reads the [`Policy`], decides, and
+//! words the refusal: what was refused, why, and which setting allows it.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::policy::Policy;
+use super::rule::Rule;
+use super::{Violation, violation};
+
+/// What a guard found that a rule with a switch governs.
+#[derive(Debug, Clone)]
+pub struct Finding<'a> {
+    pub rule: Rule,
+    /// What would be refused: `DROP statements are not allowed`.
+    pub what: Cow<'a, str>,
+    /// Why it is dangerous: `they destroy objects and the data in them`.
+    pub why: &'a str,
+    pub remedy: Remedy,
+}
+
+impl<'a> Finding<'a> {
+    pub fn new(rule: Rule, what: impl Into<Cow<'a, str>>, why: &'a str) -> Finding<'a> {
+        Finding {
+            rule,
+            what: what.into(),
+            why,
+            remedy: Remedy::Switch,
+        }
+    }
+
+    pub fn remedy(self, remedy: Remedy) -> Finding<'a> {
+        Finding { remedy, ..self }
+    }
+}
+
+/// How a refusal tells the person what to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// `Set protection.allow_x to true to allow it`.
+    Switch,
+    /// A statement that names its rows could run: `Add a WHERE clause, or set ...`.
+    AddWhere,
+    /// Part of the statement's kind stays allowed: `COPY ... TO STDOUT is allowed; set ...`.
+    ToStdout,
+}
+
+/// Applies a [`Policy`]. Cheap to clone: backends take one onto the thread
+/// where their engine's parser reports.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    policy: Arc<Policy>,
+}
+
+impl From<Policy> for Judge {
+    fn from(policy: Policy) -> Judge {
+        Judge::new(policy)
+    }
+}
+
+impl Judge {
+    pub fn new(policy: Policy) -> Judge {
+        Judge {
+            policy: Arc::new(policy),
+        }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Refuse what `finding` describes unless its rule's switch is on.
+    pub fn decide(&self, finding: Finding<'_>) -> Result<(), Violation> {
+        if self.policy.allows(finding.rule) {
+            return Ok(());
+        }
+        let Finding {
+            rule,
+            what,
+            why,
+            remedy,
+        } = finding;
+        let Some(flag) = rule.flag() else {
+            return violation(rule, format!("{what}: {why}"));
+        };
+        let remedy = match remedy {
+            Remedy::Switch => format!("Set protection.{flag} to true to allow it"),
+            Remedy::AddWhere => format!("Add a WHERE clause, or set protection.{flag} to true"),
+            Remedy::ToStdout => {
+                format!("COPY ... TO STDOUT is allowed; set protection.{flag} to true to allow the rest")
+            }
+        };
+        violation(rule, format!("{what}: {why}. {remedy}"))
+    }
+
+    /// Something that writes, or could make the transaction writable: refused
+    /// in read-only mode, with `message` (called only then).
+    pub fn write(&self, message: impl FnOnce() -> String) -> Result<(), Violation> {
+        match self.policy.read_only {
+            true => violation(Rule::ReadOnly, message()),
+            false => Ok(()),
+        }
+    }
+
+    /// A function the statement runs (`name` in lower case), `described` by
+    /// how it is reached: refused when `protection.blocked_functions` lists
+    /// it, saying why when `reason` knows.
+    pub fn call(
+        &self,
+        name: &str,
+        described: impl FnOnce() -> String,
+        reason: impl FnOnce() -> Option<Cow<'static, str>>,
+    ) -> Result<(), Violation> {
+        if !self.blocks(name) {
+            return Ok(());
+        }
+        let why = reason().map(|r| format!(": it {r}")).unwrap_or_default();
+        violation(
+            Rule::BlockedFunction,
+            format!(
+                "{} is not allowed{why}. Remove it from protection.blocked_functions to allow it",
+                described()
+            ),
+        )
+    }
+
+    /// Does `protection.blocked_functions` list `name` (lower case)?
+    pub fn blocks(&self, name: &str) -> bool {
+        self.policy.blocked_functions.iter().any(|p| p.matches(name))
+    }
+
+    /// In read-only mode, a function the guard cannot show changes nothing
+    /// (`risk` says what it may do; `None` when it is known to only read):
+    /// refused unless `protection.read_only_functions` vouches for `name`
+    /// (lower case).
+    pub fn call_in_read_only(
+        &self,
+        name: &str,
+        described: impl FnOnce() -> String,
+        risk: Option<&str>,
+    ) -> Result<(), Violation> {
+        let vouched = || self.policy.read_only_functions.iter().any(|p| p.matches(name));
+        match risk {
+            Some(risk) if self.policy.read_only && !vouched() => violation(
+                Rule::ReadOnly,
+                format!(
+                    "{} is not allowed in read-only mode: {risk}. Read-only mode runs only functions known to change nothing; if it only reads, add it to protection.read_only_functions",
+                    described()
+                ),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the guard must see every statement as read-only mode does.
+    pub fn read_only(&self) -> bool {
+        self.policy.read_only
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_what_why_and_the_switch() {
+        let judge = Judge::new(Policy::default());
+        let drop = || Finding::new(Rule::Drop, "DROP statements are not allowed", "they destroy objects");
+        let cases = [
+            (
+                drop(),
+                "DROP statements are not allowed: they destroy objects. Set protection.allow_drop to true to allow it",
+            ),
+            (
+                Finding::new(
+                    Rule::DeleteWithoutWhere,
+                    "DELETE without WHERE clause is not allowed",
+                    "it would delete every row",
+                )
+                .remedy(Remedy::AddWhere),
+                "DELETE without WHERE clause is not allowed: it would delete every row. Add a WHERE clause, or set protection.allow_delete_without_where to true",
+            ),
+            (
+                Finding::new(Rule::CopyToFile, "COPY TO a file is not allowed", "it writes files")
+                    .remedy(Remedy::ToStdout),
+                "COPY TO a file is not allowed: it writes files. COPY ... TO STDOUT is allowed; set protection.allow_copy_to_file to true to allow the rest",
+            ),
+        ];
+        for (finding, message) in cases {
+            let rule = finding.rule;
+            assert_eq!(
+                judge.decide(finding),
+                Err(Violation {
+                    rule,
+                    message: message.to_owned()
+                })
+            );
+        }
+        let allowing = Judge::new(Policy::default().allowing(&[Rule::Drop]));
+        assert_eq!(allowing.decide(drop()), Ok(()));
+    }
+
+    #[test]
+    fn functions_and_writes() {
+        let mut policy = Policy::default();
+        let judge = Judge::new(policy.clone());
+        let described = || "function pg_read_file()".to_owned();
+        assert_eq!(
+            judge
+                .call("pg_read_file", described, || Some("reads files".into()))
+                .unwrap_err()
+                .message,
+            "function pg_read_file() is not allowed: it reads files. Remove it from protection.blocked_functions to allow it"
+        );
+        assert_eq!(judge.call("lower", described, || None), Ok(()));
+        assert_eq!(judge.write(|| unreachable!("only worded when refused")), Ok(()));
+        assert_eq!(judge.call_in_read_only("f", described, Some("it may write")), Ok(()));
+
+        policy.read_only = true;
+        policy.read_only_functions = vec![super::super::FunctionPattern::new("mine_*")];
+        let judge = Judge::new(policy);
+        assert_eq!(judge.write(|| "no".to_owned()).unwrap_err().rule, Rule::ReadOnly);
+        assert_eq!(
+            judge
+                .call_in_read_only("f", described, Some("it may write"))
+                .unwrap_err()
+                .rule,
+            Rule::ReadOnly
+        );
+        assert_eq!(judge.call_in_read_only("f", described, None), Ok(()));
+        assert_eq!(
+            judge.call_in_read_only("mine_f", described, Some("it may write")),
+            Ok(())
+        );
+    }
+}
