@@ -229,7 +229,7 @@ fn names_a_database(config: &Config, flag: Option<&str>) -> bool {
     flag.is_some()
         || config.database.is_some()
         || config.sqlite_root.is_some()
-        || config.connection != crate::config::ConnectionConfig::default()
+        || config.connection != postgres::ConnectionConfig::default()
         || variables.into_iter().any(|k| crate::environment::var(k).is_some())
 }
 

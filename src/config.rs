@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use regex::Regex;
 
-use crate::backend::postgres::SslMode;
+use crate::backend::duckdb::{DuckdbConfig, memory_size};
+use crate::backend::postgres::{ConnectionConfig, SslMode};
 use crate::error_prompts::ErrorPrompt;
 use crate::guard::{FunctionPattern, Policy};
 use crate::hooks::Hook;
@@ -84,7 +85,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub database: Option<String>,
     #[serde(default)]
-    pub connection: ConnectionConfig,
+    pub connection: RawConnection,
     #[serde(default)]
     pub sqlite: RawSqlite,
     #[serde(default)]
@@ -189,7 +190,7 @@ pub struct RawProtection {
 /// There is deliberately no password field: use `PGPASSWORD` or the connection string.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConnectionConfig {
+pub struct RawConnection {
     pub host: Option<String>,
     pub port: Option<u16>,
     pub dbname: Option<String>,
@@ -302,15 +303,6 @@ pub struct Config {
 pub struct HooksConfig {
     pub before_query: Vec<Hook>,
     pub after_query: Vec<Hook>,
-}
-
-/// How a DuckDB database is opened. `None` leaves DuckDB's own default
-/// (80% of the machine's memory; one thread per core).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DuckdbConfig {
-    /// `memory_limit`, as DuckDB reads it (`1GB`, `512MiB`).
-    pub memory_limit: Option<String>,
-    pub threads: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -815,15 +807,13 @@ impl RawConfig {
         {
             return Err(fail("connection.port", "must be between 1 and 65535".into()));
         }
-        if let Some(mode) = raw.connection.sslmode.as_deref()
-            && SslMode::from_name(mode).is_none()
-        {
-            let names = SslMode::NAMES.join(", ");
-            return Err(fail(
-                "connection.sslmode",
-                format!("unknown sslmode \"{mode}\": use {names}"),
-            ));
-        }
+        let sslmode = match raw.connection.sslmode.as_deref() {
+            None => None,
+            Some(mode) => Some(SslMode::from_name(mode).ok_or_else(|| {
+                let names = SslMode::NAMES.join(", ");
+                fail("connection.sslmode", format!("unknown sslmode \"{mode}\": use {names}"))
+            })?),
+        };
         for (field, value) in [
             ("connection.sslrootcert", &raw.connection.sslrootcert),
             ("connection.sslcert", &raw.connection.sslcert),
@@ -956,12 +946,12 @@ impl RawConfig {
         };
         // Files the config names are found next to it, as its hooks are,
         // never in whatever directory pgmcp was started in.
-        let mut connection = raw.connection;
+        let mut raw_connection = raw.connection;
         for value in [
-            &mut connection.sslrootcert,
-            &mut connection.sslcert,
-            &mut connection.sslkey,
-            &mut connection.passfile,
+            &mut raw_connection.sslrootcert,
+            &mut raw_connection.sslcert,
+            &mut raw_connection.sslkey,
+            &mut raw_connection.passfile,
         ] {
             if let Some(v) = value.as_mut()
                 && v != "system"
@@ -971,6 +961,34 @@ impl RawConfig {
                 *v = dir.join(v.as_str()).to_string_lossy().into_owned();
             }
         }
+        let RawConnection {
+            host,
+            port,
+            dbname,
+            user,
+            sslmode: _,
+            application_name,
+            connect_timeout_seconds,
+            sslrootcert,
+            sslcert,
+            sslkey,
+            passfile,
+            role,
+        } = raw_connection;
+        let connection = ConnectionConfig {
+            host,
+            port,
+            dbname,
+            user,
+            sslmode,
+            application_name,
+            connect_timeout_seconds,
+            sslrootcert,
+            sslcert,
+            sslkey,
+            passfile,
+            role,
+        };
         Ok(Config {
             source: file.map(Path::to_owned),
             database: raw.database,
@@ -1009,7 +1027,6 @@ fn role_name_problem(role: &str) -> Option<String> {
     }
 }
 
-/// A size DuckDB's `memory_limit` accepts: a number and a byte unit.
 /// A list of function names, each optionally ending in `*` (a prefix).
 /// Errors name the entry: (`field[i]`, message).
 fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern>, (String, String)> {
@@ -1023,24 +1040,6 @@ fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern
         }
     }
     Ok(list.iter().map(|n| FunctionPattern::new(n)).collect())
-}
-
-fn memory_size(text: &str) -> bool {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number_ok = !number.is_empty()
-        && number.chars().filter(|c| *c == '.').count() <= 1
-        && !number.starts_with('.')
-        && !number.ends_with('.');
-    let unit = unit.trim().to_ascii_lowercase();
-    number_ok
-        && matches!(
-            unit.as_str(),
-            "b" | "bytes" | "kb" | "mb" | "gb" | "tb" | "kib" | "mib" | "gib" | "tib"
-        )
 }
 
 /// A hook command with a `/` in it is a path; a relative one is taken from the
