@@ -282,11 +282,14 @@ pub struct Config {
     pub connection: ConnectionConfig,
     pub pool: PoolConfig,
     /// Every query runs in a `READ ONLY` transaction on sessions with
-    /// `default_transaction_read_only = on`. Default: true.
+    /// `default_transaction_read_only = on`. Default: true. The one setting
+    /// of read-only mode: what the engine and the backends are given.
     pub read_only: bool,
     pub logging: LoggingConfig,
     pub query: QueryConfig,
-    /// What the guard allows. The engine sets its `read_only` from `read_only`.
+    /// What the guard allows. Its `read_only` only mirrors `read_only`, the
+    /// setting: the engine makes the guard's policy with `read_only`'s value,
+    /// so a caller changing the mode sets that field.
     pub protection: Policy,
     /// Prompts appended to matching error messages.
     pub error_prompts: Vec<ErrorPrompt>,
@@ -473,8 +476,7 @@ impl Config {
                     });
                 }
             };
-            self.read_only = read_only;
-            self.protection.read_only = read_only;
+            self.set_read_only(read_only);
             self.overrides.push(Override {
                 variable: "PGMCP_READ_ONLY",
                 field: "server.read_only",
@@ -501,6 +503,15 @@ impl Config {
             });
         }
         Ok(self)
+    }
+
+    /// Set read-only mode after validation: the one place it changes.
+    /// `read_only` is the setting; `protection` is a guard [`Policy`], which
+    /// carries a copy of its own, kept equal here for readers of the policy
+    /// alone (the engine takes the mode from `read_only`).
+    fn set_read_only(&mut self, read_only: bool) {
+        self.read_only = read_only;
+        self.protection.read_only = read_only;
     }
 
     /// Read and validate a config file, refusing it, or a hook program it
