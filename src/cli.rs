@@ -229,7 +229,7 @@ fn names_a_database(config: &Config, flag: Option<&str>) -> bool {
     flag.is_some()
         || config.database.is_some()
         || config.sqlite_root.is_some()
-        || config.connection != crate::config::ConnectionConfig::default()
+        || config.connection != postgres::ConnectionConfig::default()
         || variables.into_iter().any(|k| crate::environment::var(k).is_some())
 }
 
@@ -239,7 +239,7 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         LogOutput::Stderr => "stderr".to_owned(),
     };
     let max_line = max_line(&config);
-    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref())?;
+    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;
     if let Some(named) = &named {
         tracing::info!(from = named.setting.name(), "database setting");
     }
@@ -375,7 +375,7 @@ fn configure(location: &ConfigLocation, flag: Option<&std::path::Path>) -> Resul
 /// `pgmcp check`: print the report; exit 1 when it found a problem.
 async fn check(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
     let given = names_a_database(&config, database.as_deref());
-    let (choice, named) = match crate::pipeline::choose_named(&config, database.as_deref()) {
+    let (choice, named) = match crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var) {
         Ok(chosen) => chosen,
         // PostgreSQL's defaults could not even be filled in (no user name).
         Err(_) if !given => return Err(CliError::NoDatabase),
@@ -453,7 +453,7 @@ async fn suggest_role(config: Config, database: Option<String>, role: Option<Str
     let role = role
         .or_else(|| config.connection.role.clone())
         .unwrap_or_else(|| SUGGESTED_ROLE.to_owned());
-    let conn = match crate::pipeline::choose(&config, database.as_deref())? {
+    let conn = match crate::pipeline::choose(&config, database.as_deref(), &crate::environment::var)? {
         Choice::Postgres(conn) => conn,
         _ => {
             eprintln!("pgmcp: --suggest-role is for PostgreSQL: SQLite and DuckDB files have no roles");
@@ -514,7 +514,7 @@ async fn query_once(
         limit,
         database: None,
     };
-    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref())?;
+    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;
     let missing = choice.missing_file_note(named.as_ref());
     let postgres = match &choice {
         Choice::Postgres(conn) => Some(conn.clone()),

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use regex::Regex;
 
-use crate::backend::postgres::SslMode;
+use crate::backend::duckdb::{DuckdbConfig, memory_size};
+use crate::backend::postgres::{ConnectionConfig, SslMode};
 use crate::error_prompts::ErrorPrompt;
 use crate::guard::{FunctionPattern, Policy, RULES, Rule};
 use crate::hooks::Hook;
@@ -85,7 +86,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub database: Option<String>,
     #[serde(default)]
-    pub connection: ConnectionConfig,
+    pub connection: RawConnection,
     #[serde(default)]
     pub sqlite: RawSqlite,
     #[serde(default)]
@@ -247,7 +248,7 @@ impl<'de> Deserialize<'de> for RawProtection {
 /// There is deliberately no password field: use `PGPASSWORD` or the connection string.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConnectionConfig {
+pub struct RawConnection {
     pub host: Option<String>,
     pub port: Option<u16>,
     pub dbname: Option<String>,
@@ -339,11 +340,14 @@ pub struct Config {
     pub connection: ConnectionConfig,
     pub pool: PoolConfig,
     /// Every query runs in a `READ ONLY` transaction on sessions with
-    /// `default_transaction_read_only = on`. Default: true.
+    /// `default_transaction_read_only = on`. Default: true. The one setting
+    /// of read-only mode: what the engine and the backends are given.
     pub read_only: bool,
     pub logging: LoggingConfig,
     pub query: QueryConfig,
-    /// What the guard allows. The engine sets its `read_only` from `read_only`.
+    /// What the guard allows. Its `read_only` only mirrors `read_only`, the
+    /// setting: the engine makes the guard's policy with `read_only`'s value,
+    /// so a caller changing the mode sets that field.
     pub protection: Policy,
     /// Prompts appended to matching error messages.
     pub error_prompts: Vec<ErrorPrompt>,
@@ -360,15 +364,6 @@ pub struct Config {
 pub struct HooksConfig {
     pub before_query: Vec<Hook>,
     pub after_query: Vec<Hook>,
-}
-
-/// How a DuckDB database is opened. `None` leaves DuckDB's own default
-/// (80% of the machine's memory; one thread per core).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DuckdbConfig {
-    /// `memory_limit`, as DuckDB reads it (`1GB`, `512MiB`).
-    pub memory_limit: Option<String>,
-    pub threads: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -539,8 +534,7 @@ impl Config {
                     });
                 }
             };
-            self.read_only = read_only;
-            self.protection.read_only = read_only;
+            self.set_read_only(read_only);
             self.overrides.push(Override {
                 variable: "PGMCP_READ_ONLY",
                 field: "server.read_only",
@@ -567,6 +561,15 @@ impl Config {
             });
         }
         Ok(self)
+    }
+
+    /// Set read-only mode after validation: the one place it changes.
+    /// `read_only` is the setting; `protection` is a guard [`Policy`], which
+    /// carries a copy of its own, kept equal here for readers of the policy
+    /// alone (the engine takes the mode from `read_only`).
+    fn set_read_only(&mut self, read_only: bool) {
+        self.read_only = read_only;
+        self.protection.read_only = read_only;
     }
 
     /// Read and validate a config file, refusing it, or a hook program it
@@ -713,280 +716,26 @@ impl RawConfig {
     }
 
     /// Layer the file's contents over [`RawConfig::defaults`] and turn them
-    /// into a [`Config`], or name the first bad field.
+    /// into a [`Config`], or name the first bad field. Each section is
+    /// validated on its own, in the order a file's errors have always been
+    /// reported, so the first bad field named is the same.
     pub fn validate(self, file: Option<&Path>) -> Result<Config, ConfigError> {
-        let fail = |field: &str, message: String| ConfigError {
-            file: file.map(Path::to_owned),
-            field: Some(field.to_owned()),
-            message,
-        };
-        // Only fields without a default can be missing here.
-        let positive = |field: &str, value: Option<i64>| -> Result<u64, ConfigError> {
-            match value {
-                None => Err(fail(field, "required: a whole number of seconds greater than 0".into())),
-                Some(v) if v <= 0 => Err(fail(field, format!("must be greater than 0, got {v}"))),
-                Some(v) => Ok(v as u64),
-            }
-        };
         let raw = self.over(RawConfig::defaults());
-        let regex = |field: &str, pattern: &str| -> Result<Regex, ConfigError> {
-            Regex::new(pattern).map_err(|e| fail(field, format!("invalid regex {pattern:?}: {e}")))
-        };
-
-        let max_conns = positive("pool.max_conns", raw.pool.max_conns)? as usize;
-        let pool = PoolConfig {
-            max_conns,
-            max_waiting: positive("pool.max_waiting", raw.pool.max_waiting)? as usize,
-            max_conn_lifetime: Duration::from_secs(positive(
-                "pool.max_conn_lifetime_seconds",
-                raw.pool.max_conn_lifetime_seconds,
-            )?),
-            max_conn_idle: Duration::from_secs(positive("pool.max_conn_idle_seconds", raw.pool.max_conn_idle_seconds)?),
-        };
-        let query = QueryConfig {
-            default_timeout: Duration::from_secs(positive(
-                "query.default_timeout_seconds",
-                raw.query.default_timeout_seconds,
-            )?),
-            list_tables_timeout: Duration::from_secs(positive(
-                "query.list_tables_timeout_seconds",
-                raw.query.list_tables_timeout_seconds,
-            )?),
-            describe_table_timeout: Duration::from_secs(positive(
-                "query.describe_table_timeout_seconds",
-                raw.query.describe_table_timeout_seconds,
-            )?),
-            max_rows: positive("query.max_rows", raw.query.max_rows)? as usize,
-            default_limit: match raw.query.default_limit {
-                None => None,
-                value => Some(positive("query.default_limit", value)? as usize),
-            },
-            max_result_length: positive("query.max_result_length", raw.query.max_result_length)? as usize,
-            max_sql_length: positive("query.max_sql_length", raw.query.max_sql_length)? as usize,
-            max_params_bytes: positive("query.max_params_bytes", raw.query.max_params_bytes)? as usize,
-            timeout_rules: raw
-                .query
-                .timeout_rules
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let field = format!("query.timeout_rules[{i}]");
-                    Ok(TimeoutRule {
-                        pattern: regex(&format!("{field}.pattern"), &r.pattern)?,
-                        timeout: Duration::from_secs(positive(
-                            &format!("{field}.timeout_seconds"),
-                            Some(r.timeout_seconds),
-                        )?),
-                    })
-                })
-                .collect::<Result<_, ConfigError>>()?,
-        };
-        if let Some(limit) = query.default_limit
-            && limit > query.max_rows
-        {
-            return Err(fail(
-                "query.default_limit",
-                format!(
-                    "{limit} is more than query.max_rows ({}): a call without limit cannot get more than one with it",
-                    query.max_rows
-                ),
-            ));
-        }
-        let error_prompts = raw
-            .error_prompts
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                Ok(ErrorPrompt {
-                    pattern: regex(&format!("error_prompts[{i}].pattern"), &r.pattern)?,
-                    message: r.message.clone(),
-                })
-            })
-            .collect::<Result<_, ConfigError>>()?;
-        let sanitization = raw
-            .sanitization
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                Ok(SanitizeRule {
-                    pattern: regex(&format!("sanitization[{i}].pattern"), &r.pattern)?,
-                    replacement: r.replacement.clone(),
-                    description: r.description.clone(),
-                })
-            })
-            .collect::<Result<_, ConfigError>>()?;
-        let any_hooks = !raw.hooks.before_query.is_empty() || !raw.hooks.after_query.is_empty();
-        let hook_default = match raw.hooks.default_timeout_seconds {
-            None if !any_hooks => None,
-            value => Some(positive("hooks.default_timeout_seconds", value)?),
-        };
-        let hook_list = |stage: &str, raw: &[RawHook]| -> Result<Vec<Hook>, ConfigError> {
-            raw.iter()
-                .enumerate()
-                .map(|(i, h)| {
-                    let field = format!("hooks.{stage}[{i}]");
-                    if h.command.trim().is_empty() {
-                        return Err(fail(&format!("{field}.command"), "must name an executable".into()));
-                    }
-                    let timeout = match h.timeout_seconds {
-                        None | Some(0) => hook_default.unwrap_or(0),
-                        value => positive(&format!("{field}.timeout_seconds"), value)?,
-                    };
-                    Ok(Hook {
-                        pattern: regex(&format!("{field}.pattern"), &h.pattern)?,
-                        command: hook_command(&h.command, file),
-                        args: h.args.clone(),
-                        timeout: Duration::from_secs(timeout),
-                    })
-                })
-                .collect()
-        };
-        let hooks = HooksConfig {
-            before_query: hook_list("before_query", &raw.hooks.before_query)?,
-            after_query: hook_list("after_query", &raw.hooks.after_query)?,
-        };
-        if let Some(port) = raw.connection.port
-            && port == 0
-        {
-            return Err(fail("connection.port", "must be between 1 and 65535".into()));
-        }
-        if let Some(mode) = raw.connection.sslmode.as_deref()
-            && SslMode::from_name(mode).is_none()
-        {
-            let names = SslMode::NAMES.join(", ");
-            return Err(fail(
-                "connection.sslmode",
-                format!("unknown sslmode \"{mode}\": use {names}"),
-            ));
-        }
-        for (field, value) in [
-            ("connection.sslrootcert", &raw.connection.sslrootcert),
-            ("connection.sslcert", &raw.connection.sslcert),
-            ("connection.sslkey", &raw.connection.sslkey),
-            ("connection.passfile", &raw.connection.passfile),
-        ] {
-            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                return Err(fail(
-                    field,
-                    "must be a file path (leave the field out for the default)".into(),
-                ));
-            }
-        }
-        if let Some(problem) = raw.connection.role.as_deref().and_then(role_name_problem) {
-            return Err(fail("connection.role", problem));
-        }
-        let logging = LoggingConfig {
-            level: match raw.logging.level.as_deref() {
-                None => LogLevel::Info,
-                Some("error") => LogLevel::Error,
-                Some("warn") => LogLevel::Warn,
-                Some("info") => LogLevel::Info,
-                Some("debug") => LogLevel::Debug,
-                Some("trace") => LogLevel::Trace,
-                Some(other) => {
-                    return Err(fail(
-                        "logging.level",
-                        format!("unknown level \"{other}\": use error, warn, info, debug or trace"),
-                    ));
-                }
-            },
-            format: match raw.logging.format.as_deref() {
-                None | Some("text") => LogFormat::Text,
-                Some("json") => LogFormat::Json,
-                Some(other) => {
-                    return Err(fail(
-                        "logging.format",
-                        format!("unknown format \"{other}\": use text or json"),
-                    ));
-                }
-            },
-            output: match raw.logging.output.as_deref() {
-                None | Some("") => default_log_output(),
-                Some("stderr") => LogOutput::Stderr,
-                Some("stdout") => {
-                    return Err(fail(
-                        "logging.output",
-                        "stdout carries the MCP protocol and nothing else: use a file path or \"stderr\"".into(),
-                    ));
-                }
-                Some(path) => LogOutput::File(PathBuf::from(path)),
-            },
-        };
-        // Set by the defaults; anything but an explicit `false` fails safe.
-        let read_only = raw.server.read_only != Some(false);
-        let p = raw.protection;
-        let defaults = Policy::default();
-        let blocked_functions = match p.blocked_functions {
-            None => defaults.blocked_functions.clone(),
-            Some(list) => function_patterns("protection.blocked_functions", &list).map_err(|(f, m)| fail(&f, m))?,
-        };
-        let read_only_functions = function_patterns(
-            "protection.read_only_functions",
-            &p.read_only_functions.unwrap_or_default(),
-        )
-        .map_err(|(f, m)| fail(&f, m))?;
-        let mut protection = defaults.with_read_only(read_only);
-        for (rule, _) in Rule::switches() {
-            protection.allow(rule, p.switches[rule as usize].unwrap_or(rule.spec().default));
-        }
-        protection.blocked_functions = blocked_functions;
-        protection.read_only_functions = read_only_functions;
-        if let Some(url) = &raw.database
-            && url.trim().is_empty()
-        {
-            return Err(fail("database", "is empty: remove it or give a URL".into()));
-        }
-        let sqlite_root = match raw.sqlite.root.as_deref() {
-            None => None,
-            Some("") => return Err(fail("sqlite.root", "is empty: remove it or give a directory".into())),
-            Some(root) => {
-                let path = match file.and_then(Path::parent) {
-                    Some(dir) if Path::new(root).is_relative() => dir.join(root),
-                    _ => PathBuf::from(root),
-                };
-                if !path.is_dir() {
-                    return Err(fail("sqlite.root", format!("{} is not a directory", path.display())));
-                }
-                Some(path)
-            }
-        };
-        let duckdb = DuckdbConfig {
-            memory_limit: match raw.duckdb.memory_limit {
-                None => None,
-                Some(limit) if memory_size(&limit) => Some(limit.trim().to_owned()),
-                Some(limit) => {
-                    return Err(fail(
-                        "duckdb.memory_limit",
-                        format!("\"{limit}\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
-                    ));
-                }
-            },
-            threads: match raw.duckdb.threads {
-                None => None,
-                Some(n) if n > 0 => Some(n as u64),
-                Some(n) => return Err(fail("duckdb.threads", format!("must be greater than 0, got {n}"))),
-            },
-        };
-        // Files the config names are found next to it, as its hooks are,
-        // never in whatever directory pgmcp was started in.
-        let mut connection = raw.connection;
-        for value in [
-            &mut connection.sslrootcert,
-            &mut connection.sslcert,
-            &mut connection.sslkey,
-            &mut connection.passfile,
-        ] {
-            if let Some(v) = value.as_mut()
-                && v != "system"
-                && Path::new(v.as_str()).is_relative()
-                && let Some(dir) = file.and_then(Path::parent)
-            {
-                *v = dir.join(v.as_str()).to_string_lossy().into_owned();
-            }
-        }
+        let pool = pool(raw.pool, file)?;
+        let query = query(raw.query, file)?;
+        let error_prompts = error_prompts(&raw.error_prompts, file)?;
+        let sanitization = sanitization(&raw.sanitization, file)?;
+        let hooks = hooks(&raw.hooks, file)?;
+        let connection = connection(raw.connection, file)?;
+        let logging = logging(&raw.logging, file)?;
+        let read_only = server(&raw.server);
+        let protection = protection(raw.protection, read_only, file)?;
+        let database = database(raw.database, file)?;
+        let sqlite_root = sqlite(&raw.sqlite, file)?;
+        let duckdb = duckdb(raw.duckdb, file)?;
         Ok(Config {
             source: file.map(Path::to_owned),
-            database: raw.database,
+            database,
             sqlite_root,
             duckdb,
             connection,
@@ -1001,6 +750,346 @@ impl RawConfig {
             overrides: Vec::new(),
         })
     }
+}
+
+/// An error naming `field` of the config `file`.
+fn fail(file: Option<&Path>, field: &str, message: String) -> ConfigError {
+    ConfigError {
+        file: file.map(Path::to_owned),
+        field: Some(field.to_owned()),
+        message,
+    }
+}
+
+/// A whole number above 0. Only fields without a default can be missing
+/// once the file is layered over [`RawConfig::defaults`].
+fn positive(file: Option<&Path>, field: &str, value: Option<i64>) -> Result<u64, ConfigError> {
+    match value {
+        None => Err(fail(
+            file,
+            field,
+            "required: a whole number of seconds greater than 0".into(),
+        )),
+        Some(v) if v <= 0 => Err(fail(file, field, format!("must be greater than 0, got {v}"))),
+        Some(v) => Ok(v as u64),
+    }
+}
+
+fn regex(file: Option<&Path>, field: &str, pattern: &str) -> Result<Regex, ConfigError> {
+    Regex::new(pattern).map_err(|e| fail(file, field, format!("invalid regex {pattern:?}: {e}")))
+}
+
+/// The `pool` section.
+fn pool(raw: RawPool, file: Option<&Path>) -> Result<PoolConfig, ConfigError> {
+    let seconds = |field: &str, value: Option<i64>| positive(file, field, value).map(Duration::from_secs);
+    Ok(PoolConfig {
+        max_conns: positive(file, "pool.max_conns", raw.max_conns)? as usize,
+        max_waiting: positive(file, "pool.max_waiting", raw.max_waiting)? as usize,
+        max_conn_lifetime: seconds("pool.max_conn_lifetime_seconds", raw.max_conn_lifetime_seconds)?,
+        max_conn_idle: seconds("pool.max_conn_idle_seconds", raw.max_conn_idle_seconds)?,
+    })
+}
+
+/// The `query` section, its timeout rules included.
+fn query(raw: RawQuery, file: Option<&Path>) -> Result<QueryConfig, ConfigError> {
+    let seconds = |field: &str, value: Option<i64>| positive(file, field, value).map(Duration::from_secs);
+    let count = |field: &str, value: Option<i64>| positive(file, field, value).map(|n| n as usize);
+    let query = QueryConfig {
+        default_timeout: seconds("query.default_timeout_seconds", raw.default_timeout_seconds)?,
+        list_tables_timeout: seconds("query.list_tables_timeout_seconds", raw.list_tables_timeout_seconds)?,
+        describe_table_timeout: seconds(
+            "query.describe_table_timeout_seconds",
+            raw.describe_table_timeout_seconds,
+        )?,
+        max_rows: count("query.max_rows", raw.max_rows)?,
+        default_limit: match raw.default_limit {
+            None => None,
+            value => Some(count("query.default_limit", value)?),
+        },
+        max_result_length: count("query.max_result_length", raw.max_result_length)?,
+        max_sql_length: count("query.max_sql_length", raw.max_sql_length)?,
+        max_params_bytes: count("query.max_params_bytes", raw.max_params_bytes)?,
+        timeout_rules: raw
+            .timeout_rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let field = format!("query.timeout_rules[{i}]");
+                Ok(TimeoutRule {
+                    pattern: regex(file, &format!("{field}.pattern"), &r.pattern)?,
+                    timeout: seconds(&format!("{field}.timeout_seconds"), Some(r.timeout_seconds))?,
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?,
+    };
+    if let Some(limit) = query.default_limit
+        && limit > query.max_rows
+    {
+        return Err(fail(
+            file,
+            "query.default_limit",
+            format!(
+                "{limit} is more than query.max_rows ({}): a call without limit cannot get more than one with it",
+                query.max_rows
+            ),
+        ));
+    }
+    Ok(query)
+}
+
+/// The `error_prompts` list.
+fn error_prompts(raw: &[RawErrorPrompt], file: Option<&Path>) -> Result<Vec<ErrorPrompt>, ConfigError> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            Ok(ErrorPrompt {
+                pattern: regex(file, &format!("error_prompts[{i}].pattern"), &r.pattern)?,
+                message: r.message.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The `sanitization` list.
+fn sanitization(raw: &[RawSanitization], file: Option<&Path>) -> Result<Vec<SanitizeRule>, ConfigError> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            Ok(SanitizeRule {
+                pattern: regex(file, &format!("sanitization[{i}].pattern"), &r.pattern)?,
+                replacement: r.replacement.clone(),
+                description: r.description.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The `hooks` section: each hook with its effective timeout, a relative
+/// command taken from the config file's directory.
+fn hooks(raw: &RawHooks, file: Option<&Path>) -> Result<HooksConfig, ConfigError> {
+    let any_hooks = !raw.before_query.is_empty() || !raw.after_query.is_empty();
+    let hook_default = match raw.default_timeout_seconds {
+        None if !any_hooks => None,
+        value => Some(positive(file, "hooks.default_timeout_seconds", value)?),
+    };
+    let hook_list = |stage: &str, raw: &[RawHook]| -> Result<Vec<Hook>, ConfigError> {
+        raw.iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let field = format!("hooks.{stage}[{i}]");
+                if h.command.trim().is_empty() {
+                    return Err(fail(
+                        file,
+                        &format!("{field}.command"),
+                        "must name an executable".into(),
+                    ));
+                }
+                let timeout = match h.timeout_seconds {
+                    None | Some(0) => hook_default.unwrap_or(0),
+                    value => positive(file, &format!("{field}.timeout_seconds"), value)?,
+                };
+                Ok(Hook {
+                    pattern: regex(file, &format!("{field}.pattern"), &h.pattern)?,
+                    command: hook_command(&h.command, file),
+                    args: h.args.clone(),
+                    timeout: Duration::from_secs(timeout),
+                })
+            })
+            .collect()
+    };
+    Ok(HooksConfig {
+        before_query: hook_list("before_query", &raw.before_query)?,
+        after_query: hook_list("after_query", &raw.after_query)?,
+    })
+}
+
+/// The `connection` section, as PostgreSQL's backend takes it: `sslmode`
+/// read into an [`SslMode`], the files it names found next to the config
+/// file, as its hooks are, never in whatever directory pgmcp was started in.
+fn connection(raw: RawConnection, file: Option<&Path>) -> Result<ConnectionConfig, ConfigError> {
+    if let Some(port) = raw.port
+        && port == 0
+    {
+        return Err(fail(file, "connection.port", "must be between 1 and 65535".into()));
+    }
+    let sslmode = match raw.sslmode.as_deref() {
+        None => None,
+        Some(mode) => Some(SslMode::from_name(mode).ok_or_else(|| {
+            let names = SslMode::NAMES.join(", ");
+            fail(
+                file,
+                "connection.sslmode",
+                format!("unknown sslmode \"{mode}\": use {names}"),
+            )
+        })?),
+    };
+    for (field, value) in [
+        ("connection.sslrootcert", &raw.sslrootcert),
+        ("connection.sslcert", &raw.sslcert),
+        ("connection.sslkey", &raw.sslkey),
+        ("connection.passfile", &raw.passfile),
+    ] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(fail(
+                file,
+                field,
+                "must be a file path (leave the field out for the default)".into(),
+            ));
+        }
+    }
+    if let Some(problem) = raw.role.as_deref().and_then(role_name_problem) {
+        return Err(fail(file, "connection.role", problem));
+    }
+    let beside = |value: Option<String>| match (value, file.and_then(Path::parent)) {
+        (Some(v), Some(dir)) if v != "system" && Path::new(&v).is_relative() => {
+            Some(dir.join(&v).to_string_lossy().into_owned())
+        }
+        (value, _) => value,
+    };
+    Ok(ConnectionConfig {
+        host: raw.host,
+        port: raw.port,
+        dbname: raw.dbname,
+        user: raw.user,
+        sslmode,
+        application_name: raw.application_name,
+        connect_timeout_seconds: raw.connect_timeout_seconds,
+        sslrootcert: beside(raw.sslrootcert),
+        sslcert: beside(raw.sslcert),
+        sslkey: beside(raw.sslkey),
+        passfile: beside(raw.passfile),
+        role: raw.role,
+    })
+}
+
+/// The `logging` section.
+fn logging(raw: &RawLogging, file: Option<&Path>) -> Result<LoggingConfig, ConfigError> {
+    Ok(LoggingConfig {
+        level: match raw.level.as_deref() {
+            None => LogLevel::Info,
+            Some("error") => LogLevel::Error,
+            Some("warn") => LogLevel::Warn,
+            Some("info") => LogLevel::Info,
+            Some("debug") => LogLevel::Debug,
+            Some("trace") => LogLevel::Trace,
+            Some(other) => {
+                return Err(fail(
+                    file,
+                    "logging.level",
+                    format!("unknown level \"{other}\": use error, warn, info, debug or trace"),
+                ));
+            }
+        },
+        format: match raw.format.as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(fail(
+                    file,
+                    "logging.format",
+                    format!("unknown format \"{other}\": use text or json"),
+                ));
+            }
+        },
+        output: match raw.output.as_deref() {
+            None | Some("") => default_log_output(),
+            Some("stderr") => LogOutput::Stderr,
+            Some("stdout") => {
+                return Err(fail(
+                    file,
+                    "logging.output",
+                    "stdout carries the MCP protocol and nothing else: use a file path or \"stderr\"".into(),
+                ));
+            }
+            Some(path) => LogOutput::File(PathBuf::from(path)),
+        },
+    })
+}
+
+/// The `server` section: read-only mode.
+fn server(raw: &RawServer) -> bool {
+    // Set by the defaults; anything but an explicit `false` fails safe.
+    raw.read_only != Some(false)
+}
+
+/// The `protection` section: the guard's policy, in `read_only` mode or not.
+fn protection(p: RawProtection, read_only: bool, file: Option<&Path>) -> Result<Policy, ConfigError> {
+    let mut policy = Policy::default().with_read_only(read_only);
+    if let Some(list) = p.blocked_functions {
+        policy.blocked_functions =
+            function_patterns("protection.blocked_functions", &list).map_err(|(f, m)| fail(file, &f, m))?;
+    }
+    policy.read_only_functions = function_patterns(
+        "protection.read_only_functions",
+        &p.read_only_functions.unwrap_or_default(),
+    )
+    .map_err(|(f, m)| fail(file, &f, m))?;
+    for (rule, _) in Rule::switches() {
+        policy.allow(rule, p.switches[rule as usize].unwrap_or(rule.spec().default));
+    }
+    Ok(policy)
+}
+
+/// The `database` URL. What it names is decided with the other database
+/// settings (see [`crate::backend::named`]): one given by `--database` or the
+/// environment wins, so a URL here is not read further at load.
+fn database(raw: Option<String>, file: Option<&Path>) -> Result<Option<String>, ConfigError> {
+    if let Some(url) = &raw
+        && url.trim().is_empty()
+    {
+        return Err(fail(file, "database", "is empty: remove it or give a URL".into()));
+    }
+    Ok(raw)
+}
+
+/// The `sqlite` section: `root`, resolved against the config file's directory.
+fn sqlite(raw: &RawSqlite, file: Option<&Path>) -> Result<Option<PathBuf>, ConfigError> {
+    match raw.root.as_deref() {
+        None => Ok(None),
+        Some("") => Err(fail(
+            file,
+            "sqlite.root",
+            "is empty: remove it or give a directory".into(),
+        )),
+        Some(root) => {
+            let path = match file.and_then(Path::parent) {
+                Some(dir) if Path::new(root).is_relative() => dir.join(root),
+                _ => PathBuf::from(root),
+            };
+            if !path.is_dir() {
+                return Err(fail(
+                    file,
+                    "sqlite.root",
+                    format!("{} is not a directory", path.display()),
+                ));
+            }
+            Ok(Some(path))
+        }
+    }
+}
+
+/// The `duckdb` section, as DuckDB's backend takes it.
+fn duckdb(raw: RawDuckdb, file: Option<&Path>) -> Result<DuckdbConfig, ConfigError> {
+    Ok(DuckdbConfig {
+        memory_limit: match raw.memory_limit {
+            None => None,
+            Some(limit) if memory_size(&limit) => Some(limit.trim().to_owned()),
+            Some(limit) => {
+                return Err(fail(
+                    file,
+                    "duckdb.memory_limit",
+                    format!("\"{limit}\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
+                ));
+            }
+        },
+        threads: match raw.threads {
+            None => None,
+            Some(n) if n > 0 => Some(n as u64),
+            Some(n) => {
+                return Err(fail(file, "duckdb.threads", format!("must be greater than 0, got {n}")));
+            }
+        },
+    })
 }
 
 /// What is wrong with a role name, if anything. It is used exactly as
@@ -1022,7 +1111,6 @@ fn role_name_problem(role: &str) -> Option<String> {
     }
 }
 
-/// A size DuckDB's `memory_limit` accepts: a number and a byte unit.
 /// A list of function names, each optionally ending in `*` (a prefix).
 /// Errors name the entry: (`field[i]`, message).
 fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern>, (String, String)> {
@@ -1036,24 +1124,6 @@ fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern
         }
     }
     Ok(list.iter().map(|n| FunctionPattern::new(n)).collect())
-}
-
-fn memory_size(text: &str) -> bool {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number_ok = !number.is_empty()
-        && number.chars().filter(|c| *c == '.').count() <= 1
-        && !number.starts_with('.')
-        && !number.ends_with('.');
-    let unit = unit.trim().to_ascii_lowercase();
-    number_ok
-        && matches!(
-            unit.as_str(),
-            "b" | "bytes" | "kb" | "mb" | "gb" | "tb" | "kib" | "mib" | "gib" | "tib"
-        )
 }
 
 /// A hook command with a `/` in it is a path; a relative one is taken from the

@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 
 use crate::backend::location::{DbFile, Target};
 use crate::backend::named::{Named, Setting};
+use crate::backend::postgres::ConnectionConfig;
 use crate::backend::postgres::params;
 use crate::backend::{Choice, ChoiceError};
-use crate::config::ConnectionConfig;
 
 /// The desktop clients `pgmcp install` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

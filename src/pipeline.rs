@@ -149,8 +149,12 @@ impl Engine {
     /// (the `--database` flag) if given, else `PGMCP_DATABASE`,
     /// `PGMCP_PG_CONNSTRING`, the config's `database`, and finally the config's
     /// `connection` section with the `PG*` variables.
+    ///
+    /// The convenience for library users: the process environment is read
+    /// here, through [`crate::environment::var`] as the command line reads
+    /// it. [`choose`] takes any lookup instead.
     pub fn from_env(config: Config, url: Option<&str>) -> Result<Engine, ChoiceError> {
-        let choice = choose(&config, url)?;
+        let choice = choose(&config, url, &crate::environment::var)?;
         Ok(Engine::from_choice(config, choice))
     }
 
@@ -513,17 +517,22 @@ impl Engine {
 }
 
 /// The database `config` and the environment select; `url` (the `--database`
-/// flag) first.
-pub fn choose(config: &Config, url: Option<&str>) -> Result<Choice, ChoiceError> {
-    choose_named(config, url).map(|(choice, _)| choice)
+/// flag) first. `env` reads a variable, an empty one being unset (the
+/// command line passes [`crate::environment::var`]): nothing here reads the
+/// process environment itself.
+pub fn choose(config: &Config, url: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Choice, ChoiceError> {
+    choose_named(config, url, env).map(|(choice, _)| choice)
 }
 
 /// [`choose`], and the setting that named the database (`None` when nothing
 /// did, and PostgreSQL's defaults apply).
-pub fn choose_named(config: &Config, url: Option<&str>) -> Result<(Choice, Option<Named>), ChoiceError> {
-    let env = crate::environment::var;
-    let named = backend::named::named(url, config.database.as_deref(), config.source.as_deref(), &env)?;
-    let choice = Choice::resolve(named.as_ref(), config.sqlite_root.as_deref(), &config.connection, &env)?;
+pub fn choose_named(
+    config: &Config,
+    url: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Choice, Option<Named>), ChoiceError> {
+    let named = backend::named::named(url, config.database.as_deref(), config.source.as_deref(), env)?;
+    let choice = Choice::resolve(named.as_ref(), config.sqlite_root.as_deref(), &config.connection, env)?;
     Ok((choice, named))
 }
 

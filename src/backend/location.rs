@@ -360,7 +360,7 @@ mod tests {
                 let shown = match crate::backend::Choice::resolve(
                     Some(&named),
                     None,
-                    &crate::config::ConnectionConfig::default(),
+                    &crate::backend::postgres::ConnectionConfig::default(),
                     &|_| None,
                 ) {
                     Err(e) => e.to_string(),

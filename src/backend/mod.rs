@@ -7,6 +7,14 @@
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
+/// Without the `duckdb` feature, only the settings a DuckDB database opens
+/// with: the config's `duckdb` section is still checked, so a file valid for
+/// one build is valid for the other.
+#[cfg(not(feature = "duckdb"))]
+pub mod duckdb {
+    mod settings;
+    pub use self::settings::{DuckdbConfig, memory_size};
+}
 pub mod location;
 pub mod named;
 pub mod percent;
@@ -173,7 +181,7 @@ impl Choice {
     pub fn resolve(
         named: Option<&named::Named>,
         sqlite_root: Option<&std::path::Path>,
-        connection: &crate::config::ConnectionConfig,
+        connection: &postgres::ConnectionConfig,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Choice, ChoiceError> {
         let root = sqlite_root
@@ -385,9 +393,7 @@ mod tests {
             value: url.to_owned(),
             setting: named::Setting::Flag,
         };
-        Choice::resolve(Some(&named), None, &crate::config::ConnectionConfig::default(), &|_| {
-            None
-        })
+        Choice::resolve(Some(&named), None, &postgres::ConnectionConfig::default(), &|_| None)
     }
 
     #[cfg(feature = "duckdb")]

@@ -18,6 +18,7 @@
 
 mod catalog;
 mod native;
+mod settings;
 pub mod value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,12 +29,12 @@ use duckdb::types::ValueRef;
 use serde_json::Value;
 
 use self::native::{Database, Session};
+pub use self::settings::{DuckdbConfig, memory_size};
 use self::value::{DuckType, to_json};
 use super::location::{DbFile, PathMask, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
-use crate::config::DuckdbConfig;
 use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::duckdb::Kind;
 use crate::guard::outline::{Outline, without_final_semicolon};

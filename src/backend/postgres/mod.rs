@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use params::{ConnectParams, Host, ParamsError, PasswordSource, RootCert, SslMode};
+pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RootCert, SslMode};
 use role::SessionRole;
 pub use role::{quote_ident, suggest_role_sql};
 use types::TypeCatalog;

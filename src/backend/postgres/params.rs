@@ -13,8 +13,6 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::ConnectionConfig;
-
 /// A TCP host name/address or a Unix-socket directory (a host starting with `/`).
 #[derive(Clone, PartialEq, Eq)]
 pub enum Host {
@@ -125,6 +123,32 @@ impl fmt::Display for PasswordSource {
             PasswordSource::Prompt => write!(f, "the password typed at the prompt"),
         }
     }
+}
+
+/// The config file's `connection` section, validated: where to connect when
+/// no connection string is given. Unset fields fall back to the libpq
+/// environment variables (`PGHOST`, ...) and then libpq's defaults. There is
+/// deliberately no password: it comes from `PGPASSWORD`, the password file or
+/// a connection string.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ConnectionConfig {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub dbname: Option<String>,
+    pub user: Option<String>,
+    pub sslmode: Option<SslMode>,
+    pub application_name: Option<String>,
+    pub connect_timeout_seconds: Option<u64>,
+    /// A PEM file of the CAs to trust, or `system`.
+    pub sslrootcert: Option<String>,
+    /// Client certificate (PEM) and its key, for servers that ask for one.
+    pub sslcert: Option<String>,
+    pub sslkey: Option<String>,
+    /// The password file to read instead of `~/.pgpass`.
+    pub passfile: Option<String>,
+    /// A role every statement runs as (`SET LOCAL ROLE` in each transaction),
+    /// whoever the login is. Applies however the connection is given.
+    pub role: Option<String>,
 }
 
 /// Everything needed to open a connection. `Debug` never shows the password.
@@ -346,7 +370,8 @@ pub fn resolve_from(
             dbname: config.dbname.clone(),
             application_name: config.application_name.clone(),
             connect_timeout: config.connect_timeout_seconds.map(|s| s.to_string()),
-            sslmode: config.sslmode.clone(),
+            // Merged with `PGSSLMODE` as text, which is read below.
+            sslmode: config.sslmode.map(|mode| mode.name().to_owned()),
             sslrootcert: config.sslrootcert.clone(),
             sslcert: config.sslcert.clone(),
             sslkey: config.sslkey.clone(),
@@ -1112,7 +1137,7 @@ mod tests {
             )
         );
         let config = ConnectionConfig {
-            sslmode: Some("verify-full".into()),
+            sslmode: Some(SslMode::VerifyFull),
             sslrootcert: Some("/cfg/root.pem".into()),
             passfile: Some("/cfg/pass".into()),
             ..Default::default()
