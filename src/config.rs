@@ -490,7 +490,7 @@ impl ConfigLocation {
 
     /// The settings in effect, layered in their one order: the built-in
     /// defaults, then the file (if any), then the environment. `env` reads
-    /// a variable, an empty one being unset ([`crate::environment::var`]).
+    /// a variable, an empty one being unset (`crate::environment::var`).
     pub fn load(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, LoadError> {
         Ok(self.load_file()?.with_environment(env)?)
     }
@@ -574,7 +574,7 @@ impl Config {
 
     /// Read and validate a config file, refusing it, or a hook program it
     /// names, when someone other than its owner could have changed it (see
-    /// [`crate::trust`]).
+    /// `crate::trust`).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let fail = |field: Option<String>, message: String| ConfigError {
             file: Some(path.to_owned()),

@@ -74,7 +74,7 @@ pub enum Error {
     #[error("{source}\n\n{prompts}")]
     Prompted { source: Box<Error>, prompts: String },
     /// Any of the above as the model reads it: `text` is the whole message,
-    /// sanitized and capped by [`crate::fence::error`].
+    /// sanitized and capped by `crate::fence::error`.
     #[error("{text}")]
     Fenced { source: Box<Error>, text: String },
 }

@@ -30,54 +30,56 @@
 //!
 //! # Layout
 //!
+//! The library API is what an embedder needs: [`Engine`] and [`QueryInput`]
+//! ([`pipeline`]), [`Config`] ([`config`]), [`QueryOutput`] ([`shape`]),
+//! [`Error`] ([`error`]), the guard's [`guard::Policy`] and [`guard::Rule`],
+//! and what `list_tables`/`describe_table` return ([`catalog`]).
+//!
 //! - [`pipeline`]: [`Engine`], the one place that shows every stage of a call.
-//! - [`guard`]: the pure SQL check on PostgreSQL's parse tree (and on what
-//!   SQLite's and DuckDB's parsers report).
+//! - [`guard`]: the pure SQL check: the rule table, the judge that applies a
+//!   policy, and each dialect's guard (PostgreSQL's parse tree, what SQLite's
+//!   and DuckDB's parsers report).
 //! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
 //! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
-//! - [`fence`]: the last stage of every answer: sanitize and cap results and
-//!   errors alike.
 //! - [`backend`]: database engines; they connect, execute and return neutral rows.
 //! - [`value`]: PostgreSQL text output → JSON (pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
 //! - [`config`]: the settings, layered (defaults → file → environment) and
-//!   validated into [`Config`]; [`environment`]: variables read with an
-//!   empty value as unset.
-//! - [`trust`]: who may change the config file and hook programs; refused
-//!   when anyone but their owner could.
-//! - [`mcp`]: the MCP server: tool schemas and wire translation only.
-//! - [`check`]: what `pgmcp check` reports; [`wizard`]: `pgmcp configure`;
-//!   [`install`]: `pgmcp install`, the entry a desktop client's config needs.
-//! - [`cli`], [`logging`]: the command line and where logs go.
-//! - [`intake`]: stdin lines screened before rmcp reads them, so malformed
-//!   requests get a JSON-RPC error answer rather than silence, written
-//!   through the stdout writer rmcp shares.
+//!   validated into [`Config`].
+//! - [`cli`]: the command line (`serve`, `query`, `check`, `configure`,
+//!   `install`); [`wizard`]: `pgmcp configure`'s questions.
+//!
+//! Internal to the crate: the output fence (the last stage of every answer),
+//! the MCP server (tool schemas and wire translation), stdin screening,
+//! logging, `pgmcp check`'s report, `pgmcp install`, environment variables
+//! (an empty value read as unset), who may change the config file and hook
+//! programs, and the "did you mean" suggestions.
 
 #![deny(clippy::print_stdout)]
 
 pub mod backend;
 pub mod budget;
 pub mod catalog;
-pub mod check;
+mod check;
 pub mod cli;
 pub mod config;
-pub mod environment;
+mod environment;
 pub mod error;
 pub mod error_prompts;
-pub mod fence;
+mod fence;
 pub mod guard;
 pub mod hooks;
-pub mod install;
-pub mod intake;
-pub mod logging;
-pub mod mcp;
+mod install;
+mod intake;
+mod logging;
+mod mcp;
 pub mod pipeline;
 pub mod sanitize;
 pub mod shape;
-pub mod suggest;
+mod suggest;
 pub mod timeouts;
-pub mod trust;
+mod trust;
 pub mod value;
 pub mod wizard;
 

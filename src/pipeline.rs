@@ -15,7 +15,7 @@
 //! ```
 //!
 //! [`Engine`] is the library's entry point: build one from a [`Config`] and call
-//! it from Rust directly, or serve it over MCP with [`crate::mcp`].
+//! it from Rust directly, or serve it over MCP with `crate::mcp`.
 
 use std::time::{Duration, Instant};
 
@@ -151,7 +151,7 @@ impl Engine {
     /// `connection` section with the `PG*` variables.
     ///
     /// The convenience for library users: the process environment is read
-    /// here, through [`crate::environment::var`] as the command line reads
+    /// here, through `crate::environment::var` as the command line reads
     /// it. [`choose`] takes any lookup instead.
     pub fn from_env(config: Config, url: Option<&str>) -> Result<Engine, ChoiceError> {
         let choice = choose(&config, url, &crate::environment::var)?;
@@ -291,7 +291,7 @@ impl Engine {
     }
 
     /// The output stage for errors: `error` as the model may read it, its
-    /// whole text sanitized and capped like a result (see [`fence::error`]).
+    /// whole text sanitized and capped like a result (see `fence::error`).
     /// Calls return errors unfenced, so Rust callers can still match on
     /// them; every place that turns an error into text for a model or a
     /// terminal (the MCP tools, `pgmcp query`) passes it through here.
@@ -518,7 +518,7 @@ impl Engine {
 
 /// The database `config` and the environment select; `url` (the `--database`
 /// flag) first. `env` reads a variable, an empty one being unset (the
-/// command line passes [`crate::environment::var`]): nothing here reads the
+/// command line passes `crate::environment::var`): nothing here reads the
 /// process environment itself.
 pub fn choose(config: &Config, url: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Choice, ChoiceError> {
     choose_named(config, url, env).map(|(choice, _)| choice)

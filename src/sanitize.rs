@@ -1,7 +1,7 @@
 //! Sanitization: regex replacements applied to every text of a result that
 //! can carry data: string values and object keys (recursing into JSON objects
 //! and arrays), column names and types, the hint, and error texts (see
-//! [`crate::fence`]). Numbers, booleans and null are never touched. Pure.
+//! `crate::fence`). Numbers, booleans and null are never touched. Pure.
 
 use std::borrow::Cow;
 

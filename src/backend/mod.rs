@@ -75,7 +75,7 @@ pub enum Guard<'a> {
     /// PostgreSQL: the guard judged the whole parse tree before the backend,
     /// with the catalog's facts at `catalog_version`. The statement runs only
     /// while the catalog is still at it, else the call fails with
-    /// [`Error::CatalogChanged`](crate::Error::CatalogChanged).
+    /// [`Error::CatalogChanged`].
     Checked { catalog_version: &'a str },
     /// SQLite and DuckDB: their own parser reports what the statement does
     /// while the backend prepares it ([`crate::guard::sqlite`],

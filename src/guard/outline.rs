@@ -3,7 +3,7 @@
 //! every detail a rule needs: whether a `DELETE` has a `WHERE` of its own,
 //! which way a `COPY` goes, which functions are called, which quoted names
 //! stand where a table would. The tokens are the engine's own
-//! ([`super::lexer`] follows each engine's tokenizer exactly), so a keyword
+//! (`super::lexer` follows each engine's tokenizer exactly), so a keyword
 //! inside a comment, a string or a quoted name never counts, and a word the
 //! engine reads as one name (`x<U+00A0>WHERE` in SQLite) is one word here. Pure.
 

@@ -1,7 +1,7 @@
 //! The guard for SQLite. SQLite's dialect is not PostgreSQL's, so its own
 //! parser decides what a statement does: the backend prepares the statement
 //! with an authorizer that hands every action SQLite reports to [`authorize`],
-//! and checks [`read_only`] on the prepared statement. The protection flags
+//! and checks [`statement`] on the prepared statement. The protection flags
 //! mean what they mean on PostgreSQL; only the evidence comes from SQLite.
 //!
 //! Every function call comes from the authorizer (`SQLITE_FUNCTION`, at any
@@ -9,7 +9,7 @@
 //! authorizer does not say whether a `DELETE` or `UPDATE` has a `WHERE`, or
 //! which statement a `VACUUM` is; [`Outline`] reads that from the tokens of
 //! the one statement SQLite accepted, split the way SQLite's own tokenizer
-//! splits them ([`super::lexer::sqlite`]). All of it is pure.
+//! splits them (`super::lexer::sqlite`). All of it is pure.
 
 use rusqlite::hooks::AuthAction;
 

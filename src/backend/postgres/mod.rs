@@ -1,4 +1,4 @@
-//! The PostgreSQL backend: a small pool of [`wire::Connection`]s, one round trip
+//! The PostgreSQL backend: a small pool of `wire::Connection`s, one round trip
 //! per call, and the cancel request that makes timeouts stop work on the server.
 
 mod catalog;
