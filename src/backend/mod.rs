@@ -4,6 +4,7 @@
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
+mod embedded;
 pub mod location;
 pub mod named;
 pub mod percent;
