@@ -37,8 +37,8 @@
 //! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
 //! - [`fence`]: the last stage of every answer: sanitize and cap results and
 //!   errors alike.
-//! - [`backend`]: database engines; they connect, execute and return neutral rows.
-//! - [`value`]: PostgreSQL text output → JSON (pure).
+//! - [`backend`]: database engines; they connect, execute and return neutral
+//!   rows ([`backend::postgres::value`]: PostgreSQL text output → JSON, pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
 //! - [`config`]: the settings, layered (defaults → file → environment) and
@@ -52,7 +52,8 @@
 //! - [`cli`], [`logging`]: the command line and where logs go.
 //! - [`intake`]: stdin lines screened before rmcp reads them, so malformed
 //!   requests get a JSON-RPC error answer rather than silence, written
-//!   through the stdout writer rmcp shares.
+//!   through the stdout writer rmcp shares; [`json_depth`]: how deeply JSON
+//!   text nests, measured before anything parses it.
 
 #![deny(clippy::print_stdout)]
 
@@ -70,6 +71,7 @@ pub mod guard;
 pub mod hooks;
 pub mod install;
 pub mod intake;
+pub mod json_depth;
 pub mod logging;
 pub mod mcp;
 pub mod pipeline;
@@ -78,7 +80,6 @@ pub mod shape;
 pub mod suggest;
 pub mod timeouts;
 pub mod trust;
-pub mod value;
 pub mod wizard;
 
 pub use config::Config;

@@ -1,7 +1,7 @@
 //! What the embedded engines (SQLite, DuckDB) share: their work runs on a
 //! blocking thread, never on the async runtime's, under a [`Stop`] that fires
 //! at the call's deadline, when the call is cancelled, or when the call's
-//! future is dropped.
+//! future is dropped; and bytes are written the way PostgreSQL writes `bytea`.
 //!
 //! How a fired stop reaches a running statement is each engine's own: SQLite's
 //! progress handler polls [`Stop::fired`], DuckDB hands [`Stop::on_fire`] its
@@ -150,4 +150,18 @@ pub async fn blocking<T: Send + 'static>(
         }),
         other => other,
     }
+}
+
+/// Bytes in PostgreSQL's `bytea` hex form (`\x00ff`): how the embedded
+/// engines write binary values, so a blob reads the same whichever engine it
+/// came from (PostgreSQL's own sessions pin `bytea_output` to hex).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 + bytes.len() * 2);
+    out.push_str("\\x");
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }

@@ -22,13 +22,12 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use self::location::{DbFile, PathMask, Root, Target};
-use super::embedded::{self, Stop};
+use super::embedded::{self, Stop, hex};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::{self, Policy, Rule, Violation, sqlite::Outline};
-use crate::value::hex;
 
 /// How often (in SQLite virtual machine steps) the deadline is checked.
 const PROGRESS_STEPS: i32 = 1000;
