@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::engine_for;
+use crate::support::engine::engine_for;
 use crate::support::pg::{self, TestDb};
 
 // ---------------------------------------------------------------- the check
