@@ -43,7 +43,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::PollSemaphore;
 
-use crate::value::nesting_depth;
+use crate::json_depth::nesting_depth;
 
 /// Deepest nesting accepted. MCP messages nest a handful of levels; a
 /// parameter can be a JSON value, which this leaves ample room for, while

@@ -41,8 +41,8 @@
 //!   and DuckDB's parsers report).
 //! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
 //! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
-//! - [`backend`]: database engines; they connect, execute and return neutral rows.
-//! - [`value`]: PostgreSQL text output → JSON (pure).
+//! - [`backend`]: database engines; they connect, execute and return neutral
+//!   rows ([`backend::postgres::value`]: PostgreSQL text output → JSON, pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
 //! - [`config`]: the settings, layered (defaults → file → environment) and
@@ -51,7 +51,8 @@
 //!   `install`); [`wizard`]: `pgmcp configure`'s questions.
 //!
 //! Internal to the crate: the output fence (the last stage of every answer),
-//! the MCP server (tool schemas and wire translation), stdin screening,
+//! the MCP server (tool schemas and wire translation), stdin screening and
+//! how deeply JSON text nests (measured before anything parses it),
 //! logging, `pgmcp check`'s report, `pgmcp install`, environment variables
 //! (an empty value read as unset), who may change the config file and hook
 //! programs, and the "did you mean" suggestions.
@@ -72,6 +73,7 @@ pub mod guard;
 pub mod hooks;
 mod install;
 mod intake;
+mod json_depth;
 mod logging;
 mod mcp;
 pub mod pipeline;
@@ -80,7 +82,6 @@ pub mod shape;
 mod suggest;
 pub mod timeouts;
 mod trust;
-pub mod value;
 pub mod wizard;
 
 pub use config::Config;

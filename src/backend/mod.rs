@@ -15,6 +15,7 @@ pub mod duckdb {
     mod settings;
     pub use self::settings::{DuckdbConfig, memory_size};
 }
+mod embedded;
 pub mod location;
 pub mod named;
 pub mod percent;

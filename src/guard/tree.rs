@@ -86,7 +86,7 @@ pub fn parse(sql: &str) -> Result<Tree, ParseError> {
     // measure the depth without recursion first and allow up to MAX_DEPTH, a
     // depth the reader, the walk and the drop handle within a 1 MiB stack
     // (tested below); deeper trees are refused, never passed unchecked.
-    let depth = crate::value::nesting_depth(&json);
+    let depth = crate::json_depth::nesting_depth(&json);
     if depth > MAX_DEPTH {
         return Err(ParseError {
             message: "the query is nested too deeply for the guard to check; simplify it".to_owned(),
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn depth_is_measured_outside_strings() {
-        use crate::value::nesting_depth;
+        use crate::json_depth::nesting_depth;
         assert_eq!(nesting_depth(r#"{"a": [1, {"b": "[[[{{{"}]}"#), 3);
         assert_eq!(nesting_depth(r#"{"a": "\\\"[["}"#), 1);
     }

@@ -3,19 +3,18 @@
 //! [`Engine`], the real binary over stdio, and `pgmcp check`.
 #![cfg(feature = "duckdb")]
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use pgmcp::backend::Dialect;
-use pgmcp::backend::location::Target;
 use pgmcp::catalog::TableFilter;
 use pgmcp::guard::Rule;
 use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{err_text, rows, run};
+use crate::support::engine::{err_text, rows, run};
+use crate::support::files::duckdb::{allowing, engine_on, fixture, scalar, url};
+use crate::support::files::{listing, snapshot};
 use crate::support::pgmcp;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
 
@@ -35,45 +34,6 @@ const SHOP: &str = "
 
 /// A query that runs for hours: a trillion-row cross join.
 const RUNAWAY: &str = "SELECT count(*) FROM range(1000000) a(x), range(1000000) b(y) WHERE a.x + b.y = -1";
-
-/// A fresh directory holding `data.duckdb`, built by `sql` with the duckdb
-/// crate (not through pgmcp) and closed before this returns.
-fn fixture(sql: &str) -> (TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data.duckdb");
-    make_db(&path, sql);
-    (dir, path)
-}
-
-fn make_db(path: &Path, sql: &str) {
-    let conn = duckdb::Connection::open(path).unwrap();
-    conn.execute_batch(sql).unwrap();
-    conn.close().unwrap();
-}
-
-/// `duckdb:///abs/path.duckdb` for an absolute `path`.
-fn url(path: &Path) -> String {
-    assert!(path.is_absolute(), "{}", path.display());
-    format!("duckdb://{}", path.display())
-}
-
-/// An engine on `path` with built-in defaults (read-only, 500 rows, 30 s),
-/// adjusted by `edit`.
-fn engine_on(path: &Path, edit: impl FnOnce(&mut Config)) -> Engine {
-    let mut config = Config::builtin();
-    edit(&mut config);
-    Engine::duckdb(config, Target::parse("duckdb", &url(path)).unwrap())
-}
-
-/// A writable engine with the protection flags `flags` on.
-fn allowing(path: &Path, flags: &[&str]) -> Engine {
-    engine_on(path, |c| {
-        c.read_only = false;
-        for flag in flags {
-            c.protection.set_flag(flag, true).unwrap();
-        }
-    })
-}
 
 async fn run_with(engine: &Engine, sql: &str, params: Value, limit: Option<usize>) -> Result<QueryOutput, Error> {
     let input = QueryInput {
@@ -104,41 +64,6 @@ fn db_error<T: std::fmt::Debug>(result: Result<T, Error>) -> pgmcp::DbError {
             other => panic!("expected a DuckDB error, got {other:?}"),
         },
         Ok(v) => panic!("expected a DuckDB error, got {v:?}"),
-    }
-}
-
-/// One value read straight from the file with the duckdb crate (no engine
-/// may have it open).
-fn scalar(path: &Path, sql: &str) -> i64 {
-    let conn = duckdb::Connection::open(path).unwrap();
-    let value = conn.query_row(sql, [], |r| r.get(0)).unwrap();
-    conn.close().unwrap();
-    value
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Everything that would show a write: the file's bytes, its mtime, and the
-/// names beside it (a `.wal` file).
-#[derive(Debug, PartialEq, Eq)]
-struct Snapshot {
-    bytes: Vec<u8>,
-    modified: SystemTime,
-    dir: Vec<String>,
-}
-
-fn snapshot(path: &Path) -> Snapshot {
-    Snapshot {
-        bytes: std::fs::read(path).unwrap(),
-        modified: std::fs::metadata(path).unwrap().modified().unwrap(),
-        dir: listing(path.parent().unwrap()),
     }
 }
 
@@ -717,7 +642,7 @@ async fn blocked_operations_run_with_their_flags() {
     std::fs::write(&csv, "a,b\n1,2\n3,4\n").unwrap();
     let (o, c) = (out.display(), csv.display());
 
-    let files = allowing(&path, &["allow_file_functions"]);
+    let files = allowing(&path, "allow_file_functions");
     assert_eq!(
         rows(&files, &format!("SELECT * FROM read_csv('{c}') ORDER BY a")).await,
         json!([{"a": 1, "b": 2}, {"a": 3, "b": 4}])
@@ -728,7 +653,7 @@ async fn blocked_operations_run_with_their_flags() {
     );
     drop(files);
 
-    let copy = allowing(&path, &["allow_copy_to_file", "allow_file_functions"]);
+    let copy = allowing(&path, "allow_copy_to_file+allow_file_functions");
     let done = run(&copy, &format!("COPY users TO '{o}/users.csv'")).await.unwrap();
     assert_eq!(done.rows_affected, Some(3));
     assert_eq!(
@@ -737,19 +662,19 @@ async fn blocked_operations_run_with_their_flags() {
     );
     drop(copy);
 
-    let export = allowing(&path, &["allow_export", "allow_file_functions"]);
+    let export = allowing(&path, "allow_export+allow_file_functions");
     run(&export, &format!("EXPORT DATABASE '{o}/export'")).await.unwrap();
     assert!(out.join("export/schema.sql").is_file());
     drop(export);
 
-    let attach = allowing(&path, &["allow_attach", "allow_file_functions"]);
+    let attach = allowing(&path, "allow_attach+allow_file_functions");
     run(&attach, &format!("ATTACH '{o}/other.duckdb' AS other"))
         .await
         .unwrap();
     assert!(out.join("other.duckdb").is_file());
     drop(attach);
 
-    let load = allowing(&path, &["allow_copy_from", "allow_file_functions"]);
+    let load = allowing(&path, "allow_copy_from+allow_file_functions");
     let done = run(&load, &format!("COPY user_roles FROM '{c}'")).await.unwrap();
     assert_eq!(done.rows_affected, Some(2));
     drop(load);
@@ -763,10 +688,7 @@ async fn blocked_operations_run_with_their_flags() {
 async fn duckdb_refuses_files_even_when_the_guard_allows() {
     let (dir, path) = fixture(SHOP);
     let o = dir.path().display();
-    let engine = allowing(
-        &path,
-        &["allow_copy_to_file", "allow_export", "allow_attach", "allow_load"],
-    );
+    let engine = allowing(&path, "allow_copy_to_file+allow_export+allow_attach+allow_load");
     for sql in [
         format!("COPY users TO '{o}/users.csv'"),
         format!("EXPORT DATABASE '{o}/export'"),
@@ -778,7 +700,7 @@ async fn duckdb_refuses_files_even_when_the_guard_allows() {
     }
     assert_eq!(listing(dir.path()), ["data.duckdb"]);
     // And settings cannot be changed by a query, not even with allow_set.
-    let engine = allowing(&path, &["allow_set"]);
+    let engine = allowing(&path, "allow_set");
     for sql in [
         "SET enable_external_access = true",
         "SET memory_limit = '100GB'",
@@ -1320,7 +1242,7 @@ async fn replacing_and_retyping_fall_under_the_flags_they_amount_to() {
     assert_eq!(scalar(&path, "SELECT count(*) FROM users WHERE score = 12.5"), 1);
 
     // With the flags on, the same statements run.
-    let engine = allowing(&path, &["allow_drop", "allow_update_without_where"]);
+    let engine = allowing(&path, "allow_drop+allow_update_without_where");
     run(&engine, "ALTER TABLE orders ALTER total SET DATA TYPE INTEGER USING 0")
         .await
         .unwrap();

@@ -29,7 +29,7 @@ use pgmcp::{Engine, Error, QueryInput, QueryOutput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::engine_for;
+use crate::support::engine::engine_for;
 use crate::support::findings::{Findings, verdict};
 use crate::support::pg::{self, TestDb};
 

@@ -24,6 +24,8 @@ use std::sync::LazyLock;
 use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Judge, Policy, Rule};
 use serde::Deserialize;
 
+use crate::support::protection::policy;
+
 static PG15: LazyLock<guard::Routines> = LazyLock::new(crate::support::pg15_routines);
 static PLANTED: LazyLock<guard::Routines> = LazyLock::new(|| crate::support::routines_fixture("planted-routines.json"));
 
@@ -77,31 +79,6 @@ fn corpus() -> Vec<(usize, Case)> {
         bad.join("\n")
     );
     cases
-}
-
-/// A policy from a spec: `default` (every `allow_*` off, the default blocked
-/// functions) or `all` ([`Policy::permissive`]), then `+`-joined terms. A term
-/// is a flag to turn on (`read_only`, `allow_set`, ...), `block:PATTERN`,
-/// which adds PATTERN to the blocked functions, or `vouch:PATTERN`, which adds
-/// it to `read_only_functions`.
-fn policy(spec: &str) -> Result<Policy, String> {
-    let mut p = Policy::default();
-    for term in spec.split('+') {
-        if let Some(pattern) = term.strip_prefix("block:") {
-            p.blocked_functions.push(FunctionPattern::new(pattern));
-            continue;
-        }
-        if let Some(pattern) = term.strip_prefix("vouch:") {
-            p.read_only_functions.push(FunctionPattern::new(pattern));
-            continue;
-        }
-        match term {
-            "default" => {}
-            "all" => p = Policy::permissive(),
-            flag => p.set_flag(flag, true).map_err(|e| format!("{e} in `{spec}`"))?,
-        }
-    }
-    Ok(p)
 }
 
 /// What went wrong with one case, or `None` when it got its verdict.

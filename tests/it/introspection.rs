@@ -10,7 +10,7 @@ use pgmcp::{Engine, Error, QueryInput};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{engine_for, err_text};
+use crate::support::engine::{engine_for, err_text};
 use crate::support::pg;
 
 async fn describe(engine: &Engine, table: &str, schema: Option<&str>) -> Result<TableDescription, Error> {

@@ -19,13 +19,13 @@
 //! `allow_delete_without_where` off, the review's examples and their variants
 //! are refused and the table keeps its rows.
 
-use pgmcp::backend::sqlite::location::Target as SqliteTarget;
 use pgmcp::guard::Rule;
 use pgmcp::guard::outline::Outline;
-use pgmcp::{Config, Engine, Error};
+use pgmcp::{Engine, Error};
 use rusqlite::Connection;
 
-use crate::engine::run;
+use crate::support::engine::run;
+use crate::support::files;
 
 /// A small deterministic generator (xorshift64*): the same statements on
 /// every run, so a failure is reproducible from its printed text.
@@ -228,17 +228,12 @@ fn sqlite_where_matches_what_sqlite_runs() {
 /// protection (`allow_delete_without_where` and `allow_update_without_where`
 /// off).
 fn sqlite_engine() -> (tempfile::TempDir, std::path::PathBuf, Engine) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data.db");
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch("CREATE TABLE t (id INTEGER, v INTEGER); INSERT INTO t VALUES (1, 0), (2, 0), (3, 0);")
-        .unwrap();
-    conn.close().unwrap();
-    let mut config = Config::builtin();
-    config.read_only = false;
-    config.protection.blocked_functions = vec![pgmcp::guard::FunctionPattern::new("random")];
-    let target = SqliteTarget::parse("sqlite", &format!("sqlite://{}", path.display())).unwrap();
-    let engine = Engine::sqlite(config, Some(target), None);
+    let (dir, path) =
+        files::sqlite::fixture("CREATE TABLE t (id INTEGER, v INTEGER); INSERT INTO t VALUES (1, 0), (2, 0), (3, 0);");
+    let engine = files::sqlite::engine_on(&path, |config| {
+        config.read_only = false;
+        config.protection.blocked_functions = vec![pgmcp::guard::FunctionPattern::new("random")];
+    });
     (dir, path, engine)
 }
 
@@ -308,8 +303,6 @@ async fn sqlite_function_checks_come_from_the_authorizer() {
 
 #[cfg(feature = "duckdb")]
 mod duckdb_engine {
-    use pgmcp::backend::location::Target;
-
     use super::*;
 
     /// Rows of `t` that `sql` changed on DuckDB, or `None` when DuckDB refuses it.
@@ -445,18 +438,13 @@ mod duckdb_engine {
 
     #[tokio::test]
     async fn duckdb_engine_refuses_every_row_variants_and_keeps_the_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("data.duckdb");
-        {
-            let conn = duckdb::Connection::open(&path).unwrap();
-            conn.execute_batch("CREATE TABLE t (id INTEGER, v INTEGER); INSERT INTO t VALUES (1, 0), (2, 0), (3, 0);")
-                .unwrap();
-        }
-        let mut config = Config::builtin();
-        config.read_only = false;
-        config.protection.blocked_functions = vec![pgmcp::guard::FunctionPattern::new("random")];
-        let target = Target::parse("duckdb", &format!("duckdb://{}", path.display())).unwrap();
-        let engine = Engine::duckdb(config, target);
+        let (_dir, path) = files::duckdb::fixture(
+            "CREATE TABLE t (id INTEGER, v INTEGER); INSERT INTO t VALUES (1, 0), (2, 0), (3, 0);",
+        );
+        let engine = files::duckdb::engine_on(&path, |config| {
+            config.read_only = false;
+            config.protection.blocked_functions = vec![pgmcp::guard::FunctionPattern::new("random")];
+        });
         for sql in DUCKDB_EVERY_ROW {
             assert_refused(
                 run(&engine, sql).await,

@@ -15,8 +15,8 @@ use regex::Regex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{engine_for, err_text as err, rows, run, writable};
 use crate::hooks::script;
+use crate::support::engine::{engine_for, err_text as err, rows, run, writable};
 use crate::support::pg;
 
 fn hook(name: &str, pattern: &str) -> Hook {

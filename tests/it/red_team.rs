@@ -16,7 +16,7 @@ use pgmcp::guard::Rule;
 use pgmcp::{Engine, Error, QueryInput, QueryOutput};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{engine_for, rows, writable};
+use crate::support::engine::{engine_for, rows, writable};
 use crate::support::findings::{Findings, verdict};
 use crate::support::pg::{self, TestDb};
 

@@ -17,7 +17,7 @@ use pgmcp::{Config, Engine};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{engine_for, err_text, rows, run};
+use crate::support::engine::{engine_for, err_text, rows, run};
 use crate::support::pg::{self, TestDb};
 use crate::support::pgmcp;
 use crate::support::stdio::{McpProcess, tool_json};

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::engine::{engine_for, rows, run, writable};
+use crate::support::engine::{engine_for, rows, run, writable};
 use crate::support::pg::{self, TestDb};
 use pgmcp::Error;
 use pgmcp::guard::{FunctionPattern, Rule};

@@ -2,8 +2,8 @@
 //! rusqlite, checked with rusqlite), the library [`Engine`], the real binary
 //! over stdio, and `pgmcp query` on the command line.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::time::Duration;
 
 use pgmcp::backend::Dialect;
 use pgmcp::backend::sqlite::location::{Root, Target};
@@ -14,8 +14,10 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{err_text, rows, run, writable};
 use crate::serve::write_config;
+use crate::support::engine::{err_text, rows, run, writable};
+use crate::support::files::sqlite::{allowing, engine_on, fixture, make_db, scalar, text, url};
+use crate::support::files::{listing, snapshot};
 use crate::support::pgmcp;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
 
@@ -33,44 +35,6 @@ const USERS: &str = "
 
 /// A runaway query: counts an endless recursive CTE.
 const RUNAWAY: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
-
-/// A fresh directory holding `data.db`, built by `sql` through rusqlite (not
-/// through pgmcp). The connection is closed before this returns.
-fn fixture(sql: &str) -> (TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data.db");
-    make_db(&path, sql);
-    (dir, path)
-}
-
-/// Create the SQLite file `path` with `sql`, and close it.
-fn make_db(path: &Path, sql: &str) {
-    let conn = Connection::open(path).unwrap();
-    conn.execute_batch(sql).unwrap();
-    conn.close().unwrap();
-}
-
-/// `sqlite:///abs/path.db` for an absolute `path`.
-fn url(path: &Path) -> String {
-    assert!(path.is_absolute(), "{}", path.display());
-    format!("sqlite://{}", path.display())
-}
-
-/// An engine on the file `path` with built-in defaults (read-only, 500 rows,
-/// 30 s), adjusted by `edit`.
-fn engine_on(path: &Path, edit: impl FnOnce(&mut Config)) -> Engine {
-    let mut config = Config::builtin();
-    edit(&mut config);
-    Engine::sqlite(config, Some(Target::parse("sqlite", &url(path)).unwrap()), None)
-}
-
-/// A writable engine with the one protection flag `flag` set.
-fn allowing(path: &Path, flag: &str) -> Engine {
-    engine_on(path, |c| {
-        c.read_only = false;
-        c.protection.set_flag(flag, true).unwrap();
-    })
-}
 
 /// Run `sql` with `params` (a JSON array) through the pipeline.
 async fn run_with(engine: &Engine, sql: &str, params: Value) -> Result<QueryOutput, Error> {
@@ -111,49 +75,6 @@ fn input_error<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
             other => panic!("expected an input error, got {other:?}"),
         },
         Ok(v) => panic!("expected an input error, got {v:?}"),
-    }
-}
-
-/// One integer from `sql`, read straight from the file with rusqlite.
-fn scalar(path: &Path, sql: &str) -> i64 {
-    Connection::open(path)
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
-}
-
-/// One text value from `sql`, read straight from the file with rusqlite.
-fn text(path: &Path, sql: &str) -> String {
-    Connection::open(path)
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
-}
-
-/// The names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Everything that would show a write: every byte of the file, its mtime, and
-/// the names beside it (a `-journal`, `-wal` or `-shm` file).
-#[derive(Debug, PartialEq, Eq)]
-struct Snapshot {
-    bytes: Vec<u8>,
-    modified: SystemTime,
-    dir: Vec<String>,
-}
-
-fn snapshot(path: &Path) -> Snapshot {
-    Snapshot {
-        bytes: std::fs::read(path).unwrap(),
-        modified: std::fs::metadata(path).unwrap().modified().unwrap(),
-        dir: listing(path.parent().unwrap()),
     }
 }
 

@@ -1,10 +1,10 @@
 //! Every PostgreSQL type family through the whole pipeline (`Engine::query` on
 //! the harness's server), asserting the exact JSON text of the rows and each
-//! column's type name: the rule of `src/value.rs`, checked against what the
-//! server really prints. Then three properties of that rule: the output does
-//! not move when the database's own settings do, every value goes back in as a
-//! parameter and means the same thing, and sanitization reaches the strings the
-//! conversion made but never its numbers.
+//! column's type name: the rule of `src/backend/postgres/value.rs`, checked
+//! against what the server really prints. Then three properties of that rule:
+//! the output does not move when the database's own settings do, every value
+//! goes back in as a parameter and means the same thing, and sanitization
+//! reaches the strings the conversion made but never its numbers.
 //!
 //! Each family collects every mismatch before it panics, so one run shows
 //! every problem: the SQL, the value, what was expected and what came back.
@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::engine_for;
+use crate::support::engine::engine_for;
 use crate::support::pg::{self, TestDb};
 
 // ---------------------------------------------------------------- the check

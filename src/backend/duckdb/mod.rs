@@ -21,9 +21,7 @@ mod native;
 mod settings;
 pub mod value;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use duckdb::types::ValueRef;
 use serde_json::Value;
@@ -31,6 +29,7 @@ use serde_json::Value;
 use self::native::{Database, Session};
 pub use self::settings::{DuckdbConfig, memory_size};
 use self::value::{DuckType, to_json};
+use super::embedded::{self, Stop};
 use super::location::{DbFile, PathMask, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
@@ -39,10 +38,6 @@ use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::duckdb::Kind;
 use crate::guard::outline::{Outline, without_final_semicolon};
 use crate::guard::{self, Judge, Placeholders};
-
-/// How often an interrupt is repeated while the interrupted work winds down
-/// (one sent just before DuckDB starts a query is reset by the start).
-const INTERRUPT_AGAIN: Duration = Duration::from_millis(50);
 
 /// A DuckDB database file (or `duckdb::memory:`).
 #[derive(Clone)]
@@ -165,47 +160,24 @@ impl DuckDbBackend {
         .await
     }
 
-    /// Run `work` on a blocking thread with a session of its own. At the
-    /// deadline, on cancellation, or when this future is dropped, the
-    /// session's statement is interrupted; interrupted work becomes a timeout
-    /// or a cancellation.
+    /// Run `work` on a blocking thread ([`embedded::blocking`]) with a
+    /// session of its own, whose statement the stop interrupts. Whatever
+    /// fails once the stop fired failed because of it: an interrupted
+    /// statement, or the work's own [`Stop::check`].
     async fn blocking<T: Send + 'static>(
         &self,
         deadline: &Deadline,
         work: impl FnOnce(&Session, &Stop) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        let stop = Arc::new(Stop::default());
-        let mut interrupt_on_drop = InterruptOnDrop {
-            stop: Arc::clone(&stop),
-            armed: true,
-        };
         let shared = Arc::clone(&self.shared);
-        let worker_stop = Arc::clone(&stop);
-        let task = tokio::task::spawn_blocking(move || {
+        let work = move |stop: Stop| {
             let db = shared.database()?;
             let session = Session::open(&db).map_err(Error::Connection)?;
-            worker_stop.attach(session.conn.interrupt_handle());
-            work(&session, &worker_stop)
-        });
-        tokio::pin!(task);
-        let at = tokio::time::Instant::from_std(deadline.at);
-        let joined = tokio::select! {
-            joined = &mut task => joined,
-            _ = tokio::time::sleep_until(at) => stop.until_done(&mut task).await,
-            _ = deadline.cancel.cancelled() => stop.until_done(&mut task).await,
+            let interrupt = session.conn.interrupt_handle();
+            stop.on_fire(move || interrupt.interrupt());
+            work(&session, &stop)
         };
-        interrupt_on_drop.armed = false;
-        let result = joined.map_err(|e| Error::Connection(format!("the DuckDB worker failed: {e}")))?;
-        match result {
-            Err(_) if stop.fired() => Err(if deadline.cancel.is_cancelled() {
-                Error::Cancelled
-            } else {
-                Error::Timeout {
-                    after: deadline.timeout,
-                }
-            }),
-            other => other,
-        }
+        embedded::blocking("DuckDB", deadline, work, |_, stop| stop.fired()).await
     }
 }
 
@@ -272,66 +244,6 @@ impl Shared {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// How the async side stops the blocking work: a flag the work checks, and
-/// the interrupt handle of the connection running the statement.
-#[derive(Default)]
-pub struct Stop {
-    fired: AtomicBool,
-    handle: Mutex<Option<Arc<duckdb::InterruptHandle>>>,
-}
-
-impl Stop {
-    fn attach(&self, handle: Arc<duckdb::InterruptHandle>) {
-        *lock(&self.handle) = Some(handle);
-    }
-
-    fn fire(&self) {
-        // The flag first: work that has not started its statement yet sees
-        // it; work that has is interrupted.
-        self.fired.store(true, Ordering::SeqCst);
-        if let Some(handle) = lock(&self.handle).as_ref() {
-            handle.interrupt();
-        }
-    }
-
-    fn fired(&self) -> bool {
-        self.fired.load(Ordering::SeqCst)
-    }
-
-    /// For the work: stop here if the call was stopped.
-    fn check(&self) -> Result<(), Error> {
-        if self.fired() { Err(Error::Cancelled) } else { Ok(()) }
-    }
-
-    /// Interrupt, and keep interrupting until the work ends.
-    async fn until_done<T>(
-        &self,
-        task: &mut std::pin::Pin<&mut tokio::task::JoinHandle<T>>,
-    ) -> Result<T, tokio::task::JoinError> {
-        loop {
-            self.fire();
-            tokio::select! {
-                joined = task.as_mut() => return joined,
-                _ = tokio::time::sleep(INTERRUPT_AGAIN) => {}
-            }
-        }
-    }
-}
-
-/// Interrupts the work if the call's future is dropped before it ends.
-struct InterruptOnDrop {
-    stop: Arc<Stop>,
-    armed: bool,
-}
-
-impl Drop for InterruptOnDrop {
-    fn drop(&mut self) {
-        if self.armed {
-            self.stop.fire();
-        }
-    }
 }
 
 /// Count the statements with DuckDB's parser, apply the guard to the one

@@ -21,7 +21,7 @@
 use duckdb::types::{TimeUnit, Value as DuckValue};
 use serde_json::{Map, Number, Value};
 
-use crate::value::hex;
+use crate::backend::embedded::hex;
 
 /// A column's type as DuckDB declared it.
 #[derive(Debug, Clone, PartialEq, Eq)]

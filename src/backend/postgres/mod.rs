@@ -8,6 +8,7 @@ mod role;
 mod routines;
 mod tls;
 mod types;
+pub mod value;
 mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +27,6 @@ use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget;
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
-use crate::value;
 
 /// After the deadline, how long we let the server's own `statement_timeout`
 /// report before sending a cancel request ourselves.

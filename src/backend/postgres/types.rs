@@ -8,10 +8,10 @@ use std::sync::Mutex;
 
 use postgres_types::{Kind, Type};
 
+use super::value::Shape;
 use super::wire::{Connection, Exchange, WireColumn};
 use super::{catalog, run};
 use crate::backend::Deadline;
-use crate::value::Shape;
 
 /// A column's declared type is keyed by where it came from: a table column
 /// (its declared type may be a domain, which the protocol reports as the base
@@ -209,7 +209,7 @@ fn array_literal<T: ToString>(items: impl Iterator<Item = T>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::oid;
+    use crate::backend::postgres::value::oid;
 
     #[test]
     fn builtin_shapes() {

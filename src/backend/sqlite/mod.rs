@@ -20,15 +20,14 @@ use rusqlite::hooks::Authorization;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use self::location::{DbFile, PathMask, Root, Target};
+use super::embedded::{self, Stop, hex};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::{self, Judge, Rule, Violation, sqlite::Outline};
-use crate::value::hex;
 
 /// How often (in SQLite virtual machine steps) the deadline is checked.
 const PROGRESS_STEPS: i32 = 1000;
@@ -175,45 +174,21 @@ impl SqliteBackend {
     }
 }
 
-/// Run `work` on a blocking thread, with a token that is cancelled when the
-/// call is cancelled or this future is dropped, and a deadline the progress
-/// handler enforces. Interrupted work becomes a timeout or a cancellation.
+/// SQLite work on a blocking thread ([`embedded::blocking`]). The progress
+/// handler ends a statement whose stop fired with `SQLITE_INTERRUPT`; a lock
+/// waited for until the deadline is a timeout too (`busy_timeout` ends with
+/// the deadline).
 async fn blocking<T: Send + 'static>(
     deadline: &Deadline,
     work: impl FnOnce(Stop) -> Result<T, Error> + Send + 'static,
 ) -> Result<T, Error> {
-    let token = deadline.cancel.child_token();
-    let _stop_on_drop = token.clone().drop_guard();
-    let stop = Stop {
-        at: deadline.at,
-        token: token.clone(),
-    };
-    let result = tokio::task::spawn_blocking(move || work(stop))
-        .await
-        .map_err(|e| Error::Connection(format!("the SQLite worker failed: {e}")))?;
-    match result {
-        // Waiting for a lock is bounded by the same deadline.
+    let interrupted = |e: &Error, _: &Stop| matches!(e, Error::Db(db) if db.code() == "SQLITE_INTERRUPT");
+    match embedded::blocking("SQLite", deadline, work, interrupted).await {
         Err(Error::Db(db)) if db.code() == "SQLITE_BUSY" && Instant::now() >= deadline.at => Err(Error::Timeout {
             after: deadline.timeout,
         }),
-        Err(Error::Db(db)) if db.code() == "SQLITE_INTERRUPT" => {
-            if deadline.cancel.is_cancelled() {
-                Err(Error::Cancelled)
-            } else {
-                Err(Error::Timeout {
-                    after: deadline.timeout,
-                })
-            }
-        }
         other => other,
     }
-}
-
-/// When blocking SQLite work must stop.
-#[derive(Clone)]
-struct Stop {
-    at: Instant,
-    token: CancellationToken,
 }
 
 /// Open `target` for one call. Never creates a file: a missing one is an error.
@@ -239,17 +214,16 @@ fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Erro
     let mut conn = opened.map_err(|e| Error::Connection(format!("cannot open {}: {}", target.shown, code_name(&e))))?;
     // busy_timeout counts whole milliseconds: round up, so a lock wait ends
     // after the deadline and is reported as the timeout it is.
-    let remaining = stop.at.saturating_duration_since(Instant::now()) + std::time::Duration::from_millis(1);
+    let remaining = stop.at().saturating_duration_since(Instant::now()) + std::time::Duration::from_millis(1);
     conn.busy_timeout(remaining).map_err(db_error)?;
     if read_only {
         conn.pragma_update(None, "query_only", true).map_err(db_error)?;
     }
-    let Stop { at, token } = stop;
-    conn.progress_handler(
-        PROGRESS_STEPS,
-        Some(move || token.is_cancelled() || Instant::now() >= at),
-    )
-    .map_err(db_error)?;
+    // The clock as well as the flag: the statement stops the moment the
+    // deadline passes, whenever the runner's timer wakes.
+    let at = stop.at();
+    conn.progress_handler(PROGRESS_STEPS, Some(move || stop.fired() || Instant::now() >= at))
+        .map_err(db_error)?;
     Ok(conn)
 }
 

@@ -1,13 +1,19 @@
-//! Real parts for the integration tests: a throwaway PostgreSQL ([`pg`]) and a
-//! JSON-RPC client that drives the real `pgmcp` binary over stdio ([`stdio`]).
+//! Real parts for the integration tests: a throwaway PostgreSQL ([`pg`]), a
+//! JSON-RPC client that drives the real `pgmcp` binary over stdio ([`stdio`]),
+//! library engines and calls through them ([`engine`]), SQLite and DuckDB
+//! files ([`files`]), and protection policies written as specs
+//! ([`protection`]).
 
 // Not every feature module uses every helper, and a helper nobody uses yet must
 // not fail `cargo clippy --all-targets -- -D warnings`.
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod engine;
+pub mod files;
 pub mod findings;
 pub mod pg;
+pub mod protection;
 pub mod stdio;
 
 use std::path::Path;

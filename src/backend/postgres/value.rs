@@ -16,6 +16,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::json_depth::nesting_depth;
+
 /// Built-in type OIDs the rule treats specially (from `pg_type.dat`).
 pub mod oid {
     pub const BOOL: u32 = 16;
@@ -90,19 +92,6 @@ pub fn from_text(shape: &Shape, text: &str) -> Value {
     }
 }
 
-/// Bytes in PostgreSQL's `bytea` hex form (`\x00ff`): how every backend
-/// writes binary values, so a blob reads the same whichever engine it came from.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(2 + bytes.len() * 2);
-    out.push_str("\\x");
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
-}
-
 /// Deepest JSON value embedded as JSON; deeper ones come back as their text,
 /// because reading, sanitizing, encoding and dropping a value all recurse.
 pub const MAX_JSON_DEPTH: usize = 600;
@@ -117,32 +106,6 @@ fn json(text: &str) -> Option<Value> {
     let value = <Value as serde::Deserialize>::deserialize(&mut reader).ok()?;
     reader.end().ok()?;
     Some(value)
-}
-
-/// How deeply objects and arrays nest in JSON `text`, without recursing.
-pub fn nesting_depth(text: &str) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
 }
 
 fn number(text: &str) -> Value {

@@ -1,0 +1,42 @@
+//! Library [`Engine`]s in tests: one on the harness's PostgreSQL, a config
+//! edit that allows writes, and calls through the whole pipeline with what
+//! they answered.
+
+use pgmcp::backend::postgres::params;
+use pgmcp::{Config, Engine, Error, QueryInput};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::pg::TestDb;
+
+/// An engine on `db` with built-in defaults (read-only), adjusted by `edit`.
+pub fn engine_for(db: &TestDb, edit: impl FnOnce(&mut Config)) -> Engine {
+    let mut config = Config::builtin();
+    edit(&mut config);
+    let params = params::resolve(Some(&db.url), &config.connection, &|_| None).expect("test URL resolves");
+    Engine::postgres(config, params)
+}
+
+/// Writes allowed: the config edit most writing tests make.
+pub fn writable(c: &mut Config) {
+    c.read_only = false;
+}
+
+/// Run `sql` through the whole pipeline.
+pub async fn run(engine: &Engine, sql: &str) -> Result<pgmcp::QueryOutput, Error> {
+    engine.query(&QueryInput::new(sql), CancellationToken::new()).await
+}
+
+/// The rows of `sql` as JSON; panics with the error if it fails.
+pub async fn rows(engine: &Engine, sql: &str) -> Value {
+    let out = run(engine, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    serde_json::to_value(&out.rows).unwrap()
+}
+
+/// The error text of a call that must fail.
+pub fn err_text<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
+    match result {
+        Err(e) => e.to_string(),
+        Ok(v) => panic!("expected an error, got {v:?}"),
+    }
+}
