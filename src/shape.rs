@@ -213,9 +213,24 @@ fn json_prefix(text: &str, max: usize) -> &str {
     text
 }
 
-/// The bytes of `value`'s JSON.
+/// The bytes of `value`'s JSON, counted as they are written: nothing is
+/// kept.
 pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 /// Shorten column names and types when together they take more than

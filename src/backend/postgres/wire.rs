@@ -596,11 +596,16 @@ impl Connection {
     /// or restarts). Looks at what is already readable, without waiting.
     pub async fn is_alive(&mut self) -> bool {
         loop {
-            // Polled once: ready only if the socket has data or is closed.
-            match tokio::time::timeout(std::time::Duration::ZERO, self.io.read_buf(&mut self.read_buf)).await {
-                Err(_) => break,
-                Ok(Ok(0)) | Ok(Err(_)) => return false,
-                Ok(Ok(_)) => continue,
+            // Polled once, without a timer (a zero timeout is a real one,
+            // which waits for the runtime's next tick): ready only if the
+            // socket has data or is closed. `read_buf` may be dropped while
+            // pending without losing bytes.
+            let mut read = std::pin::pin!(self.io.read_buf(&mut self.read_buf));
+            let polled = std::future::poll_fn(|cx| std::task::Poll::Ready(read.as_mut().poll(cx))).await;
+            match polled {
+                std::task::Poll::Pending => break,
+                std::task::Poll::Ready(Ok(0) | Err(_)) => return false,
+                std::task::Poll::Ready(Ok(_)) => continue,
             }
         }
         // Anything unsolicited must be harmless (a notice, a parameter change).
