@@ -519,6 +519,11 @@ mod tests {
             p.blocked_functions = vec![FunctionPattern::new("random"), FunctionPattern::new("md5*")];
             p
         };
+        let files_blocking_read_csv = {
+            let mut p = files.clone();
+            p.blocked_functions.push(FunctionPattern::new("read_csv"));
+            p
+        };
         let cases: Vec<(&Policy, &str, Option<Rule>)> = vec![
             (
                 &default,
@@ -552,6 +557,12 @@ mod tests {
             (&default, "SELECT * FROM query('SELECT 1')", Some(Rule::BlockedFunction)),
             (&files, "SELECT * FROM query_table('t')", Some(Rule::BlockedFunction)),
             (&blocking, "SELECT random()", Some(Rule::BlockedFunction)),
+            // The file switch on does not lift a blocked function.
+            (
+                &files_blocking_read_csv,
+                "SELECT * FROM read_csv('x.csv')",
+                Some(Rule::BlockedFunction),
+            ),
             (&blocking, "SELECT md5('a')", Some(Rule::BlockedFunction)),
             (&blocking, "SELECT lower('a')", None),
             (&default, "SELECT count(*) FROM t", None),
@@ -584,6 +595,25 @@ mod tests {
             policy(&["allow_drop"]),
             policy(&["allow_update_without_where"]),
         );
+        // One statement under two rules, one switch on: the other rule still
+        // refuses it (pinned when the guards began reporting to the judge).
+        let macros_drops = policy(&["allow_create_function", "allow_drop"]);
+        let read_only_too = |p: &Policy| {
+            let mut p = p.clone();
+            p.read_only = true;
+            p
+        };
+        let macros_drops_read_only = read_only_too(&macros_drops);
+        let drops_retypes = policy(&["allow_drop", "allow_update_without_where"]);
+        let (exports, pragmas, secrets, deletes) = (
+            policy(&["allow_export"]),
+            policy(&["allow_pragma_write"]),
+            policy(&["allow_create_extension"]),
+            policy(&["allow_delete_without_where"]),
+        );
+        let deletes_read_only = read_only_too(&deletes);
+        let (copies_from, copies_to) = (policy(&["allow_copy_from"]), policy(&["allow_copy_to_file"]));
+        let copies_both = policy(&["allow_copy_from", "allow_copy_to_file"]);
         // (policy, sql, the kind DuckDB reports, refusing rule)
         let cases: Vec<(&Policy, &str, Kind, Option<Rule>)> = vec![
             (&default, "SELECT 1", Kind::Select, None),
@@ -750,6 +780,103 @@ mod tests {
             (&default, "CHECKPOINT", Kind::Pragma, Some(Rule::Pragma)),
             (&read_only, "SELECT 1", Kind::Select, None),
             (&all, "INSERT INTO t VALUES (1)", Kind::Insert, None),
+            // Two rules, one switch on (see `macros_drops` above).
+            (
+                &macros,
+                "CREATE OR REPLACE MACRO m(x) AS x + 1",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (
+                &drops,
+                "CREATE OR REPLACE MACRO m(x) AS x + 1",
+                Kind::Create,
+                Some(Rule::CreateFunction),
+            ),
+            (
+                &macros_drops,
+                "CREATE OR REPLACE MACRO m(x) AS x + 1",
+                Kind::Create,
+                None,
+            ),
+            (
+                &macros_drops_read_only,
+                "CREATE OR REPLACE MACRO m(x) AS x + 1",
+                Kind::Create,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &macros,
+                "CREATE OR REPLACE FUNCTION f(x) AS x + 1",
+                Kind::CreateFunc,
+                Some(Rule::Drop),
+            ),
+            (
+                &drops,
+                "CREATE OR REPLACE FUNCTION f(x) AS x + 1",
+                Kind::CreateFunc,
+                Some(Rule::CreateFunction),
+            ),
+            (
+                &macros,
+                "EXPLAIN ANALYZE CREATE OR REPLACE MACRO m(x) AS x",
+                Kind::Explain,
+                Some(Rule::Drop),
+            ),
+            (
+                &drops,
+                "ALTER TABLE t ALTER COLUMN c DROP DEFAULT, ALTER COLUMN d TYPE INT",
+                Kind::Alter,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &retypes,
+                "ALTER TABLE t ALTER COLUMN c DROP DEFAULT, ALTER COLUMN d TYPE INT",
+                Kind::Alter,
+                Some(Rule::Drop),
+            ),
+            (
+                &drops_retypes,
+                "ALTER TABLE t ALTER COLUMN c DROP DEFAULT, ALTER COLUMN d TYPE INT",
+                Kind::Alter,
+                None,
+            ),
+            (
+                &drops,
+                "ALTER TABLE t ALTER COLUMN c SET DATA TYPE VARCHAR USING c::VARCHAR",
+                Kind::Alter,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (&exports, "IMPORT DATABASE 'dir'", Kind::Pragma, None),
+            (&pragmas, "IMPORT DATABASE 'dir'", Kind::Pragma, Some(Rule::Export)),
+            (&deletes, "TRUNCATE t", Kind::Delete, Some(Rule::Truncate)),
+            (&deletes, "EXPLAIN ANALYZE DELETE FROM t", Kind::Explain, None),
+            (
+                &deletes_read_only,
+                "EXPLAIN ANALYZE DELETE FROM t",
+                Kind::Explain,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &secrets,
+                "CREATE OR REPLACE SECRET s (TYPE s3, KEY_ID 'x')",
+                Kind::Create,
+                Some(Rule::Drop),
+            ),
+            (
+                &drops,
+                "CREATE OR REPLACE SECRET s (TYPE s3, KEY_ID 'x')",
+                Kind::Create,
+                Some(Rule::CreateExtension),
+            ),
+            (&copies_from, "COPY t TO 'x.csv'", Kind::Copy, Some(Rule::CopyToFile)),
+            (&copies_to, "COPY t FROM 'x.csv'", Kind::Copy, Some(Rule::CopyFrom)),
+            (
+                &copies_both,
+                "COPY FROM DATABASE a TO b",
+                Kind::CopyDatabase,
+                Some(Rule::Attach),
+            ),
         ];
         for (policy, sql, kind, want) in cases {
             let got = statement(&Judge::new((*policy).clone()), &Outline::duckdb(sql), kind)

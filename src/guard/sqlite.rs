@@ -235,6 +235,8 @@ mod tests {
         let mut permissive = Policy::permissive();
         permissive.blocked_functions = vec![super::super::FunctionPattern::new("random")];
         let read_only = Policy::permissive().with_read_only(true);
+        let mut default_read_only = Policy::default();
+        default_read_only.read_only = true;
         // (policy, sql, action, accessor, refusing rule)
         type Case<'a> = (&'a Policy, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
         let cases: Vec<Case<'_>> = vec![
@@ -451,6 +453,38 @@ mod tests {
                 None,
                 Some(Rule::ReadOnly),
             ),
+            // The pragma switch on: query_only is refused only in read-only
+            // mode, and there before the pragma rule.
+            (
+                &permissive,
+                "PRAGMA query_only = 0",
+                AuthAction::Pragma {
+                    pragma_name: "query_only",
+                    pragma_value: Some("0"),
+                },
+                None,
+                None,
+            ),
+            (
+                &default_read_only,
+                "PRAGMA query_only = 0",
+                AuthAction::Pragma {
+                    pragma_name: "query_only",
+                    pragma_value: Some("0"),
+                },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &permissive,
+                "PRAGMA journal_mode = WAL",
+                AuthAction::Pragma {
+                    pragma_name: "journal_mode",
+                    pragma_value: Some("WAL"),
+                },
+                None,
+                None,
+            ),
             (
                 &permissive,
                 "SELECT load_extension('x')",
@@ -500,6 +534,8 @@ mod tests {
         let default = Policy::default();
         let read_only = Policy::default().with_read_only(true);
         let allow_vacuum = Policy::default().allowing(&[Rule::VacuumInto]);
+        let mut vacuum_read_only = allow_vacuum.clone();
+        vacuum_read_only.read_only = true;
         let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
             (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
@@ -508,6 +544,16 @@ mod tests {
             (&read_only, "SELECT 1", true, None),
             (&read_only, "BEGIN", false, None),
             (&default, "INSERT INTO t VALUES (1)", false, None),
+            // VACUUM INTO's switch on does not lift read-only mode; without
+            // the switch, VACUUM INTO's own rule refuses first.
+            (&read_only, "VACUUM INTO '/tmp/copy.db'", false, Some(Rule::VacuumInto)),
+            (
+                &vacuum_read_only,
+                "VACUUM INTO '/tmp/copy.db'",
+                false,
+                Some(Rule::ReadOnly),
+            ),
+            (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", false, None),
         ];
         for (policy, sql, reads, want) in cases {
             let got = statement(&Judge::new((*policy).clone()), &Outline::sqlite(sql), reads)

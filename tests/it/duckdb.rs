@@ -630,6 +630,108 @@ async fn each_blocked_operation_is_refused_by_default() {
     );
 }
 
+/// One statement under two rules, one switch on: the other rule still
+/// refuses it (pinned when the guards began reporting to one judge), and
+/// nothing changes.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_switch_on_leaves_the_other_rules() {
+    let (dir, path) = fixture(SHOP);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let csv = dir.path().join("data.csv");
+    std::fs::write(&csv, "a,b\n1,2\n").unwrap();
+    let (o, c) = (out.display(), csv.display());
+    let replace_macro = "CREATE OR REPLACE MACRO twice(a) AS a * 2";
+    // (read-only, switches on, sql, refusing rule)
+    let cases: Vec<(bool, &[&str], String, Rule)> = vec![
+        (false, &["allow_create_function"], replace_macro.into(), Rule::Drop),
+        (false, &["allow_drop"], replace_macro.into(), Rule::CreateFunction),
+        (
+            true,
+            &["allow_create_function", "allow_drop"],
+            replace_macro.into(),
+            Rule::ReadOnly,
+        ),
+        (
+            false,
+            &["allow_create_function"],
+            format!("EXPLAIN ANALYZE {replace_macro}"),
+            Rule::Drop,
+        ),
+        (
+            false,
+            &["allow_update_without_where"],
+            "ALTER TABLE users DROP COLUMN score".into(),
+            Rule::Drop,
+        ),
+        (
+            false,
+            &["allow_drop"],
+            "ALTER TABLE users ALTER COLUMN score TYPE VARCHAR".into(),
+            Rule::UpdateWithoutWhere,
+        ),
+        (
+            false,
+            &["allow_delete_without_where"],
+            "TRUNCATE orders".into(),
+            Rule::Truncate,
+        ),
+        (
+            true,
+            &["allow_delete_without_where"],
+            "EXPLAIN ANALYZE DELETE FROM orders".into(),
+            Rule::ReadOnly,
+        ),
+        (
+            false,
+            &["allow_pragma_write"],
+            format!("IMPORT DATABASE '{o}'"),
+            Rule::Export,
+        ),
+        (
+            false,
+            &["allow_copy_from"],
+            format!("COPY users TO '{o}/users.csv'"),
+            Rule::CopyToFile,
+        ),
+        (
+            false,
+            &["allow_create_extension"],
+            "CREATE OR REPLACE SECRET s (TYPE s3, KEY_ID 'k', SECRET 's')".into(),
+            Rule::Drop,
+        ),
+        (
+            false,
+            &["allow_file_functions"],
+            format!("SELECT * FROM read_csv('{c}')"),
+            Rule::BlockedFunction,
+        ),
+    ];
+    for (read_only, flags, sql, rule) in cases {
+        let engine = engine_on(&path, |config| {
+            config.read_only = read_only;
+            for flag in flags {
+                config.protection.set_flag(flag, true).unwrap();
+            }
+            config
+                .protection
+                .blocked_functions
+                .push(pgmcp::guard::FunctionPattern::new("read_csv"));
+        });
+        let (got, message) = refusal(run(&engine, &sql).await);
+        assert_eq!(got, rule, "{sql} ({flags:?}, read-only {read_only}): {message}");
+    }
+    assert_eq!(listing(&out), Vec::<String>::new(), "nothing was written");
+    assert_eq!(scalar(&path, "SELECT count(*) FROM orders"), 2);
+    assert_eq!(
+        scalar(
+            &path,
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'users'"
+        ),
+        3
+    );
+}
+
 /// Allowed by its flag (and, for anything that touches a file,
 /// `allow_file_functions`, which turns DuckDB's external access on), each
 /// operation does what it says.

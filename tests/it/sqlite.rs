@@ -504,6 +504,55 @@ async fn read_only_refuses_every_write() {
     assert_eq!(scalar(&path, "PRAGMA user_version"), 0);
 }
 
+/// One switch on, a second rule still refuses the statement (pinned when the
+/// guards began reporting to one judge): the pragma and VACUUM INTO switches
+/// do not lift read-only mode, and without VACUUM INTO's own switch its rule
+/// refuses first, in read-only mode too. Nothing is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_switch_on_leaves_the_other_rules() {
+    let (dir, path) = fixture(USERS);
+    let copy = dir.path().join("copy.db");
+    let vacuum_into = format!("VACUUM INTO '{}'", copy.display());
+    let read_only = |verb: &str| {
+        format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
+    };
+    let vacuum_refused = "VACUUM INTO is not allowed: it writes a copy of the database to any path the server can reach. Set protection.allow_vacuum_into to true to allow it";
+    // (read-only, switch on, sql, refusal)
+    let cases = [
+        (true, "allow_vacuum_into", vacuum_into.clone(), read_only("VACUUM")),
+        (true, "allow_pragma_write", vacuum_into.clone(), vacuum_refused.to_owned()),
+        (false, "allow_pragma_write", vacuum_into.clone(), vacuum_refused.to_owned()),
+        (
+            true,
+            "allow_pragma_write",
+            "PRAGMA query_only = 0".to_owned(),
+            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)".to_owned(),
+        ),
+        (true, "allow_pragma_write", "PRAGMA user_version = 5".to_owned(), read_only("PRAGMA")),
+        (true, "allow_delete_without_where", "DELETE FROM users".to_owned(), read_only("DELETE")),
+        (
+            false,
+            "allow_update_without_where",
+            "ALTER TABLE users DROP COLUMN score".to_owned(),
+            "ALTER TABLE ... DROP COLUMN is not allowed: it destroys the column's data. Set protection.allow_drop to true to allow it".to_owned(),
+        ),
+    ];
+    for (read_only, flag, sql, expected) in &cases {
+        let engine = engine_on(&path, |c| {
+            c.read_only = *read_only;
+            c.protection.set_flag(flag, true).unwrap();
+        });
+        assert_eq!(
+            &refusal(run(&engine, sql).await),
+            expected,
+            "{sql} ({flag}, read-only {read_only})"
+        );
+    }
+    assert!(!copy.exists(), "VACUUM INTO wrote {}", copy.display());
+    assert_eq!(scalar(&path, "SELECT count(*) FROM users"), 3);
+    assert_eq!(scalar(&path, "PRAGMA user_version"), 0);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_caps_a_large_table_at_500_rows() {
     let (_dir, path) = fixture(
