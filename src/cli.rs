@@ -124,6 +124,8 @@ pub enum CliError {
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
     Session(String),
+    #[error("cannot take stdin and stdout for the MCP protocol: {0}")]
+    Channel(std::io::Error),
     #[error("no config directory to write to (HOME is not set): name the file with --config PATH")]
     NoConfigDir,
     #[error(transparent)]
@@ -248,9 +250,10 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     }
     let engine = Arc::new(Engine::from_choice(config, choice));
     tracing::info!(log = %log_hint, "serving MCP on stdio");
-    // stdio_pipes reads and writes the pipes on the runtime itself; stdio() would
-    // hand every read and write to a blocking thread (measured: 2x the CPU per call).
-    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    // The protocol gets stdin and stdout to itself: nothing else in the
+    // process (an engine, a library) can read a request or write into an
+    // answer.
+    let (stdin, stdout) = crate::channel::take().map_err(CliError::Channel)?;
     // The moment stdin closes, stop the work in flight: the client is gone, and
     // a query left running would hold a backend for nothing.
     let stdin_closed = CancellationToken::new();

@@ -62,6 +62,7 @@
 pub mod backend;
 pub mod budget;
 pub mod catalog;
+mod channel;
 mod check;
 pub mod cli;
 pub mod config;

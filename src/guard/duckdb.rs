@@ -217,6 +217,35 @@ pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
         }
         judge.call(bare, || format!("function {bare}()"), || None)?;
     }
+    // Files of pgmcp's own process (its stdin and stdout carry the
+    // protocol), by any statement that can name a file: no switch allows them.
+    let rule = match outline.verb.as_str() {
+        "COPY" if copies_from(outline) => Rule::CopyFrom,
+        "COPY" => Rule::CopyToFile,
+        "ATTACH" | "DETACH" => Rule::Attach,
+        "EXPORT" | "IMPORT" => Rule::Export,
+        _ => Rule::FileFunction,
+    };
+    if outline.verb == "COPY"
+        && let Some(stream) = ["STDIN", "STDOUT", "STDERR"].into_iter().find(|s| outline.has(s))
+    {
+        return violation(
+            rule,
+            format!(
+                "COPY ... {stream} is not allowed: pgmcp's standard streams carry the MCP protocol, which it would corrupt. SELECT the rows instead"
+            ),
+        );
+    }
+    let names_files = matches!(
+        outline.verb.as_str(),
+        "COPY" | "ATTACH" | "DETACH" | "EXPORT" | "IMPORT" | "INSTALL" | "LOAD"
+    ) || outline.calls.iter().any(|c| FILE_FUNCTIONS.contains(&c.as_str()))
+        || !outline.quoted_tables.is_empty();
+    if names_files {
+        for path in outline.strings.iter().chain(&outline.quoted_tables) {
+            super::own_process(rule, path)?;
+        }
+    }
     // COPY's own file (`COPY t FROM 'x.csv'`) is the COPY rules' to judge.
     if let Some(file) = outline.quoted_tables.first()
         && outline.verb != "COPY"
@@ -256,6 +285,14 @@ pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Vio
             );
         }
         _ => {}
+    }
+    // DuckDB runs some statements as pragmas (`COPY FROM DATABASE a TO b`):
+    // they fall under the rules of what their verb says as well.
+    if kind == Kind::Pragma
+        && let Some(said) = Kind::from_verb(outline)
+        && said != Kind::Pragma
+    {
+        statement(judge, outline, said)?;
     }
     if kind == Kind::Drop {
         decide(
@@ -513,6 +550,7 @@ mod tests {
     #[test]
     fn text_rules() {
         let default = Policy::default();
+        let all = Policy::permissive();
         let files = policy(&["allow_file_functions"]);
         let blocking = {
             let mut p = Policy::default();
@@ -565,6 +603,20 @@ mod tests {
             ),
             (&blocking, "SELECT md5('a')", Some(Rule::BlockedFunction)),
             (&blocking, "SELECT lower('a')", None),
+            // pgmcp's own stdin and stdout carry the protocol: no switch lets
+            // a statement name them, however spelled.
+            (&all, "COPY t TO STDOUT", Some(Rule::CopyToFile)),
+            (&all, "COPY (SELECT 1) TO STDOUT (FORMAT csv)", Some(Rule::CopyToFile)),
+            (&all, "COPY t FROM STDIN", Some(Rule::CopyFrom)),
+            (&all, "COPY t TO '/dev/stdout'", Some(Rule::CopyToFile)),
+            (&all, "COPY t TO '/dev//./stdout' (FORMAT json)", Some(Rule::CopyToFile)),
+            (&all, "COPY t FROM '/proc/self/fd/0'", Some(Rule::CopyFrom)),
+            (&all, "SELECT * FROM read_csv('/dev/stdin')", Some(Rule::FileFunction)),
+            (&all, "SELECT * FROM '/dev/fd/0'", Some(Rule::FileFunction)),
+            (&all, "ATTACH '../../dev/stdin' AS x", Some(Rule::Attach)),
+            (&all, "EXPORT DATABASE '/proc/self/cwd'", Some(Rule::Export)),
+            (&all, "COPY t TO '/tmp/stdout.csv'", None),
+            (&default, "SELECT '/dev/stdout' AS path", None),
             (&default, "SELECT count(*) FROM t", None),
         ];
         for (policy, sql, want) in cases {
@@ -615,6 +667,8 @@ mod tests {
         let (copies_from, copies_to) = (policy(&["allow_copy_from"]), policy(&["allow_copy_to_file"]));
         let copies_both = policy(&["allow_copy_from", "allow_copy_to_file"]);
         // (policy, sql, the kind DuckDB reports, refusing rule)
+        let pragmas = policy(&["allow_pragma_write"]);
+        let pragmas_attach = policy(&["allow_pragma_write", "allow_attach"]);
         let cases: Vec<(&Policy, &str, Kind, Option<Rule>)> = vec![
             (&default, "SELECT 1", Kind::Select, None),
             (&default, "DROP TABLE t", Kind::Drop, Some(Rule::Drop)),
@@ -697,6 +751,11 @@ mod tests {
             ),
             (&default, "EXPORT DATABASE '/tmp/out'", Kind::Export, Some(Rule::Export)),
             (&all, "EXPORT DATABASE '/tmp/out'", Kind::Export, None),
+            // DuckDB reports COPY FROM DATABASE as a pragma: the pragma
+            // switch alone does not let it through, ATTACH's still governs it.
+            (&pragmas, "COPY FROM DATABASE a TO b", Kind::Pragma, Some(Rule::Attach)),
+            (&pragmas_attach, "COPY FROM DATABASE a TO b", Kind::Pragma, None),
+            (&default, "COPY FROM DATABASE a TO b", Kind::Pragma, Some(Rule::Attach)),
             (&default, "IMPORT DATABASE '/tmp/out'", Kind::Pragma, Some(Rule::Export)),
             (&default, "ATTACH 'x.duckdb' AS x", Kind::Attach, Some(Rule::Attach)),
             (&default, "DETACH x", Kind::Detach, Some(Rule::Attach)),

@@ -9,6 +9,7 @@
 //! (PostgreSQL enforces the second again, because pgmcp uses the extended
 //! protocol).
 
+mod device;
 pub mod duckdb;
 mod judge;
 mod lexer;
@@ -47,6 +48,21 @@ impl fmt::Display for Violation {
 }
 
 impl std::error::Error for Violation {}
+
+/// A statement naming pgmcp's own process as a file (`/dev/stdout`,
+/// `/proc/self/fd/1`; see [`device`]): refused by `rule` whatever the
+/// switches say.
+pub(crate) fn own_process(rule: Rule, path: &str) -> Result<(), Violation> {
+    match device::names_process(path) {
+        true => violation(
+            rule,
+            format!(
+                "'{path}' names pgmcp's own process (its standard streams or open files): reading or writing it would steal the MCP client's requests or corrupt the answers. No setting allows it"
+            ),
+        ),
+        false => Ok(()),
+    }
+}
 
 /// A refusal by `rule`, worded by the caller: the rules no switch turns off.
 pub(crate) fn violation(rule: Rule, message: String) -> Result<(), Violation> {

@@ -34,6 +34,22 @@ pub struct Outline {
     /// Quoted text standing where a table would (right after `FROM`, `JOIN`
     /// or a comma of a `FROM` list): `FROM 'data.csv'`, `FROM "data.csv"`.
     pub quoted_tables: Vec<String>,
+    /// Every string literal, at any depth, unescaped: the file names a
+    /// statement can give its engine (`COPY ... TO 'x'`, `ATTACH 'x'`,
+    /// `read_csv('x')`) are among them.
+    pub strings: Vec<String>,
+    /// The file an `ATTACH` opens or a `VACUUM ... INTO` writes, as written.
+    pub file: Option<Operand>,
+}
+
+/// How a statement names its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operand {
+    /// One string literal: the name itself.
+    Literal(String),
+    /// An expression (`'/dev/' || 'stdin'`): the name is only known when the
+    /// engine runs it.
+    Computed,
 }
 
 /// Keywords that come before a parenthesis without calling anything.
@@ -144,6 +160,9 @@ impl Outline {
                     }
                 }
                 Token::Quoted { quote, text, .. } => {
+                    if *quote == '\'' {
+                        outline.strings.push(text.clone());
+                    }
                     if before_paren && *quote != '\'' {
                         outline.calls.push(text.to_lowercase());
                     }
@@ -158,6 +177,7 @@ impl Outline {
                 _ => {}
             }
         }
+        outline.file = file_operand(&tokens, &outline.verb);
         outline
     }
 
@@ -206,6 +226,36 @@ pub(super) enum Token {
     Semicolon(usize),
     /// Anything else: a number, an operator.
     Other,
+}
+
+/// The file operand of `ATTACH [DATABASE] <file> AS ...` and `VACUUM
+/// [schema] INTO <file>`: the tokens between those words, one string literal
+/// or else computed.
+fn file_operand(tokens: &[Token], verb: &str) -> Option<Operand> {
+    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(word, 0) if word == w);
+    let start = tokens.iter().position(|t| is_word(t, verb))? + 1;
+    let rest = &tokens[start..];
+    let operand: Vec<&Token> = match verb {
+        "ATTACH" => rest
+            .iter()
+            .skip_while(|t| is_word(t, "DATABASE"))
+            .take_while(|t| !is_word(t, "AS"))
+            .collect(),
+        "VACUUM" => rest
+            .iter()
+            .skip_while(|t| !is_word(t, "INTO"))
+            .skip(1)
+            .take_while(|t| !matches!(t, Token::Semicolon(_)))
+            .collect(),
+        _ => return None,
+    };
+    if verb == "VACUUM" && !rest.iter().any(|t| is_word(t, "INTO")) {
+        return None;
+    }
+    Some(match operand.as_slice() {
+        [Token::Quoted { quote: '\'', text, .. }] => Operand::Literal(text.clone()),
+        _ => Operand::Computed,
+    })
 }
 
 /// `sql` without a final `;` (and any comments after it), as DuckDB reads

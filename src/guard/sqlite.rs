@@ -13,8 +13,8 @@
 
 use rusqlite::hooks::AuthAction;
 
-pub use super::outline::Outline;
 use super::outline::{Dialect, Token, tokens};
+pub use super::outline::{Operand, Outline};
 use super::{Finding, Judge, Rule, Violation, statements, violation};
 
 /// Read-only pragmas that take an argument: `PRAGMA table_info(t)` reports
@@ -53,6 +53,15 @@ pub fn authorize(
 ) -> Result<(), Violation> {
     let top = accessor.is_none();
     let decide = |rule: Rule, what: &str, why: &str| judge.decide(Finding::new(rule, what, why));
+    // A file of pgmcp's own process (its stdin carries the protocol), however
+    // the name was computed: no switch allows it.
+    if let AuthAction::Attach { filename } = *action {
+        let rule = match outline.verb.as_str() {
+            "VACUUM" => Rule::VacuumInto,
+            _ => Rule::Attach,
+        };
+        super::own_process(rule, filename)?;
+    }
     match *action {
         AuthAction::DropTable { .. }
         | AuthAction::DropIndex { .. }
@@ -149,6 +158,28 @@ fn function(judge: &Judge, name: &str) -> Result<(), Violation> {
 /// writes a new file anywhere; in read-only mode a statement SQLite says writes
 /// is refused before it runs (the connection is read-only as well).
 pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) -> Result<(), Violation> {
+    let file_rule = match outline.verb.as_str() {
+        "VACUUM" => Some(Rule::VacuumInto),
+        "ATTACH" => Some(Rule::Attach),
+        _ => None,
+    };
+    if let Some(rule) = file_rule {
+        outline
+            .strings
+            .iter()
+            .try_for_each(|path| super::own_process(rule, path))?;
+        // A computed name is only known when SQLite opens it, past the
+        // guard: it could be pgmcp's own stdin.
+        if outline.file == Some(Operand::Computed) {
+            return violation(
+                rule,
+                format!(
+                    "{} needs its file name as one string literal ('other.db'): the guard checks the name before SQLite opens it, and cannot see a computed one",
+                    if rule == Rule::Attach { "ATTACH" } else { "VACUUM INTO" }
+                ),
+            );
+        }
+    }
     if outline.verb == "VACUUM" && outline.has("INTO") {
         judge.decide(Finding::new(
             Rule::VacuumInto,
@@ -536,6 +567,7 @@ mod tests {
         let allow_vacuum = Policy::default().allowing(&[Rule::VacuumInto]);
         let mut vacuum_read_only = allow_vacuum.clone();
         vacuum_read_only.read_only = true;
+        let all = Policy::permissive();
         let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
             (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
@@ -554,6 +586,35 @@ mod tests {
                 Some(Rule::ReadOnly),
             ),
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", false, None),
+            // pgmcp's own stdin and stdout carry the protocol: no switch
+            // lets a statement name them, however spelled.
+            (
+                &allow_vacuum,
+                "VACUUM INTO '/dev/stdout'",
+                false,
+                Some(Rule::VacuumInto),
+            ),
+            (
+                &allow_vacuum,
+                "VACUUM INTO 'file:/proc/self/fd/1'",
+                false,
+                Some(Rule::VacuumInto),
+            ),
+            (&all, "ATTACH '/dev/stdin' AS x", false, Some(Rule::Attach)),
+            (&all, "ATTACH '../../dev//stdin' AS x", false, Some(Rule::Attach)),
+            (&all, "ATTACH 'other.db' AS x", false, None),
+            (&all, "ATTACH DATABASE 'other.db' AS x KEY 'k'", false, None),
+            (&all, "ATTACH '' AS scratch", false, None),
+            (&all, "ATTACH 'a' || '.db' AS x", false, Some(Rule::Attach)),
+            (&all, "ATTACH (SELECT 'x.db') AS x", false, Some(Rule::Attach)),
+            (&allow_vacuum, "VACUUM main INTO 'copy.db'", false, None),
+            (
+                &allow_vacuum,
+                "VACUUM INTO 'copy' || '.db'",
+                false,
+                Some(Rule::VacuumInto),
+            ),
+            (&default, "SELECT '/dev/stdout'", true, None),
         ];
         for (policy, sql, reads, want) in cases {
             let got = statement(&Judge::new((*policy).clone()), &Outline::sqlite(sql), reads)
