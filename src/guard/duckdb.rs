@@ -667,8 +667,8 @@ mod tests {
         let (copies_from, copies_to) = (policy(&["allow_copy_from"]), policy(&["allow_copy_to_file"]));
         let copies_both = policy(&["allow_copy_from", "allow_copy_to_file"]);
         // (policy, sql, the kind DuckDB reports, refusing rule)
-        let pragmas = policy(&["allow_pragma_write"]);
-        let pragmas_attach = policy(&["allow_pragma_write", "allow_attach"]);
+        let pragma_switch = policy(&["allow_pragma_write"]);
+        let pragma_and_attach = policy(&["allow_pragma_write", "allow_attach"]);
         let cases: Vec<(&Policy, &str, Kind, Option<Rule>)> = vec![
             (&default, "SELECT 1", Kind::Select, None),
             (&default, "DROP TABLE t", Kind::Drop, Some(Rule::Drop)),
