@@ -753,8 +753,13 @@ mod tests {
             (&all, "EXPORT DATABASE '/tmp/out'", Kind::Export, None),
             // DuckDB reports COPY FROM DATABASE as a pragma: the pragma
             // switch alone does not let it through, ATTACH's still governs it.
-            (&pragmas, "COPY FROM DATABASE a TO b", Kind::Pragma, Some(Rule::Attach)),
-            (&pragmas_attach, "COPY FROM DATABASE a TO b", Kind::Pragma, None),
+            (
+                &pragma_switch,
+                "COPY FROM DATABASE a TO b",
+                Kind::Pragma,
+                Some(Rule::Attach),
+            ),
+            (&pragma_and_attach, "COPY FROM DATABASE a TO b", Kind::Pragma, None),
             (&default, "COPY FROM DATABASE a TO b", Kind::Pragma, Some(Rule::Attach)),
             (&default, "IMPORT DATABASE '/tmp/out'", Kind::Pragma, Some(Rule::Export)),
             (&default, "ATTACH 'x.duckdb' AS x", Kind::Attach, Some(Rule::Attach)),
