@@ -418,7 +418,10 @@ pub struct QueryConfig {
     /// Rows a `query` call without `limit` returns; `None` means `max_rows`.
     /// Never more than `max_rows`.
     pub default_limit: Option<usize>,
-    /// Most bytes of row JSON a `query` call returns, cut at whole rows. Default 100,000.
+    /// Most bytes of JSON any tool's answer holds, the whole answer counted
+    /// (a `query` result is cut at whole rows). Default 50,000: a client
+    /// such as Claude Code shows a tool result of up to 50,000 characters to
+    /// the model, and saves a longer one to a file instead.
     pub max_result_length: usize,
     /// Longest SQL text accepted, in characters. Default 100,000.
     pub max_sql_length: usize,
@@ -673,7 +676,7 @@ impl RawConfig {
                 describe_table_timeout_seconds: Some(10),
                 max_rows: Some(500),
                 default_limit: None,
-                max_result_length: Some(100_000),
+                max_result_length: Some(50_000),
                 max_sql_length: Some(100_000),
                 max_params_bytes: Some(1 << 20),
                 timeout_rules: Vec::new(),

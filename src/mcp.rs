@@ -150,7 +150,8 @@ impl Server {
                        columns (with PostgreSQL type names), rows as objects, rows_affected, returned_rows and \
                        truncated. Results are capped; when truncated is true, add LIMIT/OFFSET or WHERE to page. \
                        Only one statement per call. Pass values through params ($1, $2, ...), never by pasting \
-                       them into the SQL. Call list_tables and describe_table first to learn the schema."
+                       them into the SQL. Call list_tables and describe_table first to learn the schema.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<QueryOutput>()
     )]
     async fn query(
         &self,
@@ -158,17 +159,20 @@ impl Server {
         ct: CancellationToken,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-    ) -> Result<Json<QueryOutput>, CallToolResult> {
+    ) -> Result<CallToolResult, CallToolResult> {
         let input = QueryInput {
             sql: args.sql,
             params: args.params.unwrap_or_default(),
             limit: args.limit,
             database: args.database,
         };
+        // The rows move into the structured answer, which the text is
+        // written from: one tree, one encoding, no copy of the values.
         tool_result(
             &self.engine,
             with_progress(&meta, &peer, self.engine.query(&input, ct)).await,
         )
+        .map(|Json(output)| CallToolResult::structured(output.into_value()))
     }
 
     #[tool(

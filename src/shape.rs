@@ -32,6 +32,34 @@ pub struct QueryOutput {
     pub hint: Option<String>,
 }
 
+impl QueryOutput {
+    /// The output as JSON, its rows moved rather than copied; the same
+    /// value, key for key and in the same order, as serializing it.
+    pub fn into_value(self) -> Value {
+        let mut map = Map::with_capacity(7);
+        map.insert(
+            "columns".to_owned(),
+            serde_json::to_value(&self.columns).unwrap_or_default(),
+        );
+        map.insert(
+            "rows".to_owned(),
+            Value::Array(self.rows.into_iter().map(Value::Object).collect()),
+        );
+        if let Some(n) = self.rows_affected {
+            map.insert("rows_affected".to_owned(), Value::from(n));
+        }
+        map.insert("returned_rows".to_owned(), Value::from(self.returned_rows));
+        if let Some(n) = self.total_rows {
+            map.insert("total_rows".to_owned(), Value::from(n));
+        }
+        map.insert("truncated".to_owned(), Value::Bool(self.truncated));
+        if let Some(hint) = self.hint {
+            map.insert("hint".to_owned(), Value::String(hint));
+        }
+        Value::Object(map)
+    }
+}
+
 /// Build the output from backend rows; `max_rows` is the row cap that was
 /// applied (the backend read at most one row more, to know).
 pub fn query_output(rows: Rows, max_rows: usize) -> QueryOutput {
@@ -39,7 +67,11 @@ pub fn query_output(rows: Rows, max_rows: usize) -> QueryOutput {
     let returned: Vec<Map<String, Value>> = rows
         .rows
         .into_iter()
-        .map(|values| columns.iter().map(|c| c.name.clone()).zip(values).collect())
+        .map(|values| {
+            let mut row = Map::with_capacity(columns.len());
+            row.extend(columns.iter().map(|c| c.name.clone()).zip(values));
+            row
+        })
         .collect();
     let hint = if rows.spent {
         Some(format!(
@@ -95,6 +127,11 @@ pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
         hint: Some("x".repeat(HINT_ROOM)),
         ..*output
     };
+    // Columns that take more than half the answer leave too little for any
+    // row (their names are already as short as they go).
+    if json_len(&output.columns) > max_bytes / 2 {
+        return too_many_columns(output, max_bytes);
+    }
     let frame = json_len(&frame) + COUNT_ROOM;
     let budget = max_bytes.saturating_sub(frame);
     let mut used = 0;
@@ -136,6 +173,32 @@ pub fn cap_bytes(output: &mut QueryOutput, max_bytes: usize) {
              Select fewer columns, or add a LIMIT (and ORDER BY) to page through the rest."
         )
     });
+}
+
+/// The column list alone, names already shortened, is larger than the cap
+/// (PostgreSQL allows 1,600 columns): list the leading columns that fit, and
+/// no rows, since every row is keyed by all of them.
+fn too_many_columns(output: &mut QueryOutput, max_bytes: usize) {
+    let total = output.columns.len();
+    // Half the answer, as in `cap_bytes`; the rest holds the field names,
+    // the counts and the hint.
+    let mut used = max_bytes - max_bytes / 2;
+    let keep = output
+        .columns
+        .iter()
+        .take_while(|c| {
+            used += json_len(c) + 1;
+            used <= max_bytes
+        })
+        .count();
+    output.columns.truncate(keep);
+    output.rows.clear();
+    output.returned_rows = 0;
+    output.truncated = true;
+    output.hint = Some(format!(
+        "The result's {total} columns alone are larger than the {max_bytes}-byte result limit \
+         (query.max_result_length): the first {keep} are listed, and no rows. Select fewer columns."
+    ));
 }
 
 /// Bytes a cut value's marker may add.
@@ -340,6 +403,7 @@ pub(crate) fn unique_names(columns: Vec<Column>) -> Vec<Column> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn col(name: &str) -> Column {
         Column {
@@ -559,6 +623,64 @@ mod tests {
             r#"[{"id":9007199254740993}]"#
         );
         assert!(from_hook_json("not json").is_err());
+    }
+
+    /// More columns than the cap holds, even with short names: the leading
+    /// ones that fit, no rows, and a hint; the answer stays within the cap.
+    #[test]
+    fn a_column_list_larger_than_the_cap_is_cut() {
+        let columns: Vec<Column> = (0..1600).map(|i| col(&format!("c{i:04}_{}", "w".repeat(57)))).collect();
+        let rows = Rows {
+            rows: vec![vec![Value::Null; 1600]; 3],
+            columns,
+            rows_affected: Some(3),
+            more: false,
+            spent: false,
+        };
+        let mut out = query_output(rows, 500);
+        cap_bytes(&mut out, 50_000);
+        assert!(json_len(&out) <= 50_000, "{} bytes", json_len(&out));
+        assert!(
+            out.columns.len() > 100 && out.columns.len() < 1600,
+            "{}",
+            out.columns.len()
+        );
+        assert!(out.rows.is_empty() && out.truncated && out.returned_rows == 0);
+        assert!(
+            out.hint.as_deref().unwrap().contains("1600 columns alone"),
+            "{:?}",
+            out.hint
+        );
+    }
+
+    /// The moved value is the serialized one, key for key and in order, with
+    /// and without the optional fields.
+    #[test]
+    fn into_value_is_what_serializing_gives() {
+        let rows = Rows {
+            columns: vec![col("a"), col("a"), col("b")],
+            rows: vec![
+                vec![json!(1), json!("x"), Value::Null],
+                vec![json!(2.5), json!([1]), json!({"k": true})],
+            ],
+            rows_affected: Some(2),
+            more: true,
+            spent: false,
+        };
+        let full = query_output(rows.clone(), 2);
+        let bare = query_output(
+            Rows {
+                rows_affected: None,
+                more: false,
+                ..rows
+            },
+            2,
+        );
+        for out in [full, bare] {
+            let serialized = serde_json::to_string(&out).unwrap();
+            assert_eq!(out.clone().into_value().to_string(), serialized);
+            assert_eq!(out.clone().into_value(), serde_json::to_value(&out).unwrap());
+        }
     }
 
     #[test]

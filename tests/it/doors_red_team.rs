@@ -51,11 +51,11 @@ fn sqlite_session(file: &Path, config: &str) -> McpProcess {
     mcp
 }
 
-/// The answer is within the default 100,000-byte cap, and the server is
+/// The answer is within the default 50,000-byte cap, and the server is
 /// still there and still answers.
 fn assert_capped_and_alive(mcp: &mut McpProcess, result: &Value, what: &str) {
     let text = tool_text(result);
-    assert!(text.len() <= 100_000, "{what}: a {}-byte answer", text.len());
+    assert!(text.len() <= 50_000, "{what}: a {}-byte answer", text.len());
     let again = mcp.call_tool("query", json!({ "sql": "SELECT 2 AS two" }));
     assert_eq!(
         tool_json(&again)["rows"],

@@ -49,7 +49,7 @@ fn huge_values(spawn: &dyn Fn() -> McpProcess, sql: &str, reference: &str, engin
     let (peak, result) = peak_after(spawn, sql);
     assert_ne!(result["isError"], true, "{engine}: {result:#}");
     let text = tool_text(&result);
-    assert!(text.len() <= 100_000, "{engine}: a {}-byte answer", text.len());
+    assert!(text.len() <= 50_000, "{engine}: a {}-byte answer", text.len());
     let out = tool_json(&result);
     assert_eq!(out["truncated"], true, "{engine}: {out:#}");
     assert_eq!(out["returned_rows"], 1, "{engine}");
@@ -151,16 +151,16 @@ fn many_rows_of_large_values_stop_at_the_budget() {
     mcp.initialize();
     let result = mcp.call_tool(
         "query",
-        json!({ "sql": "SELECT i, repeat('y', 60000) AS v FROM generate_series(1, 400) i", "limit": 400 }),
+        json!({ "sql": "SELECT i, repeat('y', 30000) AS v FROM generate_series(1, 400) i", "limit": 400 }),
     );
     let out = tool_json(&result);
     assert_eq!(out["truncated"], true, "{out:#}");
     assert!(out["total_rows"].is_null());
     let rows = out["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 1, "one 60,000-byte row fits in 100,000 bytes");
+    assert_eq!(rows.len(), 1, "one 30,000-byte row fits in the default 50,000 bytes");
     assert_eq!(
         rows[0]["v"].as_str().map(str::len),
-        Some(60_000),
+        Some(30_000),
         "a value that fits is whole"
     );
     assert!(mcp.peak_memory_kb() < PEAK_BOUND_KB);

@@ -359,3 +359,29 @@ fn long_calls_report_progress() {
         "progress must increase: {values:?}"
     );
 }
+
+/// With the default config, the text an agent reads for a large result stays
+/// within the 50,000 characters a client such as Claude Code shows a model
+/// (it saves a longer tool result to a file): the whole answer counted, cut
+/// at whole rows, saying so; the structured content is the same answer.
+#[test]
+fn default_answers_fit_what_a_client_shows() {
+    let db = pg::server().database();
+    let mut mcp = McpProcess::spawn(&["serve"], &[("PGMCP_PG_CONNSTRING", &db.url)]);
+    mcp.initialize();
+    let wide = "SELECT g, g*2, g::text, md5(g::text), now(), g % 7 = 0, g::numeric/3, repeat('x', 20) \
+                FROM generate_series(1,1000) g";
+    let result = mcp.call_tool("query", json!({ "sql": wide }));
+    let text = tool_text(&result);
+    assert!(
+        text.chars().count() <= 50_000,
+        "a {}-character answer",
+        text.chars().count()
+    );
+    let out = tool_json(&result);
+    assert_eq!(out["truncated"], true, "{out}");
+    let returned = out["returned_rows"].as_u64().unwrap();
+    assert!(returned > 100 && returned < 500, "{returned} rows");
+    assert!(out["hint"].as_str().unwrap().contains("result limit"), "{out}");
+    assert_eq!(result["structuredContent"], out);
+}

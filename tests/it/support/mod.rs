@@ -21,7 +21,7 @@ use std::path::Path;
 use assert_cmd::Command;
 
 /// README, "Memory": the whole process's peak resident memory stays under
-/// this on PostgreSQL and SQLite (the default 100,000-byte cap).
+/// this on PostgreSQL and SQLite (the default 50,000-byte cap).
 pub const PEAK_BOUND_KB: u64 = 100 * 1024;
 
 /// The real `pgmcp` binary in `home`, with a clean environment: no config file
