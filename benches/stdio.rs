@@ -83,6 +83,9 @@ const ROUNDS: usize = 3;
 /// Sequential calls measured per server per round, after warm-up.
 const SEQUENTIAL_CALLS: usize = 300;
 
+/// The least warm-up before sequential calls are measured.
+const WARM_UP: Duration = Duration::from_secs(2);
+
 /// The Node reference server, and the version measured. npm's lock file pins
 /// its dependencies as they resolved on install.
 const NODE_REF_PACKAGE: &str = "@modelcontextprotocol/server-postgres";
@@ -867,10 +870,17 @@ fn both(a: Option<bool>, b: Option<bool>) -> Option<bool> {
     Some(a? && b?)
 }
 
-/// `warm_up` calls, then [`SEQUENTIAL_CALLS`] measured, one at a time.
+/// Warm-up, then [`SEQUENTIAL_CALLS`] measured, one at a time. The warm-up
+/// is at least `warm_up` calls and at least [`WARM_UP`]: the Node server's
+/// JIT needs thousands of calls before a `SELECT 1` settles (after 100 it
+/// still took twice as long as at steady state), and a count that suits
+/// pgmcp's 2 ms calls would leave it cold.
 fn sequential(mcp: &mut Mcp, sql: &str, warm_up: usize) -> Stats {
-    for _ in 0..warm_up {
+    let started = Instant::now();
+    let mut calls = 0;
+    while calls < warm_up || started.elapsed() < WARM_UP {
         mcp.query(sql);
+        calls += 1;
     }
     Stats::of((0..SEQUENTIAL_CALLS).map(|_| mcp.query(sql).latency).collect())
 }
