@@ -1,28 +1,43 @@
-//! What a `query` costs end to end, the way a desktop agent sees it:
-//! `cargo bench --bench stdio`.
+//! What a `query` costs end to end, the way a desktop agent sees it, next to
+//! the Node reference server and to PostgreSQL alone: `cargo bench --bench stdio`.
 //!
 //! Drives the real release binary over stdin/stdout against a throwaway
 //! PostgreSQL (the integration tests' harness, `tests/it/support/pg.rs`), and
-//! prints one line per metric and a markdown table for BENCHMARKS.md:
+//! the same client drives `@modelcontextprotocol/server-postgres` (the Node
+//! reference server, pinned to [`NODE_REF_VERSION`]) against the same
+//! database. It prints one line per measurement and, at the end, a markdown
+//! table for BENCHMARKS.md with both servers, PostgreSQL alone (pgbench), the
+//! ratio pgmcp / Node, the issue's targets and whether each is met:
 //!
-//! 1. cold start: spawn → `initialize` answered;
-//! 2. idle RSS after one query;
-//! 3. `SELECT 1` latency, one call at a time (guard, transaction, JSON-RPC, stdio);
-//! 4. latency of a 1,000 × 8 result, caps raised so it comes back whole;
-//! 5. throughput with 1, 4 and 16 calls in flight on one session, with the CPU
-//!    each call costs in pgmcp, in PostgreSQL and in this client;
-//! 6. `SELECT *` on a 200,000-row table with the default caps: time and peak RSS.
-//!
-//! Then, for scale, `pgbench` running the same transaction pgmcp runs per call
-//! against the same server, which separates PostgreSQL's cost from ours.
+//! 1. cold start: spawn → `initialize` answered, and idle RSS after one query;
+//! 2. in [`ROUNDS`] interleaved rounds (every round starts both servers afresh,
+//!    and runs each workload on each of them back to back, in an order that
+//!    rotates from round to round): `SELECT 1` one call at a time, the 1,000 × 8
+//!    [`WIDE_SQL`] one call at a time (pgmcp's caps raised to 1,000 rows), and
+//!    `SELECT 1` throughput with 1 and 16 calls in flight on one session. In
+//!    the same rounds pgbench runs, with one client, the transaction pgmcp runs
+//!    per `SELECT 1` call (pipelined, as pgmcp sends it) and
+//!    `BEGIN; WIDE_SQL; COMMIT`: PostgreSQL's own share. Reported: the median
+//!    over rounds of each round's p50 and p95;
+//! 3. the size of the text an agent reads (`content[0].text`) for the 1,000-row
+//!    query with pgmcp's default config;
+//! 4. `SELECT *` on a 200,000-row table with the default caps: time and peak RSS.
 //!
 //! Nothing here asserts on time. A call that fails does stop the run: numbers
 //! from error replies would be meaningless.
 //!
-//! `PGMCP_BENCH_BIN=/path/to/pgmcp` measures another build of the binary (to
-//! compare a change); `PGMCP_TEST_DATABASE_URL` points the harness at an
-//! existing server instead of starting one; `PGMCP_BENCH_NO_PGBENCH=1` skips
-//! the pgbench comparison.
+//! Environment:
+//! - `PGMCP_BENCH_BIN=/path/to/pgmcp` measures another build of the binary (to
+//!   compare a change);
+//! - `PGMCP_BENCH_NODE_REF=/path/to/server-postgres/dist/index.js` (or its
+//!   `node_modules/.bin/mcp-server-postgres`) names the Node server; without
+//!   it the bench uses [`node_ref_dir`] and, when the server is not there,
+//!   installs it there with npm first (the command is printed). When that
+//!   fails, or `node` is not on PATH, the Node columns are skipped, saying why;
+//!   `PGMCP_BENCH_NO_NODE=1` skips them outright;
+//! - `PGMCP_BENCH_ROUNDS=n` (default 3);
+//! - `PGMCP_TEST_DATABASE_URL` points the harness at an existing server
+//!   instead of starting one; `PGMCP_BENCH_NO_PGBENCH=1` skips pgbench.
 //!
 //! Unix only, like the harness it shares (which runs PostgreSQL under
 //! `runuser`); elsewhere it says so and stops.
@@ -51,11 +66,30 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
-/// How long to wait for any one response before declaring the binary stuck.
+/// How long to wait for any one response before declaring a server stuck.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 
-const WIDE_SQL: &str = "SELECT g, g*2, g::text, md5(g::text), now(), g % 7 = 0, g::numeric/3, repeat('x', 20) \
+/// 1,000 rows × 8 columns. Every column has its own name: the Node server
+/// returns each row as a JSON object keyed by column name, so unnamed columns
+/// (all `?column?`) would collapse into one and it would send fewer values
+/// than pgmcp.
+const WIDE_SQL: &str = "SELECT g AS id, g*2 AS twice, g::text AS label, md5(g::text) AS hash, now() AS at, \
+                        g % 7 = 0 AS weekly, g::numeric/3 AS third, repeat('x', 20) AS pad \
                         FROM generate_series(1,1000) g";
+
+/// Rounds of the interleaved comparison, unless `PGMCP_BENCH_ROUNDS` says otherwise.
+const ROUNDS: usize = 3;
+
+/// Sequential calls measured per server per round, after warm-up.
+const SEQUENTIAL_CALLS: usize = 300;
+
+/// The least warm-up before sequential calls are measured.
+const WARM_UP: Duration = Duration::from_secs(2);
+
+/// The Node reference server, and the version measured. npm's lock file pins
+/// its dependencies as they resolved on install.
+const NODE_REF_PACKAGE: &str = "@modelcontextprotocol/server-postgres";
+const NODE_REF_VERSION: &str = "0.6.2";
 
 #[cfg(not(unix))]
 fn main() {
@@ -65,144 +99,385 @@ fn main() {
 #[cfg(unix)]
 fn main() {
     let bin = env::var("PGMCP_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pgmcp").to_string());
+    let rounds = match env::var("PGMCP_BENCH_ROUNDS") {
+        Ok(n) => n
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| panic!("PGMCP_BENCH_ROUNDS={n}: expected a positive number")),
+        Err(_) => ROUNDS,
+    };
+    let node_ref = find_node_ref();
+    let pgbench = if env::var_os("PGMCP_BENCH_NO_PGBENCH").is_some() {
+        None
+    } else {
+        let found = find_on_path("pgbench");
+        if found.is_none() {
+            println!("pgbench not found on PATH: no PostgreSQL-alone column");
+        }
+        found
+    };
+
     let server = pg::server();
     let db = server.database();
     let pg_version = db.psql("SHOW server_version");
     println!("pgmcp stdio bench: {bin}");
+    if let Some(entry) = &node_ref {
+        println!("Node reference server: {}", entry.display());
+    }
     println!("PostgreSQL {pg_version} on {}:{}\n", server.host(), server.port());
-    let bench = Bench { bin, db: &db };
+
+    let pgmcp = Server::Pgmcp {
+        bin: bin.clone(),
+        // The caps raised to 1,000 rows, so the 1,000 × 8 query comes back
+        // whole, as it does from the Node server, which has no caps.
+        settings: Settings {
+            max_rows: Some(1000),
+            max_result_length: Some(10_000_000),
+            ..Settings::default()
+        },
+    };
+    let node = node_ref.map(|entry| Server::NodeRef { entry });
+    let bench = Bench { db: &db, server };
     let mut table = Table::default();
 
-    bench.cold_start(&mut table);
-    bench.select_one(&mut table);
-    bench.wide_result(&mut table);
-    bench.big_table(&mut table);
-    if env::var_os("PGMCP_BENCH_NO_PGBENCH").is_none() {
-        bench.pgbench(server);
-    }
+    bench.cold_start(&pgmcp, node.as_ref(), &mut table);
+    let call = pgbench.as_ref().map(|_| bench.pgmcp_transaction(&pgmcp));
+    let tallies = bench.rounds(&pgmcp, node.as_ref(), pgbench.as_deref().zip(call.as_ref()), rounds);
+    tallies.report(rounds, &mut table);
+    bench.default_answer(&bin, node.as_ref(), &mut table);
+    bench.big_table(&bin, &mut table);
 
     println!("\n{}", table.markdown());
 }
 
 #[cfg(unix)]
 struct Bench<'a> {
-    bin: String,
     db: &'a pg::TestDb,
+    server: &'a pg::PgServer,
+}
+
+/// A stdio MCP server under test: how to start it, and how to call its SQL
+/// tool. The client code is the same for every server; only this differs.
+#[derive(Clone)]
+enum Server {
+    /// `pgmcp --config <file> serve`, connecting with `PGMCP_PG_CONNSTRING`.
+    Pgmcp { bin: String, settings: Settings },
+    /// `node <entry> <database URL>`: `@modelcontextprotocol/server-postgres`.
+    NodeRef { entry: PathBuf },
+}
+
+impl Server {
+    fn name(&self) -> &'static str {
+        match self {
+            Server::Pgmcp { .. } => "pgmcp",
+            Server::NodeRef { .. } => "node-ref",
+        }
+    }
+
+    /// The tool that runs SQL. Both servers call it `query`.
+    fn tool(&self) -> &'static str {
+        "query"
+    }
+
+    /// The tool's arguments for `sql` (already a JSON string). Both servers
+    /// take `{"sql": ...}`.
+    fn arguments(&self, sql_json: &str) -> String {
+        format!("{{\"sql\":{sql_json}}}")
+    }
+
+    /// The command that serves MCP on stdio against `url`, with everything it
+    /// needs under `dir` (which becomes its HOME and working directory).
+    fn command(&self, dir: &Path, url: &str) -> (Command, String) {
+        match self {
+            Server::Pgmcp { bin, settings } => {
+                let config = dir.join("config.json");
+                let log = dir.join("server.log");
+                fs::write(&config, settings.config(&log).to_string()).expect("write the config");
+                let mut cmd = clean_command(bin, dir);
+                cmd.arg("--config").arg(&config).arg("serve");
+                cmd.env("PGMCP_PG_CONNSTRING", url);
+                (cmd, format!("{bin} --config {} serve", config.display()))
+            }
+            Server::NodeRef { entry } => {
+                let mut cmd = clean_command("node", dir);
+                cmd.arg(entry).arg(url);
+                // The URL carries a password: keep it out of what gets printed.
+                (cmd, format!("node {} <database URL>", entry.display()))
+            }
+        }
+    }
+}
+
+/// `program` with HOME set to `dir`, and none of this process's connection
+/// (`PG*`), logging (`RUST_LOG*`) or Node (`NODE_*`) settings: the URL the
+/// bench passes says everything.
+fn clean_command(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    for (key, _) in env::vars_os() {
+        let name = key.to_string_lossy();
+        if name.starts_with("PG") || name.starts_with("RUST_LOG") || name.starts_with("NODE_") {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.env("HOME", dir);
+    cmd
+}
+
+/// The contestants of one round, in the order they run each workload.
+#[derive(Clone, Copy, PartialEq)]
+enum Contestant {
+    /// An index into the round's servers.
+    Server(usize),
+    Pgbench,
+}
+
+#[derive(Clone, Copy)]
+enum Workload {
+    /// `SELECT 1`, one call at a time.
+    SelectOne,
+    /// [`WIDE_SQL`], one call at a time.
+    Wide,
+    /// `SELECT 1` with this many calls in flight.
+    InFlight(usize),
+}
+
+/// Each round's numbers, per server.
+#[derive(Default)]
+struct Tally {
+    name: &'static str,
+    select1_p50: Vec<Duration>,
+    select1_p95: Vec<Duration>,
+    wide_p50: Vec<Duration>,
+    wide_p95: Vec<Duration>,
+    rate1: Vec<f64>,
+    rate16: Vec<f64>,
+}
+
+/// pgbench's numbers, each round's p50 per script.
+#[derive(Default)]
+struct PgbenchTally {
+    call_p50: Vec<Duration>,
+    wide_p50: Vec<Duration>,
+}
+
+struct Tallies {
+    pgmcp: Tally,
+    node: Option<Tally>,
+    pgbench: PgbenchTally,
 }
 
 #[cfg(unix)]
 impl Bench<'_> {
-    /// Spawn → `initialize` answered, 30 times; then, once, spawn → first
+    /// Spawn → `initialize` answered, 30 times per server; idle RSS after
+    /// `initialize` + one `SELECT 1` + 1 s; and, once, spawn → first
     /// `SELECT 1` answered, which adds connecting and authenticating (SCRAM).
-    fn cold_start(&self, table: &mut Table) {
-        let mut samples = Vec::new();
-        for i in 0..30 {
-            let started = Instant::now();
-            let mut mcp = self.spawn(&Settings::default(), &format!("cold{i}"));
-            mcp.initialize();
-            samples.push(started.elapsed());
-        }
-        let s = Stats::of(samples);
-        println!(
-            "cold start, spawn → initialize answered:     p50 {}   p95 {}   max {}   ({} runs)",
-            ms(s.p(0.50)),
-            ms(s.p(0.95)),
-            ms(s.max()),
-            s.len()
-        );
-        table.row(
-            "Cold start: spawn → `initialize` answered (p50 / p95)",
-            format!("{} / {}", ms(s.p(0.50)), ms(s.p(0.95))),
-            "≤ 10 ms",
-        );
+    fn cold_start(&self, pgmcp: &Server, node: Option<&Server>, table: &mut Table) {
+        let mut starts = Vec::new();
+        let mut idle = Vec::new();
+        for server in std::iter::once(pgmcp).chain(node) {
+            let mut samples = Vec::new();
+            for i in 0..30 {
+                let started = Instant::now();
+                let mut mcp = self.spawn(server, &format!("cold{i}"));
+                mcp.initialize();
+                samples.push(started.elapsed());
+            }
+            let s = Stats::of(samples);
+            println!(
+                "{:<8} cold start, spawn → initialize answered:     p50 {}   p95 {}   max {}   ({} runs)",
+                server.name(),
+                ms(s.p(0.50)),
+                ms(s.p(0.95)),
+                ms(s.max()),
+                s.len()
+            );
 
-        let started = Instant::now();
-        let mut mcp = self.spawn(&Settings::default(), "first-query");
-        mcp.initialize();
-        mcp.query("SELECT 1");
-        println!(
-            "cold start, spawn → first SELECT 1 answered: {}   (includes connecting and SCRAM authentication)",
-            ms(started.elapsed())
-        );
+            let started = Instant::now();
+            let mut mcp = self.spawn(server, &format!("bench-idle-{}", server.name()));
+            mcp.initialize();
+            mcp.query("SELECT 1");
+            println!(
+                "{:<8} cold start, spawn → first SELECT 1 answered: {}   (includes connecting and SCRAM authentication)",
+                server.name(),
+                ms(started.elapsed())
+            );
+            let before = cpu_ticks(mcp.pid());
+            thread::sleep(Duration::from_secs(1));
+            let idle_cpu = cpu_ticks(mcp.pid()) - before;
+            let mem = mcp.memory();
+            println!(
+                "{:<8} idle RSS after initialize + SELECT 1 + 1 s:  {}   (VmHWM {}; CPU while idle: {})",
+                server.name(),
+                mb(mem.rss_kb),
+                mb(mem.hwm_kb),
+                ticks_ms(idle_cpu)
+            );
+            starts.push(s);
+            idle.push(mem.rss_kb);
+        }
+        let cold = |s: &Stats| format!("{} / {}", ms(s.p(0.50)), ms(s.p(0.95)));
+        let p50 = starts[0].p(0.50);
+        table.row(Row {
+            metric: "Cold start: spawn → `initialize` answered, p50 / p95 (30 spawns)".into(),
+            pgmcp: cold(&starts[0]),
+            node: starts.get(1).map(cold),
+            postgres: None,
+            ratio: starts.get(1).map(|node| ratio(secs(p50), secs(node.p(0.50)))),
+            target: "≤ 10 ms",
+            met: Some(p50 <= Duration::from_millis(10)),
+        });
+        table.row(Row {
+            metric: "Idle RSS after `initialize` + one `SELECT 1` + 1 s (VmRSS)".into(),
+            pgmcp: mb(idle[0]),
+            node: idle.get(1).map(|&kb| mb(kb)),
+            postgres: None,
+            ratio: idle.get(1).map(|&node| ratio(idle[0] as f64, node as f64)),
+            target: "≤ 10 MB",
+            met: Some(idle[0] as f64 * 1024.0 <= 10e6),
+        });
     }
 
-    /// Idle RSS, sequential `SELECT 1` latency, and throughput at 1, 4 and 16
-    /// in flight, on one session with the default pool; then 16 in flight with
-    /// `pool.max_conns` = 16.
-    fn select_one(&self, table: &mut Table) {
-        let app = "bench-select1";
-        let mut mcp = self.spawn(&Settings::default(), app);
-        mcp.initialize();
-        mcp.query("SELECT 1");
-        let before = cpu_ticks(mcp.pid());
-        thread::sleep(Duration::from_secs(1));
-        let idle_cpu = cpu_ticks(mcp.pid()) - before;
-        let mem = mcp.memory();
-        println!(
-            "idle RSS after initialize + SELECT 1 + 1 s:  {}   (VmHWM {}; CPU while idle: {})",
-            mb(mem.rss_kb),
-            mb(mem.hwm_kb),
-            ticks_ms(idle_cpu)
-        );
-        table.row(
-            "Idle RSS after `initialize` + one `SELECT 1` + 1 s",
-            mb(mem.rss_kb),
-            "≤ 10 MB",
-        );
-
-        for _ in 0..200 {
-            mcp.query("SELECT 1");
+    /// The interleaved comparison: `rounds` rounds, each starting every server
+    /// afresh and running each workload on each contestant back to back. The
+    /// order of contestants rotates from round to round, so none always goes
+    /// first (or always runs right after another's heaviest load).
+    fn rounds(
+        &self,
+        pgmcp: &Server,
+        node: Option<&Server>,
+        pgbench: Option<(&Path, &Transaction)>,
+        rounds: usize,
+    ) -> Tallies {
+        let servers: Vec<&Server> = std::iter::once(pgmcp).chain(node).collect();
+        let mut tallies: Vec<Tally> = servers
+            .iter()
+            .map(|server| Tally {
+                name: server.name(),
+                ..Tally::default()
+            })
+            .collect();
+        let mut pgbench_tally = PgbenchTally::default();
+        let scripts = tempfile::tempdir().expect("a temp dir for the pgbench scripts");
+        let mut contestants: Vec<Contestant> = (0..servers.len()).map(Contestant::Server).collect();
+        if pgbench.is_some() {
+            contestants.push(Contestant::Pgbench);
         }
-        let s = Stats::of((0..2000).map(|_| mcp.query("SELECT 1").latency).collect());
-        println!(
-            "SELECT 1, sequential:                        p50 {}   p95 {}   p99 {}   ({} calls)",
-            ms(s.p(0.50)),
-            ms(s.p(0.95)),
-            ms(s.p(0.99)),
-            s.len()
-        );
-        table.row(
-            "`SELECT 1` latency, sequential (p50 / p95 / p99)",
-            format!("{} / {} / {}", ms(s.p(0.50)), ms(s.p(0.95)), ms(s.p(0.99))),
-            "p50 ≤ 0.3 ms",
-        );
 
-        for in_flight in [1, 4, 16] {
-            let run = self.throughput(&mut mcp, app, in_flight);
-            let target = if in_flight == 16 { "≥ 6,000 req/s" } else { "" };
-            table.row(
-                &format!("Throughput `SELECT 1`, {in_flight} in flight, `pool.max_conns` = 4"),
-                format!("{:.0} req/s", run.rate),
-                target,
+        for round in 0..rounds {
+            let mut order = contestants.clone();
+            let shift = round % order.len();
+            order.rotate_left(shift);
+            println!(
+                "\nround {} of {rounds}: {}",
+                round + 1,
+                order
+                    .iter()
+                    .map(|c| match c {
+                        Contestant::Server(i) => servers[*i].name(),
+                        Contestant::Pgbench => "pgbench",
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
-        }
-        drop(mcp);
+            let apps: Vec<String> = servers
+                .iter()
+                .map(|server| format!("bench-{}-r{round}", server.name()))
+                .collect();
+            let mut live: Vec<Mcp> = servers
+                .iter()
+                .zip(&apps)
+                .map(|(server, app)| {
+                    let mut mcp = self.spawn(server, app);
+                    mcp.initialize();
+                    mcp.query("SELECT 1");
+                    mcp
+                })
+                .collect();
 
-        let app = "bench-select1-16";
-        let mut mcp = self.spawn(
-            &Settings {
-                max_conns: 16,
-                ..Settings::default()
-            },
-            app,
-        );
-        mcp.initialize();
-        let run = self.throughput(&mut mcp, app, 16);
-        table.row(
-            "Throughput `SELECT 1`, 16 in flight, `pool.max_conns` = 16",
-            format!("{:.0} req/s", run.rate),
-            "≥ 6,000 req/s",
-        );
+            for workload in [
+                Workload::SelectOne,
+                Workload::Wide,
+                Workload::InFlight(1),
+                Workload::InFlight(16),
+            ] {
+                for &contestant in &order {
+                    match (contestant, workload) {
+                        (Contestant::Server(i), Workload::SelectOne) => {
+                            let s = sequential(&mut live[i], "SELECT 1", 100);
+                            println!(
+                                "  {:<8} SELECT 1, sequential:        p50 {}   p95 {}   p99 {}   ({} calls)",
+                                servers[i].name(),
+                                ms(s.p(0.50)),
+                                ms(s.p(0.95)),
+                                ms(s.p(0.99)),
+                                s.len()
+                            );
+                            tallies[i].select1_p50.push(s.p(0.50));
+                            tallies[i].select1_p95.push(s.p(0.95));
+                        }
+                        (Contestant::Server(i), Workload::Wide) => {
+                            let first = live[i].query(WIDE_SQL);
+                            check_whole(servers[i], &first);
+                            let s = sequential(&mut live[i], WIDE_SQL, 20);
+                            println!(
+                                "  {:<8} 1,000 × 8, sequential:       p50 {}   p95 {}   p99 {}   ({} calls, {} per response)",
+                                servers[i].name(),
+                                ms(s.p(0.50)),
+                                ms(s.p(0.95)),
+                                ms(s.p(0.99)),
+                                s.len(),
+                                bytes(first.line.len()),
+                            );
+                            tallies[i].wide_p50.push(s.p(0.50));
+                            tallies[i].wide_p95.push(s.p(0.95));
+                        }
+                        (Contestant::Server(i), Workload::InFlight(n)) => {
+                            let rate = self.throughput(&mut live[i], servers[i].name(), &apps[i], n);
+                            match n {
+                                1 => tallies[i].rate1.push(rate),
+                                _ => tallies[i].rate16.push(rate),
+                            }
+                        }
+                        (Contestant::Pgbench, Workload::SelectOne) => {
+                            let call = pgbench.map(|(_, call)| call.pipelined());
+                            let label = "pgmcp's per-call transaction, pipelined";
+                            let run =
+                                self.pgbench(pgbench, scripts.path(), "call", round, label, &call.unwrap_or_default());
+                            if let Some(p50) = run {
+                                pgbench_tally.call_p50.push(p50);
+                            }
+                        }
+                        (Contestant::Pgbench, Workload::Wide) => {
+                            let script = format!("BEGIN;\n{WIDE_SQL};\nCOMMIT;\n");
+                            let label = "BEGIN; 1,000 × 8; COMMIT";
+                            if let Some(p50) = self.pgbench(pgbench, scripts.path(), "wide", round, label, &script) {
+                                pgbench_tally.wide_p50.push(p50);
+                            }
+                        }
+                        (Contestant::Pgbench, Workload::InFlight(_)) => {}
+                    }
+                }
+            }
+        }
+
+        let mut tallies = tallies.into_iter();
+        Tallies {
+            pgmcp: tallies.next().expect("pgmcp always runs"),
+            node: tallies.next(),
+            pgbench: pgbench_tally,
+        }
     }
 
     /// Half a second to warm up (and open the connections), then 3 s measured,
-    /// with the CPU time pgmcp, its PostgreSQL backends and this process spent.
-    fn throughput(&self, mcp: &mut Mcp, app: &str, in_flight: usize) -> Run {
+    /// with the CPU time the server, its PostgreSQL backends and this process
+    /// spent. Returns calls per second.
+    fn throughput(&self, mcp: &mut Mcp, name: &str, app: &str, in_flight: usize) -> f64 {
         mcp.pipelined("SELECT 1", in_flight, Duration::from_millis(500));
         let backends = self.backend_pids(app);
         let pid = mcp.pid();
         let cpu = || CpuSnapshot {
-            pgmcp: cpu_ticks(pid),
+            server: cpu_ticks(pid),
             postgres: backends.iter().map(|&pid| cpu_ticks(pid)).sum(),
             client: cpu_ticks(std::process::id()),
         };
@@ -212,60 +487,218 @@ impl Bench<'_> {
         let per_call = |ticks: u64| ticks_us(ticks) / run.completed as f64;
         let s = Stats::of(run.latencies.clone());
         println!(
-            "throughput, {in_flight:>2} in flight (max_conns {:>2}):       {:>7.0} req/s   latency p50 {}   p99 {}   \
-             CPU per call: pgmcp {:.0} µs, PostgreSQL {:.0} µs ({} backends), client {:.0} µs",
-            mcp.settings.max_conns,
+            "  {name:<8} throughput, {in_flight:>2} in flight: {:>7.0} req/s   latency p50 {}   p99 {}   \
+             CPU per call: server {:.0} µs, PostgreSQL {:.0} µs ({} backends), client {:.0} µs",
             run.rate,
             ms(s.p(0.50)),
             ms(s.p(0.99)),
-            per_call(used.pgmcp),
+            per_call(used.server),
             per_call(used.postgres),
             backends.len(),
             per_call(used.client),
         );
-        run
+        run.rate
     }
 
-    /// 1,000 rows × 8 columns, caps raised so it comes back whole.
-    fn wide_result(&self, table: &mut Table) {
-        let mut mcp = self.spawn(
-            &Settings {
-                max_rows: Some(10_000),
-                max_result_length: Some(10_000_000),
-                ..Settings::default()
-            },
-            "bench-wide",
-        );
-        mcp.initialize();
-        let first = mcp.query(WIDE_SQL);
-        let (returned, truncated) = first.returned_rows_truncated();
-        assert_eq!(
-            (returned, truncated),
-            (1000, false),
-            "the 1,000 × 8 query must come back whole; raise the caps"
-        );
-        for _ in 0..20 {
-            mcp.query(WIDE_SQL);
+    /// pgbench running `script` with one client for 3 s against the same
+    /// server, logging every transaction, so its p50 compares with a server's.
+    /// pgbench reads and drops the rows: what is left is PostgreSQL's own
+    /// share, plus a client far lighter than any MCP server.
+    fn pgbench(
+        &self,
+        pgbench: Option<(&Path, &Transaction)>,
+        dir: &Path,
+        tag: &str,
+        round: usize,
+        label: &str,
+        script: &str,
+    ) -> Option<Duration> {
+        let (pgbench, _) = pgbench?;
+        let path = dir.join(format!("{tag}.sql"));
+        fs::write(&path, script).expect("write a pgbench script");
+        let prefix = format!("{tag}-r{round}");
+        let mut cmd = Command::new(pgbench);
+        cmd.arg("-n")
+            .arg("-f")
+            .arg(&path)
+            .args(["-M", "extended", "-T", "3", "-c", "1", "-j", "1", "-l"])
+            .arg(format!("--log-prefix={}", dir.join(&prefix).display()))
+            .args([
+                "-h",
+                self.server.host(),
+                "-p",
+                &self.server.port().to_string(),
+                "-U",
+                self.server.admin_user(),
+            ])
+            .arg(&self.db.name)
+            .current_dir(dir);
+        for (key, _) in env::vars_os() {
+            if key.to_string_lossy().starts_with("PG") {
+                cmd.env_remove(key);
+            }
         }
-        let s = Stats::of((0..300).map(|_| mcp.query(WIDE_SQL).latency).collect());
+        cmd.env("PGPASSWORD", self.server.admin_password());
+        let out = cmd.output().expect("run pgbench");
+        if !out.status.success() {
+            println!(
+                "  pgbench ({label}) failed: {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        // One log line per transaction: client, transaction number, its time
+        // in µs, ...; one file per thread, `<prefix>.<pid>`.
+        let mut samples = Vec::new();
+        for entry in fs::read_dir(dir).expect("read the pgbench dir").flatten() {
+            if !entry.file_name().to_string_lossy().starts_with(&format!("{prefix}.")) {
+                continue;
+            }
+            let log = fs::read_to_string(entry.path()).expect("read a pgbench log");
+            samples.extend(log.lines().filter_map(|line| {
+                let us: u64 = line.split_whitespace().nth(2)?.parse().ok()?;
+                Some(Duration::from_micros(us))
+            }));
+        }
+        if samples.is_empty() {
+            println!("  pgbench ({label}): no transactions logged");
+            return None;
+        }
+        let s = Stats::of(samples);
         println!(
-            "1,000 × 8 result, sequential:                p50 {}   p95 {}   p99 {}   ({} calls, {} per response)",
+            "  {:<8} {label}: p50 {}   p95 {}   ({} transactions, 1 client)",
+            "pgbench",
             ms(s.p(0.50)),
             ms(s.p(0.95)),
-            ms(s.p(0.99)),
-            s.len(),
-            bytes(first.line.len()),
+            s.len()
         );
-        table.row(
-            "1,000 × 8 result, caps raised (p50 / p95 / p99)",
-            format!("{} / {} / {}", ms(s.p(0.50)), ms(s.p(0.95)), ms(s.p(0.99))),
-            "p50 ≤ 3 ms",
-        );
+        Some(s.p(0.50))
     }
 
-    /// `SELECT *` on a 200,000-row table with the default caps, on a fresh
+    /// The statements pgmcp sends PostgreSQL for one `SELECT 1` call, as the
+    /// server logged them, so pgbench runs what pgmcp runs even as pgmcp
+    /// changes. Statement logging is on for this database only while one
+    /// pgmcp process makes 20 calls. Without the server's log (an external
+    /// server) or when the log cannot be read, the transaction pgmcp was
+    /// last known to run stands in, and the output says so.
+    fn pgmcp_transaction(&self, pgmcp: &Server) -> Transaction {
+        let known = Transaction {
+            statements: [
+                "BEGIN READ ONLY",
+                "SET LOCAL statement_timeout = 30000",
+                "SELECT 1",
+                "COMMIT",
+                "DISCARD ALL",
+            ]
+            .map(str::to_string)
+            .to_vec(),
+            captured: false,
+        };
+        let Some(log) = self.server.log_path() else {
+            println!(
+                "
+no server log to read pgmcp's statements from; pgbench runs {}",
+                known.describe()
+            );
+            return known;
+        };
+        let database = format!("\"{}\"", self.db.name.replace('"', "\"\""));
+        let from = fs::metadata(log).map_or(0, |m| m.len());
+        self.db
+            .psql(&format!("ALTER DATABASE {database} SET log_statement = 'all'"));
+        {
+            let mut mcp = self.spawn(pgmcp, "bench-capture");
+            mcp.initialize();
+            for _ in 0..20 {
+                mcp.query("SELECT 1");
+            }
+        }
+        self.db.psql(&format!("ALTER DATABASE {database} RESET log_statement"));
+        let text = fs::read(log).unwrap_or_default();
+        let text = String::from_utf8_lossy(text.get(from as usize..).unwrap_or_default());
+        match Transaction::from_log(&text) {
+            Some(call) => {
+                println!(
+                    "
+pgmcp's statements for one SELECT 1 call, from the server's log: {}",
+                    call.describe()
+                );
+                call
+            }
+            None => {
+                println!(
+                    "
+could not find one SELECT 1 call's statements in the server's log ({}); pgbench runs {}",
+                    log.display(),
+                    known.describe()
+                );
+                known
+            }
+        }
+    }
+
+    /// The text an agent reads for the 1,000-row query, with pgmcp's default
+    /// config (and, for scale, the Node server's, which has no caps).
+    fn default_answer(&self, bin: &str, node: Option<&Server>, table: &mut Table) {
+        let defaults = Server::Pgmcp {
+            bin: bin.to_string(),
+            settings: Settings::default(),
+        };
+        let mut answers = Vec::new();
+        for server in std::iter::once(&defaults).chain(node) {
+            let mut mcp = self.spawn(server, &format!("bench-answer-{}", server.name()));
+            mcp.initialize();
+            let answer = Answer::of(&mcp.query(WIDE_SQL).line);
+            println!(
+                "\n{:<8} answer to the 1,000 × 8 query (default config): content[0].text {} characters; \
+                 rows {}, truncated {}, hint {}\n         text begins: {}",
+                server.name(),
+                answer.text_chars,
+                shown(answer.rows),
+                shown(answer.truncated),
+                shown(answer.hint.as_deref()),
+                preview(&answer.text),
+            );
+            answers.push(answer);
+        }
+        let pgmcp = &answers[0];
+        let describe = |a: &Answer| {
+            let mut out = format!("{} characters", thousands(a.text_chars));
+            if let Some(rows) = a.rows {
+                out.push_str(&format!(", {rows} rows"));
+            }
+            match a.truncated {
+                Some(true) => out.push_str(", truncated"),
+                Some(false) => out.push_str(", whole"),
+                None => {}
+            }
+            if a.hint.is_some() {
+                out.push_str(", with a hint");
+            }
+            out
+        };
+        table.row(Row {
+            metric: "Answer to the 1,000 × 8 query with the default config: `content[0].text`".into(),
+            pgmcp: describe(pgmcp),
+            node: answers.get(1).map(describe),
+            postgres: None,
+            ratio: answers
+                .get(1)
+                .map(|node| ratio(pgmcp.text_chars as f64, node.text_chars as f64)),
+            target: "≤ 50,000 characters, truncated, with a hint",
+            met: match (pgmcp.truncated, &pgmcp.hint) {
+                (Some(truncated), hint) => Some(pgmcp.text_chars <= 50_000 && truncated && hint.is_some()),
+                // The server no longer says in a form this bench reads: a
+                // person has to look (the text's start is printed above).
+                (None, _) => None,
+            },
+        });
+    }
+
+    /// `SELECT *` on a 200,000-row table with pgmcp's default caps, on a fresh
     /// process so its peak RSS is this workload's.
-    fn big_table(&self, table: &mut Table) {
+    fn big_table(&self, bin: &str, table: &mut Table) {
         let started = Instant::now();
         self.db.psql(
             "CREATE TABLE big AS SELECT g AS id, md5(g::text) AS a, g*2 AS b, now() AS c \
@@ -274,131 +707,57 @@ impl Bench<'_> {
         let rows = self.db.psql("SELECT count(*) FROM big");
         println!("\ntable big: {rows} rows, made in {}", ms(started.elapsed()));
 
-        let mut mcp = self.spawn(&Settings::default(), "bench-big");
+        let defaults = Server::Pgmcp {
+            bin: bin.to_string(),
+            settings: Settings::default(),
+        };
+        let mut mcp = self.spawn(&defaults, "bench-big");
         mcp.initialize();
         let first = mcp.query("SELECT * FROM big");
-        let (returned, truncated) = first.returned_rows_truncated();
+        let answer = Answer::of(&first.line);
         let s = Stats::of((0..20).map(|_| mcp.query("SELECT * FROM big").latency).collect());
         let mem = mcp.memory();
         println!(
-            "SELECT * FROM big (default caps):            p50 {}   max {}   (20 calls; first call {}, with connecting)   \
-             returned_rows {returned}, truncated {truncated}, {} per response",
+            "pgmcp    SELECT * FROM big (default caps):   p50 {}   max {}   (20 calls; first call {}, with connecting)   \
+             returned_rows {}, truncated {}, {} per response",
             ms(s.p(0.50)),
             ms(s.max()),
             ms(first.latency),
+            shown(answer.rows),
+            shown(answer.truncated),
             bytes(first.line.len()),
         );
         println!(
-            "peak RSS after those calls:                  VmHWM {}   (VmRSS {})",
+            "pgmcp    peak RSS after those calls:         VmHWM {}   (VmRSS {})",
             mb(mem.hwm_kb),
             mb(mem.rss_kb)
         );
-        table.row(
-            &format!(
-                "`SELECT * FROM big` ({rows} rows), default caps, p50 of 20 (returned_rows {returned}, truncated {truncated})"
+        table.row(Row {
+            metric: format!(
+                "`SELECT * FROM big` ({rows} rows), default caps, p50 of 20 (returned_rows {}, truncated {})",
+                shown(answer.rows),
+                shown(answer.truncated)
             ),
-            ms(s.p(0.50)),
-            "≤ 50 ms",
-        );
-        table.row("Peak RSS (VmHWM) after those calls", mb(mem.hwm_kb), "≤ 20 MB");
+            pgmcp: ms(s.p(0.50)),
+            node: None,
+            postgres: None,
+            ratio: None,
+            target: "≤ 50 ms",
+            met: Some(s.p(0.50) <= Duration::from_millis(50)),
+        });
+        table.row(Row {
+            metric: "Peak RSS (VmHWM) after those calls, fresh process".into(),
+            pgmcp: mb(mem.hwm_kb),
+            node: None,
+            postgres: None,
+            ratio: None,
+            target: "≤ 20 MB",
+            met: Some(mem.hwm_kb as f64 * 1024.0 <= 20e6),
+        });
     }
 
-    /// pgbench running what pgmcp runs per call, against the same server: the
-    /// part of a call that is PostgreSQL's own (plus a client far lighter than
-    /// pgmcp). pgmcp sends the five statements of a call in one write and reads
-    /// the replies once; pgbench's `\startpipeline` does the same. The plain
-    /// run sends each statement as its own round trip, for scale.
-    fn pgbench(&self, server: &pg::PgServer) {
-        let Some(pgbench) = find_on_path("pgbench") else {
-            println!("\npgbench not found on PATH: skipping the comparison");
-            return;
-        };
-        let dir = tempfile::tempdir().expect("a temp dir for the pgbench scripts");
-        let call = "BEGIN READ ONLY;\nSET LOCAL statement_timeout = 30000;\nSELECT 1;\nCOMMIT;\nDISCARD ALL;\n";
-        let runs = [
-            (
-                "one round trip (\\startpipeline), extended protocol",
-                format!("\\startpipeline\n{call}\\endpipeline\n"),
-                "extended",
-                vec![1, 4, 16],
-            ),
-            (
-                "a round trip per statement, simple protocol",
-                call.to_string(),
-                "simple",
-                vec![1],
-            ),
-            (
-                "the 1,000 × 8 query alone, extended protocol",
-                format!("{WIDE_SQL};\n"),
-                "extended",
-                vec![1],
-            ),
-        ];
-        println!(
-            "\npgbench -n -T 5 against the same server; a transaction is BEGIN READ ONLY; SET LOCAL statement_timeout; SELECT 1; COMMIT; DISCARD ALL"
-        );
-        for (i, (label, script, mode, clients)) in runs.iter().enumerate() {
-            let path = dir.path().join(format!("script-{i}.sql"));
-            fs::write(&path, script).expect("write a pgbench script");
-            for &clients in clients {
-                let mut cmd = Command::new(&pgbench);
-                cmd.arg("-n")
-                    .arg("-f")
-                    .arg(&path)
-                    .args([
-                        "-M",
-                        mode,
-                        "-T",
-                        "5",
-                        "-c",
-                        &clients.to_string(),
-                        "-j",
-                        &clients.min(2).to_string(),
-                    ])
-                    .args([
-                        "-h",
-                        server.host(),
-                        "-p",
-                        &server.port().to_string(),
-                        "-U",
-                        server.admin_user(),
-                    ])
-                    .arg(&self.db.name);
-                for (key, _) in env::vars_os() {
-                    if key.to_string_lossy().starts_with("PG") {
-                        cmd.env_remove(key);
-                    }
-                }
-                cmd.env("PGPASSWORD", server.admin_password());
-                let out = cmd.output().expect("run pgbench");
-                let text = String::from_utf8_lossy(&out.stdout);
-                if !out.status.success() {
-                    println!(
-                        "pgbench ({label}) failed: {}\n{}",
-                        out.status,
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                    continue;
-                }
-                let field = |prefix: &str| {
-                    text.lines()
-                        .find_map(|line| line.strip_prefix(prefix))
-                        .and_then(|rest| rest.split_whitespace().next())
-                        .and_then(|n| n.parse::<f64>().ok())
-                        .unwrap_or(f64::NAN)
-                };
-                println!(
-                    "pgbench, {clients:>2} clients, {label:<52} {:>7.0} tps   latency average {:.3} ms",
-                    field("tps = "),
-                    field("latency average = "),
-                );
-            }
-        }
-    }
-
-    /// The PIDs of the PostgreSQL backends serving the pgmcp process that
-    /// connected as `app`.
+    /// The PIDs of the PostgreSQL backends serving the server that connected
+    /// as `app`.
     fn backend_pids(&self, app: &str) -> Vec<u32> {
         self.db
             .psql(&format!(
@@ -409,16 +768,364 @@ impl Bench<'_> {
             .collect()
     }
 
-    /// Starts `pgmcp serve` with its own config, log file and HOME, connecting
+    /// Starts `server` with its own HOME and working directory, connecting
     /// as `application_name = app` so its backends can be told apart.
-    fn spawn(&self, settings: &Settings, app: &str) -> Mcp {
+    fn spawn(&self, server: &Server, app: &str) -> Mcp {
         let separator = if self.db.url.contains('?') { '&' } else { '?' };
-        let connstring = format!("{}{separator}application_name={app}", self.db.url);
-        Mcp::spawn(&self.bin, settings, &connstring)
+        let url = format!("{}{separator}application_name={app}", self.db.url);
+        Mcp::spawn(server, &url)
     }
 }
 
-/// What a run's config file says.
+impl Tallies {
+    /// The median over rounds of each measurement, with ratios and targets.
+    fn report(&self, rounds: usize, table: &mut Table) {
+        let pgmcp = &self.pgmcp;
+        let node = self.node.as_ref();
+        let pair = |p50: &[Duration], p95: &[Duration]| format!("{} / {}", ms(median(p50)), ms(median(p95)));
+        let duration_ratio = |mine: &[Duration], theirs: &[Duration]| {
+            (!theirs.is_empty()).then(|| secs(median(mine)) / secs(median(theirs)))
+        };
+        let call = (!self.pgbench.call_p50.is_empty()).then(|| median(&self.pgbench.call_p50));
+        let wide = (!self.pgbench.wide_p50.is_empty()).then(|| median(&self.pgbench.wide_p50));
+
+        println!("\nmedians over {rounds} rounds:");
+        for tally in std::iter::once(pgmcp).chain(node) {
+            println!(
+                "  {:<8} SELECT 1 p50 / p95 {}   1,000 × 8 p50 / p95 {}   1 in flight {:.0} req/s   16 in flight {:.0} req/s",
+                tally.name,
+                pair(&tally.select1_p50, &tally.select1_p95),
+                pair(&tally.wide_p50, &tally.wide_p95),
+                median_f64(&tally.rate1),
+                median_f64(&tally.rate16),
+            );
+        }
+        if let Some(call) = call {
+            println!("  pgbench  pgmcp's per-call transaction, pipelined, p50 {}", ms(call));
+        }
+        if let Some(wide) = wide {
+            println!("  pgbench  BEGIN; 1,000 × 8; COMMIT, p50 {}", ms(wide));
+        }
+
+        let select1 = median(&pgmcp.select1_p50);
+        let vs_node = node.and_then(|n| duration_ratio(&pgmcp.select1_p50, &n.select1_p50));
+        table.row(Row {
+            metric: format!(
+                "`SELECT 1` via `query`, sequential, p50 / p95 (median of {rounds} rounds × {SEQUENTIAL_CALLS} calls)"
+            ),
+            pgmcp: pair(&pgmcp.select1_p50, &pgmcp.select1_p95),
+            node: node.map(|n| pair(&n.select1_p50, &n.select1_p95)),
+            postgres: call.map(|call| format!("{} (pgmcp's per-call transaction, pipelined)", ms(call))),
+            ratio: vs_node.map(|r| format!("{r:.2}×")),
+            target: "≤ 0.5× Node and ≤ PostgreSQL alone + 0.15 ms",
+            met: both(
+                vs_node.map(|r| r <= 0.5),
+                call.map(|call| select1 <= call + Duration::from_micros(150)),
+            ),
+        });
+
+        let wide_p50 = median(&pgmcp.wide_p50);
+        let vs_node = node.and_then(|n| duration_ratio(&pgmcp.wide_p50, &n.wide_p50));
+        table.row(Row {
+            metric: format!(
+                "1,000 rows × 8 columns, pgmcp's caps raised to 1,000 rows, p50 / p95 (median of {rounds} rounds × {SEQUENTIAL_CALLS} calls)"
+            ),
+            pgmcp: pair(&pgmcp.wide_p50, &pgmcp.wide_p95),
+            node: node.map(|n| pair(&n.wide_p50, &n.wide_p95)),
+            postgres: wide.map(|wide| format!("{} (`BEGIN`; the query; `COMMIT`)", ms(wide))),
+            ratio: vs_node.map(|r| format!("{r:.2}×")),
+            target: "≤ 0.4× Node and ≤ 2× PostgreSQL alone",
+            met: both(
+                vs_node.map(|r| r <= 0.4),
+                wide.map(|wide| secs(wide_p50) <= 2.0 * secs(wide)),
+            ),
+        });
+
+        for (in_flight, mine, theirs) in [
+            (1, &pgmcp.rate1, node.map(|n| &n.rate1)),
+            (16, &pgmcp.rate16, node.map(|n| &n.rate16)),
+        ] {
+            let vs_node = theirs.map(|theirs| median_f64(mine) / median_f64(theirs));
+            table.row(Row {
+                metric: format!(
+                    "Throughput `SELECT 1`, {in_flight} in flight on one session (median of {rounds} rounds × 3 s)"
+                ),
+                pgmcp: format!("{} req/s", thousands(median_f64(mine).round() as usize)),
+                node: theirs.map(|t| format!("{} req/s", thousands(median_f64(t).round() as usize))),
+                postgres: None,
+                ratio: vs_node.map(|r| format!("{r:.2}×")),
+                target: if in_flight == 16 { "≥ 2× Node" } else { "" },
+                met: if in_flight == 16 {
+                    vs_node.map(|r| r >= 2.0)
+                } else {
+                    None
+                },
+            });
+        }
+    }
+}
+
+/// Both parts of a two-part target, `None` when either could not be measured.
+fn both(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    Some(a? && b?)
+}
+
+/// Warm-up, then [`SEQUENTIAL_CALLS`] measured, one at a time. The warm-up
+/// is at least `warm_up` calls and at least [`WARM_UP`]: the Node server's
+/// JIT needs thousands of calls before a `SELECT 1` settles (after 100 it
+/// still took twice as long as at steady state), and a count that suits
+/// pgmcp's 2 ms calls would leave it cold.
+fn sequential(mcp: &mut Mcp, sql: &str, warm_up: usize) -> Stats {
+    let started = Instant::now();
+    let mut calls = 0;
+    while calls < warm_up || started.elapsed() < WARM_UP {
+        mcp.query(sql);
+        calls += 1;
+    }
+    Stats::of((0..SEQUENTIAL_CALLS).map(|_| mcp.query(sql).latency).collect())
+}
+
+/// Stops the run when the 1,000 × 8 answer is not whole: timing a cut answer
+/// against a whole one would compare different work.
+fn check_whole(server: &Server, reply: &Reply) {
+    let answer = Answer::of(&reply.line);
+    match (answer.rows, answer.truncated) {
+        (Some(1000), Some(false) | None) => {}
+        (None, _) => println!(
+            "  {:<8} (cannot tell how many rows the 1,000 × 8 answer holds; text begins: {})",
+            server.name(),
+            preview(&answer.text)
+        ),
+        (rows, truncated) => panic!(
+            "{} returned {} rows (truncated {}) for the 1,000 × 8 query; it must come back whole: {}",
+            server.name(),
+            shown(rows),
+            shown(truncated),
+            preview(&reply.line)
+        ),
+    }
+    if let Some(columns) = answer.columns
+        && columns != 8
+    {
+        panic!(
+            "{} returned {columns} columns per row for the 1,000 × 8 query, not 8: {}",
+            server.name(),
+            preview(&answer.text)
+        );
+    }
+}
+
+/// The statements of one pgmcp `SELECT 1` call, for pgbench.
+struct Transaction {
+    statements: Vec<String>,
+    /// Read from the server's log rather than assumed.
+    captured: bool,
+}
+
+impl Transaction {
+    /// One call's statements in a PostgreSQL log written with the default
+    /// `log_line_prefix` (`%m [%p] `) and `log_statement = 'all'`: on the
+    /// connection that ran the most `SELECT 1`, everything after one
+    /// `SELECT 1` up to and including the next (so a statement pgmcp defers
+    /// to the connection's next use, like `DISCARD ALL`, is in it), turned to
+    /// start at the `BEGIN`.
+    fn from_log(log: &str) -> Option<Transaction> {
+        // A message starts with the timestamp and `[pid]`; a statement of
+        // several lines continues on lines without them.
+        let mut messages: Vec<(&str, String)> = Vec::new();
+        for line in log.lines() {
+            let head = line
+                .starts_with(|c: char| c.is_ascii_digit())
+                .then(|| line.split_once(" [")?.1.split_once("] "))
+                .flatten()
+                .filter(|(pid, _)| pid.parse::<u32>().is_ok());
+            match (head, messages.last_mut()) {
+                (Some((pid, rest)), _) => messages.push((pid, rest.to_string())),
+                (None, Some((_, text))) => {
+                    text.push('\n');
+                    text.push_str(line);
+                }
+                (None, None) => {}
+            }
+        }
+        let mut by_pid: HashMap<&str, Vec<String>> = HashMap::new();
+        for (pid, text) in messages {
+            let statement = text.strip_prefix("LOG:  statement: ").or_else(|| {
+                text.strip_prefix("LOG:  execute ")?
+                    .split_once(": ")
+                    .map(|(_, sql)| sql)
+            });
+            if let Some(statement) = statement {
+                by_pid.entry(pid).or_default().push(statement.trim().to_string());
+            }
+        }
+        let ones = |statements: &Vec<String>| statements.iter().filter(|s| *s == "SELECT 1").count();
+        let statements = by_pid.into_values().max_by_key(ones)?;
+        let mut at = statements
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| *s == "SELECT 1")
+            .map(|(i, _)| i);
+        let last = at.next_back()?;
+        let before = at.next_back()?;
+        let mut call = statements[before + 1..=last].to_vec();
+        let begin = call.iter().position(|s| s.starts_with("BEGIN"))?;
+        call.rotate_left(begin);
+        Some(Transaction {
+            statements: call,
+            captured: true,
+        })
+    }
+
+    /// A pgbench script sending every statement in one round trip, as pgmcp does.
+    fn pipelined(&self) -> String {
+        let mut script = String::from("\\startpipeline\n");
+        for statement in &self.statements {
+            script.push_str(statement);
+            script.push_str(";\n");
+        }
+        script.push_str("\\endpipeline\n");
+        script
+    }
+
+    fn describe(&self) -> String {
+        let shown: Vec<String> = self
+            .statements
+            .iter()
+            .map(|s| {
+                let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+                match one_line.char_indices().nth(60) {
+                    Some((at, _)) => format!("{}…", &one_line[..at]),
+                    None => one_line,
+                }
+            })
+            .collect();
+        format!("{}{}", shown.join("; "), if self.captured { "" } else { " (assumed)" })
+    }
+}
+
+/// What a `query` answer says, read from whichever form the server gives:
+/// pgmcp's `structuredContent` (or the same object as the text), or the Node
+/// server's text, a JSON array of row objects.
+struct Answer {
+    /// `content[0].text`: what an agent reads.
+    text: String,
+    text_chars: usize,
+    rows: Option<u64>,
+    truncated: Option<bool>,
+    hint: Option<String>,
+    /// Keys in the first row, when rows are objects.
+    columns: Option<usize>,
+}
+
+impl Answer {
+    fn of(line: &str) -> Answer {
+        let msg: Value = serde_json::from_str(line).expect("a response is JSON");
+        let result = &msg["result"];
+        let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        let parsed: Option<Value> = serde_json::from_str(&text).ok();
+        let object = Some(&result["structuredContent"])
+            .filter(|v| v.is_object())
+            .or(parsed.as_ref().filter(|v| v.is_object()));
+        let mut answer = Answer {
+            text_chars: text.chars().count(),
+            text: String::new(),
+            rows: None,
+            truncated: None,
+            hint: None,
+            columns: None,
+        };
+        if let Some(object) = object {
+            answer.rows = object["returned_rows"].as_u64();
+            answer.truncated = object["truncated"].as_bool();
+            answer.hint = object["hint"].as_str().filter(|h| !h.is_empty()).map(str::to_string);
+            answer.columns = object["columns"].as_array().map(Vec::len);
+        } else if let Some(Value::Array(rows)) = &parsed {
+            // The Node server sends every row, with no cap and no flag.
+            answer.rows = Some(rows.len() as u64);
+            answer.truncated = Some(false);
+            answer.columns = rows.first().and_then(Value::as_object).map(|row| row.len());
+        }
+        answer.text = text;
+        answer
+    }
+}
+
+fn shown<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "?".to_string(), |v| v.to_string())
+}
+
+/// Where the Node reference server's entry point is, installing it into
+/// [`node_ref_dir`] first when it is not there; `None` (having said why) when
+/// it cannot run.
+fn find_node_ref() -> Option<PathBuf> {
+    if env::var_os("PGMCP_BENCH_NO_NODE").is_some() {
+        println!("PGMCP_BENCH_NO_NODE is set: no Node columns");
+        return None;
+    }
+    if find_on_path("node").is_none() {
+        println!("node not found on PATH: no Node columns");
+        return None;
+    }
+    let entry = match env::var_os("PGMCP_BENCH_NODE_REF") {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                println!("PGMCP_BENCH_NODE_REF={}: no such file; no Node columns", path.display());
+                return None;
+            }
+            path
+        }
+        None => {
+            let Some(dir) = node_ref_dir() else {
+                println!("HOME is not set, so there is no default place for the Node server: no Node columns");
+                return None;
+            };
+            let entry = dir.join("node_modules").join(NODE_REF_PACKAGE).join("dist/index.js");
+            if !entry.is_file() {
+                let install = format!(
+                    "npm install --save-exact --prefix {} {NODE_REF_PACKAGE}@{NODE_REF_VERSION}",
+                    dir.display()
+                );
+                println!("installing the Node reference server: {install}");
+                let status = Command::new("npm")
+                    .args(["install", "--save-exact", "--prefix"])
+                    .arg(&dir)
+                    .arg(format!("{NODE_REF_PACKAGE}@{NODE_REF_VERSION}"))
+                    .stdout(Stdio::null())
+                    .status();
+                if !matches!(status, Ok(s) if s.success()) || !entry.is_file() {
+                    println!(
+                        "could not install it ({status:?}): run `{install}` and run the bench again; no Node columns"
+                    );
+                    return None;
+                }
+            }
+            entry
+        }
+    };
+    // The package's own package.json, found from the entry point (which may
+    // be the `.bin` link) by its real path.
+    let real = fs::canonicalize(&entry).unwrap_or_else(|_| entry.clone());
+    let version = real.ancestors().map(|dir| dir.join("package.json")).find_map(|path| {
+        let manifest: Value = serde_json::from_str(&fs::read_to_string(path).ok()?).ok()?;
+        (manifest["name"] == NODE_REF_PACKAGE).then(|| manifest["version"].as_str().map(str::to_string))?
+    });
+    match version.as_deref() {
+        Some(NODE_REF_VERSION) => println!("{NODE_REF_PACKAGE} {NODE_REF_VERSION}"),
+        Some(other) => println!("{NODE_REF_PACKAGE} {other} (this bench was written against {NODE_REF_VERSION})"),
+        None => println!("{NODE_REF_PACKAGE}: cannot read its version next to {}", real.display()),
+    }
+    Some(entry)
+}
+
+/// `$HOME/.cache/pgmcp-tools/node-ref`, where the bench installs the Node server.
+fn node_ref_dir() -> Option<PathBuf> {
+    let home = env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".cache/pgmcp-tools/node-ref"))
+}
+
+/// What a pgmcp run's config file says.
 #[derive(Clone)]
 struct Settings {
     max_conns: usize,
@@ -458,17 +1165,21 @@ impl Settings {
     }
 }
 
-/// A running `pgmcp serve` and the client end of its stdio: one writer (this
-/// thread) and one reader thread that timestamps each response as it arrives.
+/// A running server under test and the client end of its stdio: one writer
+/// (this thread) and one reader thread that timestamps each response as it
+/// arrives.
 struct Mcp {
     child: Child,
     /// `None` once closed.
     stdin: Option<ChildStdin>,
     responses: Receiver<Response>,
     next_id: u64,
-    settings: Settings,
+    /// `"method":"tools/call","params":{"name":<tool>,"arguments":` for this
+    /// server; a request adds the arguments and closes the braces.
+    call_prefix: String,
+    server: Server,
     command_line: String,
-    /// HOME, the config, the log and stderr; removed after the child exits.
+    /// HOME, config, log and stderr; removed after the child exits.
     dir: tempfile::TempDir,
 }
 
@@ -485,17 +1196,6 @@ struct Response {
 struct Reply {
     latency: Duration,
     line: String,
-}
-
-impl Reply {
-    fn returned_rows_truncated(&self) -> (u64, bool) {
-        let msg: Value = serde_json::from_str(&self.line).expect("a response is JSON");
-        let out = &msg["result"]["structuredContent"];
-        match (out["returned_rows"].as_u64(), out["truncated"].as_bool()) {
-            (Some(rows), Some(truncated)) => (rows, truncated),
-            _ => panic!("no returned_rows/truncated in {}", preview(&self.line)),
-        }
-    }
 }
 
 /// The fields of a response the reader looks at; the rest is skipped, not built.
@@ -520,32 +1220,17 @@ struct Run {
 }
 
 impl Mcp {
-    fn spawn(bin: &str, settings: &Settings, connstring: &str) -> Mcp {
+    fn spawn(server: &Server, url: &str) -> Mcp {
         let dir = tempfile::Builder::new()
             .prefix("pgmcp-bench-")
             .tempdir()
-            .expect("a temp dir for pgmcp");
-        let config = dir.path().join("config.json");
-        let log = dir.path().join("pgmcp.log");
-        fs::write(&config, settings.config(&log).to_string()).expect("write the config");
+            .expect("a temp dir for the server");
         let stderr = fs::File::create(dir.path().join("stderr")).expect("create the stderr file");
-
-        let mut cmd = Command::new(bin);
-        cmd.arg("--config")
-            .arg(&config)
-            .arg("serve")
-            .current_dir(dir.path())
+        let (mut cmd, command_line) = server.command(dir.path(), url);
+        cmd.current_dir(dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr);
-        for (key, _) in env::vars_os() {
-            let key = key.to_string_lossy();
-            if key.starts_with("PG") || key.starts_with("RUST_LOG") {
-                cmd.env_remove(&*key);
-            }
-        }
-        cmd.env("HOME", dir.path()).env("PGMCP_PG_CONNSTRING", connstring);
-        let command_line = format!("{bin} --config {} serve", config.display());
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|err| panic!("cannot start {command_line}: {err}"));
@@ -576,12 +1261,14 @@ impl Mcp {
             }
         });
 
+        let tool = serde_json::to_string(server.tool()).expect("a string always serializes");
         Mcp {
             child,
             stdin,
             responses,
             next_id: 1,
-            settings: settings.clone(),
+            call_prefix: format!("\"method\":\"tools/call\",\"params\":{{\"name\":{tool},\"arguments\":"),
+            server: server.clone(),
             command_line,
             dir,
         }
@@ -608,10 +1295,19 @@ impl Mcp {
         self.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
     }
 
+    /// The `tools/call` line that runs `sql` (already a JSON string) as `id`.
+    fn call_request(&self, id: u64, sql_json: &str) -> String {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},{}{}}}}}\n",
+            self.call_prefix,
+            self.server.arguments(sql_json)
+        )
+    }
+
     /// One `query` call, waited for.
     fn query(&mut self, sql: &str) -> Reply {
         let id = self.next_id();
-        let request = query_request(id, &sql_json(sql));
+        let request = self.call_request(id, &sql_json(sql));
         let sent = Instant::now();
         self.write(&request);
         let response = self.recv();
@@ -631,8 +1327,9 @@ impl Mcp {
         let started = Instant::now();
         for _ in 0..in_flight {
             let id = self.next_id();
+            let request = self.call_request(id, &sql);
             sent_at.insert(id, Instant::now());
-            self.write(&query_request(id, &sql));
+            self.write(&request);
         }
         let mut last = started;
         while !sent_at.is_empty() {
@@ -650,8 +1347,9 @@ impl Mcp {
             last = response.at;
             if last.duration_since(started) < duration {
                 let id = self.next_id();
+                let request = self.call_request(id, &sql);
                 sent_at.insert(id, Instant::now());
-                self.write(&query_request(id, &sql));
+                self.write(&request);
             }
         }
         Run {
@@ -685,7 +1383,7 @@ impl Mcp {
     fn write(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         if let Err(err) = stdin.write_all(line.as_bytes()) {
-            panic!("{}", self.debug(&format!("cannot write to pgmcp: {err}")));
+            panic!("{}", self.debug(&format!("cannot write to the server: {err}")));
         }
     }
 
@@ -708,7 +1406,8 @@ impl Mcp {
         }
     }
 
-    /// `what`, and what is needed to debug it: the command and pgmcp's stderr and log.
+    /// `what`, and what is needed to debug it: the command, the server's
+    /// stderr and (pgmcp's) log.
     fn debug(&mut self, what: &str) -> String {
         let read = |name: &str| fs::read_to_string(self.dir.path().join(name)).unwrap_or_default();
         let status = match self.child.try_wait() {
@@ -719,13 +1418,13 @@ impl Mcp {
             "\n{what}\ncommand: {}\nstatus: {status}\nstderr:\n{}\nlog:\n{}",
             self.command_line,
             read("stderr"),
-            read("pgmcp.log")
+            read("server.log")
         )
     }
 }
 
 impl Drop for Mcp {
-    /// Close stdin (the end of the session) and give pgmcp a moment to exit.
+    /// Close stdin (the end of the session) and give the server a moment to exit.
     fn drop(&mut self) {
         self.stdin = None;
         let deadline = Instant::now() + Duration::from_secs(3);
@@ -744,20 +1443,14 @@ fn sql_json(sql: &str) -> String {
     serde_json::to_string(sql).expect("a string always serializes")
 }
 
-fn query_request(id: u64, sql_json: &str) -> String {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"query\",\"arguments\":{{\"sql\":{sql_json}}}}}}}\n"
-    )
-}
-
 struct Memory {
     rss_kb: u64,
     hwm_kb: u64,
 }
 
-/// CPU time, in clock ticks, of pgmcp, its PostgreSQL backends and this process.
+/// CPU time, in clock ticks, of the server, its PostgreSQL backends and this process.
 struct CpuSnapshot {
-    pgmcp: u64,
+    server: u64,
     postgres: u64,
     client: u64,
 }
@@ -765,7 +1458,7 @@ struct CpuSnapshot {
 impl CpuSnapshot {
     fn minus(&self, earlier: &CpuSnapshot) -> CpuSnapshot {
         CpuSnapshot {
-            pgmcp: self.pgmcp.saturating_sub(earlier.pgmcp),
+            server: self.server.saturating_sub(earlier.server),
             postgres: self.postgres.saturating_sub(earlier.postgres),
             client: self.client.saturating_sub(earlier.client),
         }
@@ -829,19 +1522,70 @@ impl Stats {
     }
 }
 
-/// The markdown table printed at the end.
+/// The median of per-round numbers (nearest rank, as for samples).
+fn median(values: &[Duration]) -> Duration {
+    Stats::of(values.to_vec()).p(0.50)
+}
+
+fn median_f64(values: &[f64]) -> f64 {
+    assert!(!values.is_empty(), "no rounds");
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[((sorted.len() - 1) as f64 * 0.5).round() as usize]
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn ratio(mine: f64, theirs: f64) -> String {
+    format!("{:.2}×", mine / theirs)
+}
+
+/// One line of the markdown table printed at the end.
+struct Row {
+    metric: String,
+    pgmcp: String,
+    node: Option<String>,
+    /// PostgreSQL alone (pgbench), where there is a comparable run.
+    postgres: Option<String>,
+    /// pgmcp / Node.
+    ratio: Option<String>,
+    target: &'static str,
+    /// `None`: no target, or not measurable in this run.
+    met: Option<bool>,
+}
+
 #[derive(Default)]
-struct Table(Vec<[String; 3]>);
+struct Table(Vec<Row>);
 
 impl Table {
-    fn row(&mut self, metric: &str, measured: impl Into<String>, target: &str) {
-        self.0.push([metric.to_string(), measured.into(), target.to_string()]);
+    fn row(&mut self, row: Row) {
+        self.0.push(row);
     }
 
     fn markdown(&self) -> String {
-        let mut out = String::from("| Metric | Measured | Target |\n| --- | --- | --- |\n");
-        for [metric, measured, target] in &self.0 {
-            out.push_str(&format!("| {metric} | {measured} | {target} |\n"));
+        let mut out = String::from(
+            "| Metric | pgmcp | Node reference server | PostgreSQL alone (pgbench) | pgmcp / Node | Target | Met? |\n\
+             | --- | --- | --- | --- | --- | --- | --- |\n",
+        );
+        let dash = |cell: &Option<String>| cell.clone().unwrap_or_else(|| "–".to_string());
+        for row in &self.0 {
+            let met = match (row.target.is_empty(), row.met) {
+                (true, _) => "",
+                (false, Some(true)) => "**yes**",
+                (false, Some(false)) => "**no**",
+                (false, None) => "not measured",
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {met} |\n",
+                row.metric,
+                row.pgmcp,
+                dash(&row.node),
+                dash(&row.postgres),
+                dash(&row.ratio),
+                row.target,
+            ));
         }
         out
     }
@@ -867,6 +1611,19 @@ fn bytes(n: usize) -> String {
     } else {
         format!("{:.1} kB", n as f64 / 1e3)
     }
+}
+
+/// `n` with a comma between thousands: 12,345.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn preview(line: &str) -> String {
