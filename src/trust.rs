@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 
 /// Why a file cannot be trusted, naming the file and the command that fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+// Only Unix has owners and permission bits to judge.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub enum Untrusted {
     #[error("{} can be written by {who}, who could make pgmcp do anything: chmod go-w {}", .path.display(), .path.display())]
     Writable { path: PathBuf, who: &'static str },
