@@ -1420,7 +1420,7 @@ mod tests {
             (after.command.clone(), after.timeout),
             (PathBuf::from("/abs/after.sh"), Duration::from_secs(9))
         );
-        assert_eq!((c.query.max_result_length, c.query.max_sql_length), (100_000, 100_000));
+        assert_eq!((c.query.max_result_length, c.query.max_sql_length), (50_000, 100_000));
 
         let cases = [
             (
