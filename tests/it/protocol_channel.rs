@@ -375,3 +375,26 @@ fn sqlite_attach_of_a_percent_encoded_uri_opens_pgmcps_own_descriptor() {
     refused_as_own_process(&mut mcp, &format!("ATTACH 'file:/dev/%66d/{log}?mode=ro' AS x"));
     refused_as_own_process(&mut mcp, &format!("ATTACH 'file:%2Fproc%2Fself%2Ffd%2F{log}' AS x"));
 }
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB COPY ... TO \"/proc/self/fd/N\" of the protocol's *input* pipe forges requests that pgmcp runs as the client's"]
+fn duckdb_copy_to_the_protocol_input_forges_client_requests() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let (input, _) = protocol_fds(mcp.pid());
+    let forged = r#"{"jsonrpc":"2.0","id":"forged","method":"tools/call","params":{"name":"query","arguments":{"sql":"SELECT 666 AS evil"}}}"#;
+    // Today: it runs, and pgmcp answers id "forged" (rows [{"evil":666}]),
+    // a request the client never sent.
+    refused_as_own_process(
+        &mut mcp,
+        &format!(
+            "COPY (SELECT '{forged}' AS x) TO \"/proc/self/fd/{input}\" \
+             (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER '|')"
+        ),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let stray = mcp.take_pending();
+    assert!(stray.is_empty(), "answers to requests the client never sent: {stray:?}");
+}
