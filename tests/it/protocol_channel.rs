@@ -72,6 +72,13 @@ fn no_sqlite_statement_names_pgmcps_own_streams() {
         "ATTACH '../../../../../../dev//stdin' AS x",
         "VACUUM INTO '/dev/stdout'",
         "VACUUM INTO 'file:/dev/fd/1'",
+        // Red team: spellings that are seen.
+        "ATTACH 'file:///proc/self/fd/3?mode=ro' AS x",
+        "ATTACH 'file:/proc/self/fd/3%3Fmode=ro' AS x",
+        "ATTACH \"/proc/self/fd/3\" AS x",
+        "ATTACH [/proc/self/fd/3] AS x",
+        "ATTACH `/dev/fd/3` AS x",
+        "VACUUM INTO 'file://localhost/dev/fd/1'",
     ] {
         let text = refused(&mut mcp, sql);
         assert!(text.contains("names pgmcp's own process"), "{sql}: {text}");
@@ -117,6 +124,42 @@ fn no_duckdb_statement_names_pgmcps_own_streams() {
         ("SELECT * FROM read_csv('/dev/stdin')", "names pgmcp's own process"),
         ("SELECT * FROM '/dev/fd/0'", "names pgmcp's own process"),
         ("ATTACH '/dev/stdin' AS x", "names pgmcp's own process"),
+        // Red team: spellings that are seen.
+        (
+            "SELECT * FROM read_text($$/proc/self/fd/3$$)",
+            "names pgmcp's own process",
+        ),
+        (
+            "SELECT size FROM read_blob('file:///proc/self/fd/3')",
+            "names pgmcp's own process",
+        ),
+        (
+            "SELECT size FROM read_blob('\\proc\\self\\fd\\3')",
+            "names pgmcp's own process",
+        ),
+        (
+            "SELECT size FROM read_blob('/proc/self/fd/../fd/3')",
+            "names pgmcp's own process",
+        ),
+        (
+            "SELECT * FROM read_csv(['/tmp/a.csv', '/dev/fd/0'])",
+            "names pgmcp's own process",
+        ),
+        (
+            "SELECT * FROM sqlite_scan('/proc/self/fd/3', 't')",
+            "names pgmcp's own process",
+        ),
+        ("SELECT * FROM '/proc/self/fd/3'", "names pgmcp's own process"),
+        ("COPY t FROM \"/proc/self/fd/0\"", "names pgmcp's own process"),
+        ("COPY t TO '/dev//stdout' (FORMAT json)", "names pgmcp's own process"),
+        (
+            "COPY t TO '/proc/self/fd/1' (FORMAT csv, PARTITION_BY (a))",
+            "names pgmcp's own process",
+        ),
+        ("ATTACH '/proc/self/fd/3' (TYPE sqlite)", "names pgmcp's own process"),
+        ("EXPORT DATABASE '/proc/self/fd'", "names pgmcp's own process"),
+        ("LOAD '/proc/self/fd/3'", "names pgmcp's own process"),
+        ("INSTALL x FROM '/proc/self/fd'", "names pgmcp's own process"),
     ] {
         let text = refused(&mut mcp, sql);
         assert!(text.contains(says), "{sql}: {text}");
@@ -138,4 +181,220 @@ async fn copy_from_database_needs_the_attach_switch() {
         e.contains("COPY FROM DATABASE is not allowed") && e.contains("protection.allow_attach"),
         "{e}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Red team: spellings of pgmcp's own descriptors the guard does not see.
+// ---------------------------------------------------------------------------
+
+/// pgmcp's protocol descriptors: (input, output), found as the close-on-exec
+/// pipes it holds besides 0-2 (the harness gives it a file for stderr), told
+/// apart by their access mode in fdinfo.
+fn protocol_fds(pid: u32) -> (u32, u32) {
+    let (mut input, mut output) = (None, None);
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap() {
+        let entry = entry.unwrap();
+        let fd: u32 = entry.file_name().to_string_lossy().parse().unwrap();
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        if fd <= 2 || !target.to_string_lossy().starts_with("pipe:") {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .map(|f| u32::from_str_radix(f.trim(), 8).unwrap())
+            .unwrap();
+        // The channel's own are close-on-exec; a pipe inherited from the
+        // test runner (cargo's jobserver) is not.
+        if flags & 0o2000000 == 0 {
+            continue;
+        }
+        match flags & 3 {
+            0 => input = Some(fd),
+            _ => output = Some(fd),
+        }
+    }
+    (
+        input.expect("the protocol's input pipe"),
+        output.expect("the protocol's output pipe"),
+    )
+}
+
+/// The descriptor pgmcp holds on `path` (its log file).
+fn fd_of(pid: u32, path: &Path) -> u32 {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == path))
+        .map(|e| e.file_name().to_string_lossy().parse().unwrap())
+        .unwrap_or_else(|| panic!("pgmcp holds no descriptor on {}", path.display()))
+}
+
+/// Must be refused; and must not have written a stray line into stdout
+/// (`refused` and `still_answers` panic on one).
+fn refused_as_own_process(mcp: &mut McpProcess, sql: &str) {
+    let text = refused(mcp, sql);
+    assert!(text.contains("names pgmcp's own process"), "{sql}: {text}");
+    still_answers(mcp);
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB COPY ... TO \"/proc/self/fd/N\" (a double-quoted name) writes into the protocol's stdout"]
+fn duckdb_copy_to_a_double_quoted_file_name_reaches_the_protocol_output() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let (_, output) = protocol_fds(mcp.pid());
+    // Today: the line "INJECTED" lands on stdout between two answers.
+    refused_as_own_process(
+        &mut mcp,
+        &format!("COPY (SELECT 'INJECTED' AS x) TO \"/proc/self/fd/{output}\" (FORMAT csv, HEADER false)"),
+    );
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB joins adjacent string literals ('/pro'<newline>'c/self/fd/N'); the guard sees two harmless strings"]
+fn duckdb_copy_to_adjacent_string_literals_reaches_the_protocol_output() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let (_, output) = protocol_fds(mcp.pid());
+    // A whole forged JSON-RPC answer to a later request id works just as well.
+    refused_as_own_process(
+        &mut mcp,
+        &format!("COPY (SELECT 'INJECTED' AS x) TO '/pro'\n'c/self/fd/{output}' (FORMAT csv, HEADER false)"),
+    );
+}
+
+/// A read of the protocol's input pipe blocks in DuckDB and takes the
+/// client's next requests (or tears one in half: pgmcp then answers a parse
+/// error with no id). Sent without waiting; the requests after it must still
+/// be answered, and the read itself refused.
+#[cfg(feature = "duckdb")]
+fn input_is_not_stolen(mcp: &mut McpProcess, sql: &str) {
+    let short = std::time::Duration::from_secs(10);
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call",
+        "params": {"name": "query", "arguments": {"sql": sql}}}));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 901, "method": "tools/list"}));
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 902, "method": "tools/call",
+        "params": {"name": "query", "arguments": {"sql": "SELECT 41 + 1 AS n"}}}));
+    // Today: no answer to 901 (taken by DuckDB) and a parse error instead.
+    let listed = mcp.recv_response(&json!(901), short);
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let answered = mcp.recv_response(&json!(902), short);
+    assert_eq!(tool_json(&answered["result"])["rows"][0]["n"], 42, "{answered}");
+    let read = mcp.recv_response(&json!(900), short);
+    assert_eq!(read["result"]["isError"], true, "{sql} ran: {read}");
+    assert!(
+        tool_text(&read["result"]).contains("names pgmcp's own process"),
+        "{read}"
+    );
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: read_csv('/pro' || 'c/self/fd/N') (a computed path) reads the protocol's stdin and steals the client's requests"]
+fn duckdb_read_csv_of_a_computed_path_steals_the_protocol_input() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let (input, _) = protocol_fds(mcp.pid());
+    input_is_not_stolen(
+        &mut mcp,
+        &format!(
+            "SELECT line FROM read_csv('/pro' || 'c/self/fd/{input}', columns = {{'line': 'VARCHAR'}}, \
+             delim = '|', quote = '', header = false, buffer_size = 64) LIMIT 1"
+        ),
+    );
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: COPY t FROM '/pro'<newline>'c/self/fd/N' (adjacent literals) reads the protocol's stdin and steals the client's requests"]
+fn duckdb_copy_from_adjacent_string_literals_steals_the_protocol_input() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t (line VARCHAR)");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let (input, _) = protocol_fds(mcp.pid());
+    input_is_not_stolen(
+        &mut mcp,
+        &format!("COPY t FROM '/pro'\n'c/self/fd/{input}' (DELIMITER '|', QUOTE '', HEADER false, BUFFER_SIZE 64)"),
+    );
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB globs ('/pro?/self/fd/N') and computed paths (concat('/dev/', 'fd/N')) read pgmcp's own open files (its log)"]
+fn duckdb_globs_and_computed_paths_read_pgmcps_own_log_descriptor() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let log = fd_of(mcp.pid(), &dir.path().join("pgmcp.log"));
+    for sql in [
+        // Today: each returns the log's first line ("... INFO pgmcp ... starting").
+        format!("SELECT content FROM read_text('/pro?/self/fd/{log}')"),
+        format!("SELECT content FROM read_text('/de[v]/fd/{log}')"),
+        format!("SELECT content FROM read_text('/pro' || 'c/self/fd/{log}')"),
+        format!("SELECT size FROM read_blob(concat('/dev/', 'fd/{log}'))"),
+        format!("SELECT * FROM sniff_csv('/pro' || 'c/self/fd/{log}')"),
+        // Lists pgmcp's open regular files (its log, its database).
+        "SELECT * FROM glob('/pro[c]/self/fd/*')".to_owned(),
+    ] {
+        refused_as_own_process(&mut mcp, &sql);
+    }
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB ATTACH \"/proc/self/fd/N\" (a double-quoted name) opens pgmcp's own descriptor"]
+fn duckdb_attach_of_a_double_quoted_name_opens_pgmcps_own_descriptor() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let log = fd_of(mcp.pid(), &dir.path().join("pgmcp.log"));
+    // Today: DuckDB opens the log and says it "is not a valid DuckDB database file".
+    refused_as_own_process(&mut mcp, &format!("ATTACH \"/proc/self/fd/{log}\" AS x"));
+    refused_as_own_process(&mut mcp, &format!("ATTACH \"/proc/self/fd/{log}\" AS x (TYPE sqlite)"));
+}
+
+#[test]
+#[ignore = "hole: SQLite decodes %XX in URI file names: ATTACH 'file:/%70roc/self/fd/N' opens pgmcp's own descriptor"]
+fn sqlite_attach_of_a_percent_encoded_uri_opens_pgmcps_own_descriptor() {
+    let (dir, db) = files::sqlite::fixture("CREATE TABLE t (a int)");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::sqlite::url(&db));
+    let log = fd_of(mcp.pid(), &dir.path().join("pgmcp.log"));
+    // Today: SQLite opens and reads the log: "file is not a database".
+    refused_as_own_process(&mut mcp, &format!("ATTACH 'file:/%70roc/self/fd/{log}?mode=ro' AS x"));
+    refused_as_own_process(&mut mcp, &format!("ATTACH 'file:/dev/%66d/{log}?mode=ro' AS x"));
+    refused_as_own_process(&mut mcp, &format!("ATTACH 'file:%2Fproc%2Fself%2Ffd%2F{log}' AS x"));
+}
+
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB COPY ... TO \"/proc/self/fd/N\" of the protocol's *input* pipe forges requests that pgmcp runs as the client's"]
+fn duckdb_copy_to_the_protocol_input_forges_client_requests() {
+    let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+    let config = every_switch_on(dir.path());
+    let mut mcp = serve(&config, &files::duckdb::url(&db));
+    let (input, _) = protocol_fds(mcp.pid());
+    let forged = r#"{"jsonrpc":"2.0","id":"forged","method":"tools/call","params":{"name":"query","arguments":{"sql":"SELECT 666 AS evil"}}}"#;
+    // Today: it runs, and pgmcp answers id "forged" (rows [{"evil":666}]),
+    // a request the client never sent.
+    refused_as_own_process(
+        &mut mcp,
+        &format!(
+            "COPY (SELECT '{forged}' AS x) TO \"/proc/self/fd/{input}\" \
+             (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER '|')"
+        ),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let stray = mcp.take_pending();
+    assert!(stray.is_empty(), "answers to requests the client never sent: {stray:?}");
 }
