@@ -10,10 +10,18 @@
 
 /// Does `path` name a standard stream or an open file of a process?
 pub fn names_process(path: &str) -> bool {
-    let path = path
-        .strip_prefix("file://")
-        .or_else(|| path.strip_prefix("file:"))
-        .unwrap_or(path);
+    // A URI file name (SQLite's `file:/%70roc/...`) is decoded by the engine
+    // after the guard has read it: read it decoded, its query apart. One
+    // that does not decode is judged as written.
+    let decoded;
+    let path = match path.strip_prefix("file:") {
+        Some(uri) => {
+            let uri = uri.split(['?', '#']).next().unwrap_or(uri);
+            decoded = crate::backend::percent::decode(uri).unwrap_or_else(|_| uri.to_owned());
+            decoded.as_str()
+        }
+        None => path,
+    };
     let parts: Vec<&str> = path.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
     parts.windows(2).any(|pair| {
         matches!(
@@ -40,6 +48,10 @@ mod tests {
             ("dev/stdout", true),
             ("file:///dev/stdout", true),
             ("file:/dev/stdin", true),
+            ("file:/%70roc/self/fd/3?mode=ro", true),
+            ("file:%2Fproc%2Fself%2Ffd%2F3", true),
+            ("file:/dev/%66d/3", true),
+            ("file://localhost/dev/fd/1", true),
             ("/dev/fd/1", true),
             ("/proc/self/fd/1", true),
             ("/proc/thread-self/fd/0", true),

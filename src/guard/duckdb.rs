@@ -242,7 +242,12 @@ pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     ) || outline.calls.iter().any(|c| FILE_FUNCTIONS.contains(&c.as_str()))
         || !outline.quoted_tables.is_empty();
     if names_files {
-        for path in outline.strings.iter().chain(&outline.quoted_tables) {
+        for path in outline
+            .strings
+            .iter()
+            .chain(&outline.names)
+            .chain(&outline.quoted_tables)
+        {
             super::own_process(rule, path)?;
         }
     }

@@ -38,6 +38,9 @@ pub struct Outline {
     /// statement can give its engine (`COPY ... TO 'x'`, `ATTACH 'x'`,
     /// `read_csv('x')`) are among them.
     pub strings: Vec<String>,
+    /// Every quoted identifier, at any depth, unescaped: DuckDB also takes a
+    /// file name written as one (`COPY t TO "x.csv"`, `ATTACH "x.db"`).
+    pub names: Vec<String>,
     /// The file an `ATTACH` opens or a `VACUUM ... INTO` writes, as written.
     pub file: Option<Operand>,
 }
@@ -161,7 +164,19 @@ impl Outline {
                 }
                 Token::Quoted { quote, text, .. } => {
                     if *quote == '\'' {
+                        // Adjacent literals are one string to the engine
+                        // ('/pro'<newline>'c/self'): keep the joined text too.
+                        if let Some(Token::Quoted {
+                            quote: '\'',
+                            text: before,
+                            ..
+                        }) = i.checked_sub(1).map(|j| &tokens[j])
+                        {
+                            outline.strings.push(format!("{before}{text}"));
+                        }
                         outline.strings.push(text.clone());
+                    } else {
+                        outline.names.push(text.clone());
                     }
                     if before_paren && *quote != '\'' {
                         outline.calls.push(text.to_lowercase());

@@ -198,17 +198,25 @@ impl Shared {
                 .ok_or_else(|| Error::Input(format!("{}: the path is not UTF-8", self.target.shown)))?
                 .to_owned(),
         };
-        let settings = self.settings();
-        let db = Database::open(&path, &settings)
+        let (settings, then) = self.settings();
+        let db = Database::open(&path, &settings, &then)
             .map_err(|e| Error::Connection(format!("cannot open {}: {e}", self.target.shown)))?;
         let db = Arc::new(db);
         *slot = Some(Arc::clone(&db));
         Ok(db)
     }
 
-    /// The settings the database opens with; `lock_configuration` last, so
-    /// no statement can change any of them afterwards.
-    fn settings(&self) -> Vec<(&'static str, String)> {
+    /// The settings the database opens with, and the statements run right
+    /// after; `lock_configuration` last, so no statement can change any of
+    /// them afterwards.
+    ///
+    /// File access (`allow_file_functions`) is every directory but pgmcp's
+    /// own process: DuckDB's external access stays off, and the top-level
+    /// directories other than `/proc`, `/dev` and `/sys` are allowed. DuckDB
+    /// checks the path it is about to open (made absolute, symlinks
+    /// resolved), so no spelling, concatenation or glob reaches the MCP
+    /// channel's descriptors under `/proc/self/fd`.
+    fn settings(&self) -> (Vec<(&'static str, String)>, String) {
         let mut settings = Vec::new();
         // DuckDB spills what does not fit in memory into `<file>.tmp/`
         // beside the database (hundreds of MB for one large sort). In
@@ -218,6 +226,8 @@ impl Shared {
         if self.read_only {
             settings.push(("temp_directory", String::new()));
         }
+        // allowed_directories is taken only while external access is on, from
+        // a started database: set after opening, then access turned off.
         settings.extend([
             ("enable_external_access", self.file_access.to_string()),
             ("autoinstall_known_extensions", "false".to_owned()),
@@ -237,8 +247,25 @@ impl Shared {
         }
         // Persistent secrets would be written under the home directory.
         settings.push(("allow_persistent_secrets", "false".to_owned()));
-        settings.push(("lock_configuration", "true".to_owned()));
-        settings
+        if !self.file_access {
+            settings.push(("lock_configuration", "true".to_owned()));
+            return (settings, String::new());
+        }
+        let allowed: Vec<String> = std::fs::read_dir("/")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.path().is_dir())
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .filter(|name| !matches!(name.as_str(), "proc" | "dev" | "sys"))
+            .map(|name| format!("'/{}/'", name.replace('\'', "''")))
+            .collect();
+        let then = format!(
+            "SET GLOBAL allowed_directories = [{}]; SET GLOBAL enable_external_access = false; \
+             SET GLOBAL lock_configuration = true",
+            allowed.join(", ")
+        );
+        (settings, then)
     }
 }
 

@@ -58,8 +58,10 @@ unsafe impl Sync for Database {}
 
 impl Database {
     /// Open `path` (`:memory:` for an in-memory database) with DuckDB
-    /// configuration options, applied before anything can run.
-    pub fn open(path: &str, settings: &[(&str, String)]) -> Result<Database, String> {
+    /// configuration options, applied before anything can run, then run
+    /// `then` (settings DuckDB only takes from a started database), before
+    /// anything else can.
+    pub fn open(path: &str, settings: &[(&str, String)], then: &str) -> Result<Database, String> {
         let c_path = CString::new(path).map_err(|_| "the path contains a NUL byte".to_owned())?;
         let mut config: ffi::duckdb_config = ptr::null_mut();
         // SAFETY: out-pointer to a local; destroyed below on every path.
@@ -91,7 +93,15 @@ impl Database {
                 }
                 return Err(message.unwrap_or_else(|| "DuckDB could not open the database".to_owned()));
             }
-            Ok(Database { raw })
+            let db = Database { raw };
+            if !then.is_empty() {
+                // SAFETY: the database outlives this connection, dropped at
+                // the end of the block (the crate does not close a database
+                // it did not open).
+                let conn = unsafe { duckdb::Connection::open_from_raw(db.raw) }.map_err(|e| e.to_string())?;
+                conn.execute_batch(then).map_err(|e| e.to_string())?;
+            }
+            Ok(db)
         })();
         // SAFETY: created above, destroyed once; DuckDB copied what it needs.
         unsafe { ffi::duckdb_destroy_config(&mut config) };
