@@ -630,34 +630,41 @@ pub(super) async fn run(
     // If this future is dropped before the exchange is read to its end (its
     // caller went away), the guard still asks the server to stop the work.
     let mut guard = CancelOnDrop(Some(conn.cancel_target()));
-    let work = conn.exchange(ex);
-    tokio::pin!(work);
-    let stopped_by = tokio::select! {
-        r = &mut work => {
-            guard.0 = None;
-            return r.map_err(|e| query_error(e, deadline.timeout));
-        }
-        _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: deadline.timeout },
-        _ = deadline.cancel.cancelled() => Error::Cancelled,
-    };
-    // A cancel request only stops a statement that is running: one sent while
-    // the statement is still on its way in is ignored. So repeat it until the
-    // server answers, within the grace period.
-    if let Some(target) = guard.0.take() {
-        let keep_cancelling = async {
-            loop {
-                let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
-                tokio::time::sleep(CANCEL_REPEAT).await;
+    let stopped_by = {
+        let work = conn.exchange(ex);
+        tokio::pin!(work);
+        let stopped_by = tokio::select! {
+            r = &mut work => {
+                guard.0 = None;
+                return r.map_err(|e| query_error(e, deadline.timeout));
             }
+            _ = tokio::time::sleep_until((deadline.at + SERVER_FIRST).into()) => Error::Timeout { after: deadline.timeout },
+            _ = deadline.cancel.cancelled() => Error::Cancelled,
         };
-        let _ = tokio::time::timeout(CANCEL_GRACE, async {
-            tokio::select! {
-                _ = &mut work => {}
-                _ = keep_cancelling => {}
-            }
-        })
-        .await;
-    }
+        // A cancel request only stops a statement that is running: one sent
+        // while the statement is still on its way in is ignored. So repeat it
+        // until the server answers, within the grace period.
+        if let Some(target) = guard.0.take() {
+            let keep_cancelling = async {
+                loop {
+                    let _ = tokio::time::timeout(CANCEL_GRACE, target.cancel()).await;
+                    tokio::time::sleep(CANCEL_REPEAT).await;
+                }
+            };
+            let _ = tokio::time::timeout(CANCEL_GRACE, async {
+                tokio::select! {
+                    _ = &mut work => {}
+                    _ = keep_cancelling => {}
+                }
+            })
+            .await;
+        }
+        stopped_by
+    };
+    // The last cancel request may still be on its way to the server (the
+    // exchange can end while one is sent): on this connection it would stop
+    // the next call's statement.
+    conn.retire();
     Err(stopped_by)
 }
 

@@ -461,9 +461,16 @@ impl Connection {
         self.created
     }
 
-    /// False when an exchange was abandoned half-way: drop the connection.
+    /// False when an exchange was abandoned half-way, or retired: drop the
+    /// connection.
     pub fn is_reusable(&self) -> bool {
         !self.in_flight
+    }
+
+    /// Never reuse this connection: a cancel request sent for its statement
+    /// may still be on its way, and would stop the next call's statement.
+    pub fn retire(&mut self) {
+        self.in_flight = true;
     }
 
     /// Run one [`Exchange`]: everything is written at once and the replies read
