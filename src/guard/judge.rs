@@ -68,10 +68,6 @@ impl Judge {
         }
     }
 
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
     /// Refuse what `finding` describes unless its rule's switch is on.
     pub fn decide(&self, finding: Finding<'_>) -> Result<(), Violation> {
         if self.policy.allows(finding.rule) {
@@ -153,11 +149,6 @@ impl Judge {
             ),
             _ => Ok(()),
         }
-    }
-
-    /// Whether the guard must see every statement as read-only mode does.
-    pub fn read_only(&self) -> bool {
-        self.policy.read_only
     }
 }
 
