@@ -407,3 +407,26 @@ fn duckdb_copy_to_the_protocol_input_never_forges_client_requests() {
     let stray = mcp.take_pending();
     assert!(stray.is_empty(), "answers to requests the client never sent: {stray:?}");
 }
+
+/// A symlink into `/dev` followed by `..` (`/run/shm/../fd/N` on a stock
+/// Debian; any link someone planted in `/tmp` does the same): DuckDB
+/// collapses `..` in the text before it resolves links, so its check sees an
+/// allowed directory while the kernel opens `/proc/self/fd/N` — the MCP
+/// channel's pipe. Open until the channel holds no descriptor a path can
+/// reopen (a relay process holding the pipes, talking to pgmcp over a socket).
+#[cfg(feature = "duckdb")]
+#[test]
+#[ignore = "hole: DuckDB resolves '..' before symlinks: <link to /dev/shm>/../fd/N reaches the protocol's pipes"]
+fn duckdb_dot_dot_after_a_symlink_never_reaches_the_protocol_output() {
+    let (dir, mut mcp) = duckdb_session("CREATE TABLE t AS SELECT 1 AS a");
+    let link = dir.path().join("shm");
+    std::os::unix::fs::symlink("/dev/shm", &link).unwrap();
+    let (_, output) = protocol_fds(mcp.pid());
+    refused_as_own_process(
+        &mut mcp,
+        &format!(
+            "COPY (SELECT 'INJECTED' AS x) TO '{}/../fd/{output}' (FORMAT csv, HEADER false)",
+            link.display()
+        ),
+    );
+}

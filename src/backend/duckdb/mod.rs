@@ -251,14 +251,22 @@ impl Shared {
             settings.push(("lock_configuration", "true".to_owned()));
             return (settings, String::new());
         }
+        // Each entry as it resolves: a top-level link to `/` (or into one of
+        // the three) would allow them all.
         let allowed: Vec<String> = std::fs::read_dir("/")
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|entry| entry.path().is_dir())
-            .filter_map(|entry| entry.file_name().into_string().ok())
-            .filter(|name| !matches!(name.as_str(), "proc" | "dev" | "sys"))
-            .map(|name| format!("'/{}/'", name.replace('\'', "''")))
+            .filter_map(|entry| std::fs::canonicalize(entry.path()).ok())
+            .filter(|path| path.is_dir())
+            .filter_map(|path| path.into_os_string().into_string().ok())
+            .filter(|path| {
+                path != "/"
+                    && !["/proc", "/dev", "/sys"]
+                        .iter()
+                        .any(|p| path == p || path.starts_with(&format!("{p}/")))
+            })
+            .map(|path| format!("'{}/'", path.replace('\'', "''")))
             .collect();
         let then = format!(
             "SET GLOBAL allowed_directories = [{}]; SET GLOBAL enable_external_access = false; \
