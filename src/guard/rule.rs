@@ -253,7 +253,7 @@ pub const RULES: [Spec; 27] = [
         "file-function",
         "allow_file_functions",
         Embedded,
-        "DuckDB: file-reading table functions (`read_csv`, `read_parquet`, `glob`, ...) and files named as tables (`FROM 'data.csv'`); also lets DuckDB open files, which every file a query touches needs: any file the pgmcp process can, in every top-level directory but `/proc`, `/dev` and `/sys` (DuckDB checks the path it opens, made absolute with symlinks resolved). See [DuckDB files](#duckdb-files).",
+        "DuckDB: file-reading table functions (`read_csv`, `read_parquet`, `glob`, ...) and files named as tables (`FROM 'data.csv'`); also lets DuckDB open files, which every file a query touches needs: any file the pgmcp process can, in every top-level directory but `/proc`, `/dev` and `/sys` (DuckDB checks the path it opens, made absolute with symlinks resolved; see [DuckDB files](#duckdb-files) for the one route around that check).",
     ),
 ];
 
