@@ -20,7 +20,7 @@ pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
         "SelectStmt" | "VariableShowStmt" => Ok(()),
         "ExplainStmt" => match fields.get("query").and_then(node) {
             Some(("SelectStmt", _)) => Ok(()),
-            Some((inner, _)) => refuse(judge, &format!("EXPLAIN {}", sql_words(inner))),
+            Some((inner, _)) => refuse(judge, || format!("EXPLAIN {}", sql_words(inner))),
             None => Ok(()),
         },
         // A setting lasts until the end of the call (the session is reset);
@@ -28,7 +28,7 @@ pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
         // settings) are applied during the walk, which refuses every SET
         // its switch does not allow before this runs.
         "VariableSetStmt" => Ok(()),
-        other => refuse(judge, &sql_words(other)),
+        other => refuse(judge, || sql_words(other)),
     }
 }
 
@@ -37,15 +37,19 @@ pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
 /// `SELECT ... FOR UPDATE`).
 pub(super) fn node_in_read(judge: &Judge, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
     match kind {
-        "InsertStmt" | "UpdateStmt" | "DeleteStmt" | "MergeStmt" => refuse(judge, &sql_words(kind)),
-        "SelectStmt" if fields.contains_key("intoClause") => refuse(judge, "SELECT INTO"),
-        "SelectStmt" if fields.contains_key("lockingClause") => refuse(judge, "SELECT ... FOR UPDATE/SHARE"),
+        "InsertStmt" | "UpdateStmt" | "DeleteStmt" | "MergeStmt" => refuse(judge, || sql_words(kind)),
+        "SelectStmt" if fields.contains_key("intoClause") => refuse(judge, || "SELECT INTO".to_owned()),
+        "SelectStmt" if fields.contains_key("lockingClause") => {
+            refuse(judge, || "SELECT ... FOR UPDATE/SHARE".to_owned())
+        }
         _ => Ok(()),
     }
 }
 
-fn refuse(judge: &Judge, what: &str) -> Result<(), Violation> {
-    judge.write(|| format!("{what} is not allowed in read-only mode: {WHY}"))
+/// Refused in read-only mode; `what` is worded only then (this runs for
+/// every statement, in both modes).
+fn refuse(judge: &Judge, what: impl FnOnce() -> String) -> Result<(), Violation> {
+    judge.write(|| format!("{} is not allowed in read-only mode: {WHY}", what()))
 }
 
 /// `{"Kind": {fields}}` → (kind, fields).

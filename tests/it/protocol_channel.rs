@@ -15,12 +15,17 @@ use crate::support::stdio::{McpProcess, tool_json, tool_text};
 
 /// A private config allowing every switch, writable, logging next to it.
 fn every_switch_on(dir: &Path) -> String {
+    every_switch_on_with(dir, false)
+}
+
+/// [`every_switch_on`], read-only mode on or off.
+fn every_switch_on_with(dir: &Path, read_only: bool) -> String {
     let switches: serde_json::Map<String, Value> = Rule::switches()
         .map(|(_, flag)| (flag.to_owned(), json!(true)))
         .collect();
     let path = dir.join("config.json");
     let doc = json!({
-        "server": {"read_only": false},
+        "server": {"read_only": read_only},
         "protection": switches,
         "logging": {"output": dir.join("pgmcp.log")},
     });
@@ -429,4 +434,36 @@ fn duckdb_dot_dot_after_a_symlink_never_reaches_the_protocol_output() {
             link.display()
         ),
     );
+}
+
+/// Read-only mode changes nothing of it: reads of pgmcp's own descriptors,
+/// written or computed, on both embedded engines, are refused, and the
+/// session still answers.
+#[test]
+fn read_only_mode_keeps_pgmcps_own_descriptors_out_of_reach() {
+    let (dir, db) = files::sqlite::fixture("CREATE TABLE t (a int)");
+    let config = every_switch_on_with(dir.path(), true);
+    let mut mcp = serve(&config, &files::sqlite::url(&db));
+    for sql in [
+        "ATTACH '/proc/self/fd/0' AS x",
+        "ATTACH 'file:/%70roc/self/fd/0?mode=ro' AS x",
+    ] {
+        refused_as_own_process(&mut mcp, sql);
+    }
+    #[cfg(feature = "duckdb")]
+    {
+        let (dir, db) = files::duckdb::fixture("CREATE TABLE t AS SELECT 1 AS a");
+        let config = every_switch_on_with(dir.path(), true);
+        let mut mcp = serve(&config, &files::duckdb::url(&db));
+        let (input, output) = protocol_fds(mcp.pid());
+        for fd in [input, output] {
+            for sql in [
+                format!("SELECT content FROM read_text('/proc/self/fd/{fd}')"),
+                format!("SELECT content FROM read_text('/pro' || 'c/self/fd/{fd}')"),
+                format!("SELECT * FROM read_csv(\"/dev/fd/{fd}\")"),
+            ] {
+                refused_as_own_process(&mut mcp, &sql);
+            }
+        }
+    }
 }
