@@ -43,13 +43,21 @@ pub fn take() -> io::Result<(Reader, Writer)> {
     Ok((Box::pin(reader), Box::pin(writer)))
 }
 
-/// Linux pipes are read and written on the runtime itself, without blocking
-/// threads (half the CPU per call); anything else (a file, a terminal, other
-/// systems) through tokio's blocking file handles.
+/// Sockets and Linux pipes are read and written on the runtime itself,
+/// without blocking threads (half the CPU per call); anything else (a file, a
+/// terminal, pipes on other systems) through tokio's blocking file handles.
 #[cfg(unix)]
 fn ends(input: std::os::fd::OwnedFd, output: std::os::fd::OwnedFd) -> io::Result<(Reader, Writer)> {
     use tokio::net::unix::pipe;
 
+    if is_socket(&input)? && is_socket(&output)? {
+        let stream = |fd: std::os::fd::OwnedFd| {
+            let stream = std::os::unix::net::UnixStream::from(fd);
+            stream.set_nonblocking(true)?;
+            tokio::net::UnixStream::from_std(stream)
+        };
+        return Ok((Box::pin(stream(input)?), Box::pin(stream(output)?)));
+    }
     let fifo = |fd: &std::os::fd::OwnedFd| {
         std::fs::File::from(fd.try_clone()?)
             .metadata()
@@ -71,4 +79,123 @@ fn ends(input: std::os::fd::OwnedFd, output: std::os::fd::OwnedFd) -> io::Result
 #[cfg(unix)]
 fn proc_path(fd: &std::os::fd::OwnedFd) -> String {
     format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd))
+}
+
+#[cfg(unix)]
+fn is_socket(fd: &impl std::os::fd::AsFd) -> io::Result<bool> {
+    let file = std::fs::File::from(fd.as_fd().try_clone_to_owned()?);
+    Ok(std::os::unix::fs::FileTypeExt::is_socket(&file.metadata()?.file_type()))
+}
+
+/// The variable that tells the relay which descriptor is its socket.
+#[cfg(target_os = "linux")]
+const RELAY_SOCKET: &str = "PGMCP_RELAY_SOCKET";
+
+/// Take the channel off the client's pipes: a pipe is reopened by its path
+/// (`/proc/self/fd/N`), a socket never is. Unless stdin and stdout are
+/// sockets already (as Node-based clients spawn servers), start a relay —
+/// pgmcp itself, see [`relay`] — that keeps them and talks to this process
+/// over a socket pair, then make that socket this process's stdin and stdout,
+/// closing the pipes here. Call before any other thread exists: the socket
+/// end the relay takes is inheritable until it has started.
+#[cfg(target_os = "linux")]
+pub fn isolate() -> io::Result<()> {
+    use std::os::fd::{AsFd, AsRawFd};
+
+    if is_socket(&io::stdin())? && is_socket(&io::stdout())? {
+        return Ok(());
+    }
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+    let theirs_fd = theirs.as_raw_fd();
+    inheritable(&theirs, true)?;
+    // /proc/self/exe is this very binary, even if its file was replaced
+    // since it started.
+    let relay = std::process::Command::new("/proc/self/exe")
+        .arg("relay")
+        .env(RELAY_SOCKET, theirs_fd.to_string())
+        .stdin(std::process::Stdio::inherit())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::inherit())
+        .spawn();
+    inheritable(&theirs, false)?;
+    drop(theirs);
+    let relay = relay?;
+    tracing::info!(
+        relay = relay.id(),
+        "MCP channel moved off the client's pipes onto a socket"
+    );
+    for fd in [0, 1] {
+        // SAFETY: dup2 onto 0 and 1, which stay open (now on the socket); the
+        // pipes they held are the relay's alone from here on.
+        if unsafe { libc::dup2(ours.as_fd().as_raw_fd(), fd) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn inheritable(fd: &impl std::os::fd::AsRawFd, inherit: bool) -> io::Result<()> {
+    let flags = match inherit {
+        true => 0,
+        false => libc::FD_CLOEXEC,
+    };
+    // SAFETY: F_SETFD on a descriptor the caller owns changes only its
+    // close-on-exec flag.
+    match unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, flags) } {
+        -1 => Err(io::Error::last_os_error()),
+        _ => Ok(()),
+    }
+}
+
+/// The relay's side of [`isolate`] (`pgmcp relay`, started by pgmcp, never
+/// by a person): copy the client's stdin into the socket and the socket into
+/// stdout, byte for byte, until pgmcp closes its end. It runs no SQL and
+/// reads no config; pgmcp's file sandbox keeps pgmcp from reaching it.
+#[cfg(target_os = "linux")]
+pub fn relay() -> io::Result<()> {
+    use std::os::fd::{AsFd, FromRawFd};
+    use std::os::unix::net::UnixStream;
+
+    let fd: i32 = std::env::var(RELAY_SOCKET)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| io::Error::other("pgmcp relay is started by pgmcp serve, not by hand"))?;
+    // SAFETY: F_GETFD only asks whether the number is an open descriptor.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(io::Error::other("pgmcp relay: its socket is not open"));
+    }
+    // SAFETY: open (checked above) and inherited for this process alone:
+    // nothing else here owns it.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    if !is_socket(&owned)? {
+        return Err(io::Error::other("pgmcp relay: its descriptor is not a socket"));
+    }
+    let server = UnixStream::from(owned);
+    let to_server = server.try_clone()?;
+    let client_in = std::fs::File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let client_out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    std::thread::spawn(move || {
+        let _ = pass(client_in, &to_server);
+        // The client closed stdin: pgmcp sees its end of the session.
+        let _ = to_server.shutdown(std::net::Shutdown::Write);
+    });
+    // pgmcp closed its end (it stopped): so does the relay, pipes and all.
+    pass(&server, client_out)
+}
+
+/// Copy what arrives, as it arrives, until the end. Not `io::copy`: on Linux
+/// it splices a socket into a pipe, which holds a message back until more
+/// follows.
+#[cfg(target_os = "linux")]
+fn pass(mut from: impl io::Read, mut to: impl io::Write) -> io::Result<()> {
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) => return Ok(()),
+            Ok(n) => to.write_all(&buffer[..n])?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }

@@ -107,6 +107,11 @@ pub enum Command {
     /// --database, the entry names neither and pgmcp finds them at each start
     /// as `serve` always does.
     Install(InstallArgs),
+    /// Started by `serve` itself, never by hand: keeps the client's pipes
+    /// and relays them to `serve` over a socket (see `serve`'s file sandbox).
+    #[cfg(target_os = "linux")]
+    #[command(hide = true)]
+    Relay,
 }
 
 /// Why a command could not run.
@@ -132,11 +137,19 @@ pub enum CliError {
     Wizard(#[from] crate::wizard::WizardError),
     #[error(transparent)]
     Install(#[from] crate::install::InstallError),
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
 }
 
 /// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
 /// a query failed. Errors (bad config, ...) should exit with 2.
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    #[cfg(target_os = "linux")]
+    if let Command::Relay = cli.command {
+        return crate::channel::relay()
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(CliError::Channel);
+    }
     // Writes another program's config: this pgmcp's own is not loaded.
     if let Command::Install(args) = cli.command {
         return install(args, cli.config, cli.database);
@@ -179,10 +192,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check { .. } => "check",
         Command::Configure => "configure",
         Command::Install(_) => "install",
+        #[cfg(target_os = "linux")]
+        Command::Relay => "relay",
     };
     tracing::info!(config = ?config.source, command = name, read_only = config.read_only, "pgmcp {} starting", env!("CARGO_PKG_VERSION"));
     if let Some(ignored) = ConfigLocation::ignored_local(config.source.as_deref()) {
         tracing::warn!(file = %ignored.display(), "config in the working directory ignored: name it with --config to use it");
+    }
+    if let Command::Serve = cli.command {
+        // Before the runtime: its threads, the engines' and the hooks' are
+        // started inside the sandbox.
+        crate::sandbox::enter(&config.protection)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -196,6 +216,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             suggest_role: Some(role),
         } => runtime.block_on(suggest_role(config, cli.database, role)),
         Command::Configure | Command::Install(_) => Ok(ExitCode::SUCCESS),
+        #[cfg(target_os = "linux")]
+        Command::Relay => Ok(ExitCode::SUCCESS),
     };
     // Don't wait for a blocking stdin read that will never finish.
     runtime.shutdown_timeout(Duration::from_millis(200));

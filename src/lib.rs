@@ -78,6 +78,8 @@ mod json_depth;
 mod logging;
 mod mcp;
 pub mod pipeline;
+mod roots;
+mod sandbox;
 pub mod sanitize;
 pub mod shape;
 mod suggest;

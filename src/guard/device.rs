@@ -10,25 +10,42 @@
 
 /// Does `path` name a standard stream or an open file of a process?
 pub fn names_process(path: &str) -> bool {
-    // A URI file name (SQLite's `file:/%70roc/...`) is decoded by the engine
-    // after the guard has read it: read it decoded, its query apart. One
-    // that does not decode is judged as written.
-    let decoded;
-    let path = match path.strip_prefix("file:") {
-        Some(uri) => {
-            let uri = uri.split(['?', '#']).next().unwrap_or(uri);
-            decoded = crate::backend::percent::decode(uri).unwrap_or_else(|_| uri.to_owned());
-            decoded.as_str()
-        }
-        None => path,
-    };
-    let parts: Vec<&str> = path.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
-    parts.windows(2).any(|pair| {
+    components(path).windows(2).any(|pair| {
         matches!(
-            pair,
+            [pair[0].as_str(), pair[1].as_str()],
             ["dev", "stdin" | "stdout" | "stderr" | "fd" | "tty"] | ["proc", _]
         )
     })
+}
+
+/// Does `path` go back up (`..`) after naming a directory? The kernel takes
+/// `..` from where a symbolic link lands, not from where the text says
+/// (`/var/run/../proc` is `/proc`, since `/var/run` is `/run`), so no check
+/// of the text can tell where such a path ends. A relative path's leading
+/// `..` starts from the working directory itself, and is exact.
+pub fn climbs_after_a_name(path: &str) -> bool {
+    components(path)
+        .into_iter()
+        .skip_while(|p| *p == "..")
+        .any(|p| p == "..")
+}
+
+/// The path's components as the engine will read them: a URI file name
+/// (SQLite's `file:/%70roc/...`) is decoded by the engine after the guard has
+/// read it, so it is read decoded, its query apart; one that does not decode
+/// is judged as written.
+fn components(path: &str) -> Vec<String> {
+    let path = match path.strip_prefix("file:") {
+        Some(uri) => {
+            let uri = uri.split(['?', '#']).next().unwrap_or(uri);
+            crate::backend::percent::decode(uri).unwrap_or_else(|_| uri.to_owned())
+        }
+        None => path.to_owned(),
+    };
+    path.split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]
@@ -66,6 +83,26 @@ mod tests {
         ];
         for (path, named) in cases {
             assert_eq!(names_process(path), named, "{path}");
+        }
+    }
+
+    #[test]
+    fn going_back_up_after_a_name_is_seen() {
+        let cases = [
+            ("/var/run/../proc/self/fd/0", true),
+            ("/tmp/link/../fd/3", true),
+            ("data/../other.db", true),
+            ("file:/tmp/x/%2E%2E/y.db", true),
+            ("C:\\data\\..\\x.db", true),
+            ("../other.db", false),
+            ("../../data/other.db", false),
+            ("./../x.db", false),
+            ("/tmp/a..b/c.db", false),
+            ("/tmp/out.csv", false),
+            ("", false),
+        ];
+        for (path, climbs) in cases {
+            assert_eq!(climbs_after_a_name(path), climbs, "{path}");
         }
     }
 }

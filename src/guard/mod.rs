@@ -50,18 +50,27 @@ impl fmt::Display for Violation {
 impl std::error::Error for Violation {}
 
 /// A statement naming pgmcp's own process as a file (`/dev/stdout`,
-/// `/proc/self/fd/1`; see [`device`]): refused by `rule` whatever the
-/// switches say.
+/// `/proc/self/fd/1`; see [`device`]), or a file through `..` after a
+/// directory name (where a symbolic link makes the text lie): refused by
+/// `rule` whatever the switches say.
 pub(crate) fn own_process(rule: Rule, path: &str) -> Result<(), Violation> {
-    match device::names_process(path) {
-        true => violation(
+    if device::names_process(path) {
+        return violation(
             rule,
             format!(
                 "'{path}' names pgmcp's own process (its standard streams or open files): reading or writing it would steal the MCP client's requests or corrupt the answers. No setting allows it"
             ),
-        ),
-        false => Ok(()),
+        );
     }
+    if device::climbs_after_a_name(path) {
+        return violation(
+            rule,
+            format!(
+                "'{path}' goes back up with '..' after a directory name: through a symbolic link it lands elsewhere than it reads, pgmcp's own process included. Name the file without '..'"
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// A refusal by `rule`, worded by the caller: the rules no switch turns off.

@@ -251,21 +251,9 @@ impl Shared {
             settings.push(("lock_configuration", "true".to_owned()));
             return (settings, String::new());
         }
-        // Each entry as it resolves: a top-level link to `/` (or into one of
-        // the three) would allow them all.
-        let allowed: Vec<String> = std::fs::read_dir("/")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| std::fs::canonicalize(entry.path()).ok())
-            .filter(|path| path.is_dir())
-            .filter_map(|path| path.into_os_string().into_string().ok())
-            .filter(|path| {
-                path != "/"
-                    && !["/proc", "/dev", "/sys"]
-                        .iter()
-                        .any(|p| path == p || path.starts_with(&format!("{p}/")))
-            })
+        let allowed: Vec<String> = crate::roots::allowed()
+            .iter()
+            .filter_map(|path| path.to_str())
             .map(|path| format!("'{}/'", path.replace('\'', "''")))
             .collect();
         let then = format!(
