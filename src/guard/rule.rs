@@ -225,7 +225,7 @@ pub const RULES: [Spec; 27] = [
         "attach",
         "allow_attach",
         Embedded,
-        "SQLite and DuckDB: `ATTACH`/`DETACH` (DuckDB: and `COPY FROM DATABASE`).",
+        "SQLite and DuckDB: `ATTACH`/`DETACH` (DuckDB: and `COPY FROM DATABASE`); on Linux, inside [the file sandbox](#the-file-sandbox).",
     ),
     switch(
         Rule::Pragma,
@@ -239,7 +239,7 @@ pub const RULES: [Spec; 27] = [
         "vacuum-into",
         "allow_vacuum_into",
         Embedded,
-        "SQLite: `VACUUM INTO`, which writes a copy of the database to any path.",
+        "SQLite: `VACUUM INTO`, which writes a copy of the database to any path; on Linux, inside [the file sandbox](#the-file-sandbox).",
     ),
     switch(
         Rule::Export,
@@ -253,7 +253,7 @@ pub const RULES: [Spec; 27] = [
         "file-function",
         "allow_file_functions",
         Embedded,
-        "DuckDB: file-reading table functions (`read_csv`, `read_parquet`, `glob`, ...) and files named as tables (`FROM 'data.csv'`); also lets DuckDB open files, which every file a query touches needs: any file the pgmcp process can, in every top-level directory but `/proc`, `/dev` and `/sys` (DuckDB checks the path it opens, made absolute with symlinks resolved; see [DuckDB files](#duckdb-files) for the one route around that check).",
+        "DuckDB: file-reading table functions (`read_csv`, `read_parquet`, `glob`, ...) and files named as tables (`FROM 'data.csv'`); also lets DuckDB open files, which every file a query touches needs: any file the pgmcp process can, in every top-level directory but `/proc`, `/dev` and `/sys`, as the kernel resolves it ([the file sandbox](#the-file-sandbox); Linux only: refused at startup elsewhere).",
     ),
 ];
 

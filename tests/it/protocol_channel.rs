@@ -428,11 +428,11 @@ fn duckdb_copy_to_the_protocol_input_never_forges_client_requests() {
 }
 
 /// A symlink into `/dev` followed by `..` (`/run/shm/../fd/N` on a stock
-/// Debian; any link someone planted in `/tmp` does the same): DuckDB
-/// collapses `..` in the text before it resolves links, so its check sees an
-/// allowed directory while the kernel opens `/proc/self/fd/N` — the MCP
-/// channel's pipe. Open until the channel holds no descriptor a path can
-/// reopen (a relay process holding the pipes, talking to pgmcp over a socket).
+/// Debian; any link someone planted in `/tmp` does the same): DuckDB's check
+/// of the text sees an allowed directory while the kernel opens
+/// `/proc/self/fd/N`. Found open: "INJECTED" on the protocol's output. Now
+/// the guard refuses the literal `..`; computed, the kernel does
+/// (`duckdb_computed_dot_dot_routes_reach_nothing_the_kernel_fences`).
 #[cfg(feature = "duckdb")]
 #[test]
 fn duckdb_dot_dot_after_a_symlink_never_reaches_the_protocol_output() {

@@ -212,10 +212,10 @@ impl Shared {
     ///
     /// File access (`allow_file_functions`) is every directory but pgmcp's
     /// own process: DuckDB's external access stays off, and the top-level
-    /// directories other than `/proc`, `/dev` and `/sys` are allowed. DuckDB
-    /// checks the path it is about to open (made absolute, symlinks
-    /// resolved), so no spelling, concatenation or glob reaches the MCP
-    /// channel's descriptors under `/proc/self/fd`.
+    /// directories other than `/proc`, `/dev` and `/sys` are allowed
+    /// ([`crate::roots`]). DuckDB checks a name as text, which `..` after a
+    /// symbolic link walks around: under `pgmcp serve` the kernel checks it
+    /// again (`crate::sandbox`).
     fn settings(&self) -> (Vec<(&'static str, String)>, String) {
         let mut settings = Vec::new();
         // DuckDB spills what does not fit in memory into `<file>.tmp/`
