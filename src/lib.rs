@@ -78,6 +78,7 @@ mod json_depth;
 mod logging;
 mod mcp;
 pub mod pipeline;
+#[cfg(any(target_os = "linux", feature = "duckdb"))]
 mod roots;
 mod sandbox;
 pub mod sanitize;

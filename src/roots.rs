@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Where no file switch reaches.
-pub const FENCED: [&str; 3] = ["/proc", "/dev", "/sys"];
+const FENCED: [&str; 3] = ["/proc", "/dev", "/sys"];
 
 /// The list, read at the first call.
 pub fn allowed() -> &'static [PathBuf] {
