@@ -271,6 +271,14 @@ async fn session_state_does_not_leak_between_calls() {
         Err(Error::Db(e)) => assert_eq!(e.code(), "26000"),
         other => panic!("prepared statement leaked: {other:?}"),
     }
+    // pgmcp's own catalog check is the one statement kept prepared, and
+    // calls go on after the caller's were deallocated.
+    for _ in 0..2 {
+        assert_eq!(
+            rows(&engine, "SELECT name FROM pg_prepared_statements").await,
+            json!([{"name": "pgmcp_catalog_version"}])
+        );
+    }
 
     // All of the above ran on one connection, so reset really happened.
     assert_eq!(rows(&engine, "SELECT pg_backend_pid() AS pid").await, pid);

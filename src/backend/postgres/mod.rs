@@ -38,7 +38,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(3);
 const CANCEL_REPEAT: Duration = Duration::from_millis(100);
 
 /// Session settings sent at connect time. They make text output independent of
-/// the server's configuration, and `RESET ALL` (part of `DISCARD ALL`) returns
+/// the server's configuration, and `RESET ALL` (part of [`RESET`]) returns
 /// to them, because startup parameters are the session's defaults.
 const PINNED: &[(&str, &str)] = &[
     ("client_encoding", "UTF8"),
@@ -54,6 +54,14 @@ const PINNED: &[(&str, &str)] = &[
     // money's text form follows lc_monetary.
     ("lc_monetary", "C"),
 ];
+
+/// What returns the session to its startup state after each call, sent with
+/// the call and read before the connection's next use: `DISCARD ALL` but for
+/// `DEALLOCATE ALL` and `DISCARD PLANS`, which would throw away pgmcp's own
+/// prepared catalog check. A caller's `PREPARE` makes the connection
+/// deallocate everything before its next call (`wire::Connection`).
+const RESET: &str = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; \
+     SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
 
 /// How long looking at the role's privileges for the log may take.
 const AUDIT_BUDGET: Duration = Duration::from_secs(2);
@@ -163,9 +171,8 @@ impl PgBackend {
         let timeout = statement_timeout(deadline);
         // The guard judged the statement with facts of one catalog version:
         // the statement runs only if the catalog is still at it.
-        let version_check = catalog_version.filter(|v| !v.is_empty()).map(routines::version_check);
-        let mut setup = self.setup(begin, &timeout);
-        setup.extend(version_check.as_deref());
+        let version = catalog_version.filter(|v| !v.is_empty()).map(|v| [Some(v.to_owned())]);
+        let setup = self.setup(begin, &timeout);
         let result = run(
             &mut conn,
             &Exchange {
@@ -176,10 +183,8 @@ impl PgBackend {
                 max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
                 budget: Some(stmt.budget),
                 finish: &["COMMIT"],
-                // DISCARD ALL returns the session to its startup state: settings,
-                // temp tables, prepared statements, cursors, listens, advisory
-                // locks. Its reply is read before the connection's next use.
-                deferred: &["DISCARD ALL"],
+                deferred: &[RESET],
+                prepared: version.as_ref().map(routines::version_check),
             },
             deadline,
         )
@@ -221,6 +226,7 @@ impl PgBackend {
             budget: None,
             finish: &["COMMIT"],
             deferred: &[],
+            prepared: None,
         };
         let privileges = match run(conn, &ex, &deadline).await {
             Ok(result) => json_cell(&result).and_then(|v| serde_json::from_value::<role::Privileges>(v).ok()),
@@ -464,6 +470,7 @@ impl PgBackend {
                 budget: None,
                 finish: &["COMMIT"],
                 deferred: &[],
+                prepared: None,
             },
             deadline,
         )

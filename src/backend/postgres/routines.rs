@@ -7,6 +7,7 @@
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
+use super::wire::Prepared;
 use crate::error::Error;
 use crate::guard::Routines;
 
@@ -38,11 +39,19 @@ const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
 
 /// A statement for the start of a query's transaction that fails with
 /// `division_by_zero` (SQLSTATE 22012, which nothing else in the setup can
-/// raise) when the catalog is no longer at `version`: the query is then
-/// judged again with new facts, in the same round trip as before.
-pub(super) fn version_check(version: &str) -> String {
-    let literal = version.replace('\'', "''");
-    format!("SELECT pg_catalog.int4div(1, ({VERSION} OPERATOR(pg_catalog.=) '{literal}')::pg_catalog.int4)")
+/// raise) when the catalog is no longer at the version in `params`: the
+/// query is then judged again with new facts, in the same round trip as
+/// before. Kept prepared on each connection: its twelve lookups are planned
+/// once, not at every call.
+pub(super) fn version_check(params: &[Option<String>; 1]) -> Prepared<'_> {
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!("SELECT pg_catalog.int4div(1, ({VERSION} OPERATOR(pg_catalog.=) $1::pg_catalog.text)::pg_catalog.int4)")
+    });
+    Prepared {
+        name: "pgmcp_catalog_version",
+        sql: SQL.as_str(),
+        params,
+    }
 }
 
 /// The SQLSTATE [`version_check`] fails with.

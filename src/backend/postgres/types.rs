@@ -90,6 +90,7 @@ impl TypeCatalog {
             budget: None,
             finish,
             deferred: &[],
+            prepared: None,
         };
         if let Ok(result) = run(conn, &ex, deadline).await {
             let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
@@ -132,6 +133,7 @@ impl TypeCatalog {
             budget: None,
             finish,
             deferred: &[],
+            prepared: None,
         };
         let Ok(result) = run(conn, &ex, deadline).await else {
             return;

@@ -186,6 +186,18 @@ pub struct Exchange<'a> {
     /// waited for: they are read before the connection's next exchange. Used
     /// for `DISCARD ALL`, so resetting the session adds no latency to the call.
     pub deferred: &'a [&'a str],
+    /// A statement kept prepared on the connection and run after the setup,
+    /// before the main statement: parsed and planned once per connection,
+    /// then only bound and executed.
+    pub prepared: Option<Prepared<'a>>,
+}
+
+/// A statement of pgmcp's own, prepared once per connection under its name.
+#[derive(Clone, Copy)]
+pub struct Prepared<'a> {
+    pub name: &'static str,
+    pub sql: &'static str,
+    pub params: &'a [Option<String>],
 }
 
 /// A live connection. Not `Clone`; exclusively owned by whoever runs on it.
@@ -201,6 +213,12 @@ pub struct Connection {
     in_flight: bool,
     /// Replies of deferred statements not read yet (one ReadyForQuery each).
     deferred_replies: usize,
+    /// The names of [`Prepared`] statements this connection holds.
+    prepared: Vec<&'static str>,
+    /// Deallocate every prepared statement before the next exchange: a
+    /// statement of the caller's prepared one (`PREPARE`), or an exchange
+    /// that parsed one of pgmcp's failed, so whether it exists is unknown.
+    forget_prepared: bool,
     /// What the TLS handshake agreed on; `None` without TLS.
     tls: Option<TlsSession>,
     /// Where the password sent came from; `None` when the server asked for none.
@@ -301,6 +319,8 @@ impl Connection {
             created: Instant::now(),
             in_flight: false,
             deferred_replies: 0,
+            prepared: Vec::new(),
+            forget_prepared: false,
             tls: session,
             password_from: None,
         };
@@ -479,9 +499,34 @@ impl Connection {
     pub async fn exchange(&mut self, ex: &Exchange<'_>) -> Result<StatementResult, WireError> {
         self.in_flight = true;
         self.read_deferred().await?;
+        if self.forget_prepared {
+            frontend::query("DEALLOCATE ALL", &mut self.write_buf)?;
+            self.flush().await?;
+            self.deferred_replies = 1;
+            self.read_deferred().await?;
+            self.prepared.clear();
+            self.forget_prepared = false;
+        }
         for sql in ex.setup {
             self.push_statement(sql, &[], None)?;
         }
+        let parsed = match ex.prepared {
+            Some(prepared) => {
+                let parse = !self.prepared.contains(&prepared.name);
+                if parse {
+                    frontend::parse(
+                        prepared.name,
+                        prepared.sql,
+                        prepared.params.iter().map(|_| 0u32),
+                        &mut self.write_buf,
+                    )?;
+                    self.prepared.push(prepared.name);
+                }
+                self.push_bound(prepared.name, prepared.params, None)?;
+                parse
+            }
+            None => false,
+        };
         self.push_statement(ex.sql, ex.params, Some(ex.max_rows))?;
         frontend::sync(&mut self.write_buf);
         for sql in ex.finish.iter().chain(ex.deferred) {
@@ -494,7 +539,7 @@ impl Connection {
         let mut first_error: Option<(DbError, bool)> = None;
         // The setup statements complete first; the main statement is the next.
         let mut completed = 0usize;
-        let main = ex.setup.len();
+        let main = ex.setup.len() + usize::from(ex.prepared.is_some());
         let mut ready_left = 1 + ex.finish.len();
         let mut budget = ex.budget;
         // What each row costs beyond its values: a key per column.
@@ -591,6 +636,10 @@ impl Connection {
         }
         self.deferred_replies = ex.deferred.len();
         self.in_flight = false;
+        // The caller's own prepared statements do not outlive its call.
+        if (parsed && first_error.is_some()) || result.command_tag.as_deref() == Some("PREPARE") {
+            self.forget_prepared = true;
+        }
         match first_error {
             Some((err, true)) => Err(WireError::Setup(Box::new(err))),
             Some((err, false)) => Err(err.into()),
@@ -645,9 +694,14 @@ impl Connection {
     fn push_statement(&mut self, sql: &str, params: &[Option<String>], max_rows: Option<u32>) -> Result<(), WireError> {
         // Type OID 0 everywhere: the server infers each parameter's type from context.
         frontend::parse("", sql, params.iter().map(|_| 0u32), &mut self.write_buf)?;
+        self.push_bound("", params, max_rows)
+    }
+
+    /// Bind the statement `name` (`""`: the one just parsed) and execute it.
+    fn push_bound(&mut self, name: &str, params: &[Option<String>], max_rows: Option<u32>) -> Result<(), WireError> {
         let bind = frontend::bind(
             "",
-            "",
+            name,
             Some(0), // all parameters in text format
             params.iter(),
             |param, buf| match param {
