@@ -441,9 +441,9 @@ impl Bench<'_> {
                         }
                         (Contestant::Pgbench, Workload::SelectOne) => {
                             let call = pgbench.map(|(_, call)| call.pipelined());
-                            let label = "pgmcp's per-call transaction, pipelined";
-                            let run =
-                                self.pgbench(pgbench, scripts.path(), "call", round, label, &call.unwrap_or_default());
+                            let label = "pgmcp's per-call transaction, pipelined, prepared";
+                            let script = call.unwrap_or_default();
+                            let run = self.pgbench(pgbench, scripts.path(), "call", round, label, &script, "prepared");
                             if let Some(p50) = run {
                                 pgbench_tally.call_p50.push(p50);
                             }
@@ -451,7 +451,9 @@ impl Bench<'_> {
                         (Contestant::Pgbench, Workload::Wide) => {
                             let script = format!("BEGIN;\n{WIDE_SQL};\nCOMMIT;\n");
                             let label = "BEGIN; 1,000 × 8; COMMIT";
-                            if let Some(p50) = self.pgbench(pgbench, scripts.path(), "wide", round, label, &script) {
+                            if let Some(p50) =
+                                self.pgbench(pgbench, scripts.path(), "wide", round, label, &script, "extended")
+                            {
                                 pgbench_tally.wide_p50.push(p50);
                             }
                         }
@@ -504,6 +506,9 @@ impl Bench<'_> {
     /// server, logging every transaction, so its p50 compares with a server's.
     /// pgbench reads and drops the rows: what is left is PostgreSQL's own
     /// share, plus a client far lighter than any MCP server.
+    /// `mode`: pgbench's `-M`; `prepared` for pgmcp's call, whose catalog
+    /// check pgmcp too plans once per connection.
+    #[allow(clippy::too_many_arguments)]
     fn pgbench(
         &self,
         pgbench: Option<(&Path, &Transaction)>,
@@ -512,6 +517,7 @@ impl Bench<'_> {
         round: usize,
         label: &str,
         script: &str,
+        mode: &str,
     ) -> Option<Duration> {
         let (pgbench, _) = pgbench?;
         let path = dir.join(format!("{tag}.sql"));
@@ -521,7 +527,7 @@ impl Bench<'_> {
         cmd.arg("-n")
             .arg("-f")
             .arg(&path)
-            .args(["-M", "extended", "-T", "3", "-c", "1", "-j", "1", "-l"])
+            .args(["-M", mode, "-T", "3", "-c", "1", "-j", "1", "-l"])
             .arg(format!("--log-prefix={}", dir.join(&prefix).display()))
             .args([
                 "-h",
@@ -801,7 +807,10 @@ impl Tallies {
             );
         }
         if let Some(call) = call {
-            println!("  pgbench  pgmcp's per-call transaction, pipelined, p50 {}", ms(call));
+            println!(
+                "  pgbench  pgmcp's per-call transaction, pipelined, prepared, p50 {}",
+                ms(call)
+            );
         }
         if let Some(wide) = wide {
             println!("  pgbench  BEGIN; 1,000 × 8; COMMIT, p50 {}", ms(wide));
@@ -815,7 +824,7 @@ impl Tallies {
             ),
             pgmcp: pair(&pgmcp.select1_p50, &pgmcp.select1_p95),
             node: node.map(|n| pair(&n.select1_p50, &n.select1_p95)),
-            postgres: call.map(|call| format!("{} (pgmcp's per-call transaction, pipelined)", ms(call))),
+            postgres: call.map(|call| format!("{} (pgmcp's per-call transaction, pipelined, prepared)", ms(call))),
             ratio: vs_node.map(|r| format!("{r:.2}×")),
             target: "≤ 0.5× Node and ≤ PostgreSQL alone + 0.15 ms",
             met: both(
@@ -950,6 +959,14 @@ impl Transaction {
         }
         let mut by_pid: HashMap<&str, Vec<String>> = HashMap::new();
         for (pid, text) in messages {
+            // A prepared statement's parameters follow it: written into it,
+            // the script replays the same text.
+            if let Some(params) = text.strip_prefix("DETAIL:  parameters: ") {
+                if let Some(last) = by_pid.get_mut(pid).and_then(|s| s.last_mut()) {
+                    *last = with_parameters(last, params);
+                }
+                continue;
+            }
             let statement = text.strip_prefix("LOG:  statement: ").or_else(|| {
                 text.strip_prefix("LOG:  execute ")?
                     .split_once(": ")
@@ -1002,6 +1019,36 @@ impl Transaction {
             .collect();
         format!("{}{}", shown.join("; "), if self.captured { "" } else { " (assumed)" })
     }
+}
+
+/// `statement` with `$n` replaced by the values of a log line's
+/// `$1 = '...', $2 = '...'` (the highest first, so `$1` never eats `$10`).
+fn with_parameters(statement: &str, params: &str) -> String {
+    let mut values: Vec<(String, String)> = Vec::new();
+    let mut rest = params;
+    while let Some((name, after)) = rest.split_once(" = '") {
+        let mut value = String::new();
+        let mut chars = after.char_indices();
+        let mut end = after.len();
+        while let Some((i, c)) = chars.next() {
+            if c == '\'' {
+                if after[i + 1..].starts_with('\'') {
+                    value.push('\'');
+                    chars.next();
+                    continue;
+                }
+                end = i + 1;
+                break;
+            }
+            value.push(c);
+        }
+        values.push((name.trim_start_matches(", ").trim().to_string(), value));
+        rest = &after[end..];
+    }
+    values.sort_by_key(|(name, _)| std::cmp::Reverse(name.trim_start_matches('$').parse::<u32>().unwrap_or(0)));
+    values.iter().fold(statement.to_string(), |text, (name, value)| {
+        text.replace(name.as_str(), &format!("'{}'", value.replace('\'', "''")))
+    })
 }
 
 /// What a `query` answer says, read from whichever form the server gives:

@@ -92,42 +92,45 @@ fn is_socket(fd: &impl std::os::fd::AsFd) -> io::Result<bool> {
 const RELAY_SOCKET: &str = "PGMCP_RELAY_SOCKET";
 
 /// Take the channel off the client's pipes: a pipe is reopened by its path
-/// (`/proc/self/fd/N`), a socket never is. Unless stdin and stdout are
-/// sockets already (as Node-based clients spawn servers), start a relay —
+/// (`/proc/self/fd/N`), a socket never is. Unless stdin, stdout and stderr
+/// are sockets already (as Node-based clients spawn servers), start a relay —
 /// pgmcp itself, see [`relay`] — that keeps them and talks to this process
-/// over a socket pair, then make that socket this process's stdin and stdout,
-/// closing the pipes here. Call before any other thread exists: the socket
-/// end the relay takes is inheritable until it has started.
+/// over two socket pairs (the channel; stderr), then make those sockets this
+/// process's 0, 1 and 2, closing the pipes here. Call before any other thread
+/// exists: the socket ends the relay takes are inheritable until it started.
 #[cfg(target_os = "linux")]
 pub fn isolate() -> io::Result<()> {
     use std::os::fd::{AsFd, AsRawFd};
 
-    if is_socket(&io::stdin())? && is_socket(&io::stdout())? {
+    if is_socket(&io::stdin())? && is_socket(&io::stdout())? && is_socket(&io::stderr())? {
         return Ok(());
     }
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
-    let theirs_fd = theirs.as_raw_fd();
-    inheritable(&theirs, true)?;
+    let (channel, channel_theirs) = std::os::unix::net::UnixStream::pair()?;
+    let (errors, errors_theirs) = std::os::unix::net::UnixStream::pair()?;
+    inheritable(&channel_theirs, true)?;
+    inheritable(&errors_theirs, true)?;
     // /proc/self/exe is this very binary, even if its file was replaced
     // since it started.
     let relay = std::process::Command::new("/proc/self/exe")
         .arg("relay")
-        .env(RELAY_SOCKET, theirs_fd.to_string())
+        .env(
+            RELAY_SOCKET,
+            format!("{},{}", channel_theirs.as_raw_fd(), errors_theirs.as_raw_fd()),
+        )
         .stdin(std::process::Stdio::inherit())
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
         .spawn();
-    inheritable(&theirs, false)?;
-    drop(theirs);
+    drop((channel_theirs, errors_theirs));
     let relay = relay?;
     tracing::info!(
         relay = relay.id(),
-        "MCP channel moved off the client's pipes onto a socket"
+        "MCP channel and stderr moved off the client's pipes onto sockets"
     );
-    for fd in [0, 1] {
-        // SAFETY: dup2 onto 0 and 1, which stay open (now on the socket); the
-        // pipes they held are the relay's alone from here on.
-        if unsafe { libc::dup2(ours.as_fd().as_raw_fd(), fd) } < 0 {
+    for (socket, fd) in [(&channel, 0), (&channel, 1), (&errors, 2)] {
+        // SAFETY: dup2 onto 0, 1 and 2, which stay open (now on the
+        // sockets); the pipes they held are the relay's alone from here on.
+        if unsafe { libc::dup2(socket.as_fd().as_raw_fd(), fd) } < 0 {
             return Err(io::Error::last_os_error());
         }
     }
@@ -149,39 +152,49 @@ fn inheritable(fd: &impl std::os::fd::AsRawFd, inherit: bool) -> io::Result<()> 
 }
 
 /// The relay's side of [`isolate`] (`pgmcp relay`, started by pgmcp, never
-/// by a person): copy the client's stdin into the socket and the socket into
-/// stdout, byte for byte, until pgmcp closes its end. It runs no SQL and
-/// reads no config; pgmcp's file sandbox keeps pgmcp from reaching it.
+/// by a person): copy the client's stdin into the channel's socket, that
+/// socket into stdout and the stderr socket into stderr, byte for byte, until
+/// pgmcp closes its end. It runs no SQL and reads no config; pgmcp's file
+/// sandbox keeps pgmcp from reaching it.
 #[cfg(target_os = "linux")]
 pub fn relay() -> io::Result<()> {
-    use std::os::fd::{AsFd, FromRawFd};
-    use std::os::unix::net::UnixStream;
+    use std::os::fd::AsFd;
 
-    let fd: i32 = std::env::var(RELAY_SOCKET)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| io::Error::other("pgmcp relay is started by pgmcp serve, not by hand"))?;
-    // SAFETY: F_GETFD only asks whether the number is an open descriptor.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-        return Err(io::Error::other("pgmcp relay: its socket is not open"));
-    }
-    // SAFETY: open (checked above) and inherited for this process alone:
-    // nothing else here owns it.
-    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
-    if !is_socket(&owned)? {
-        return Err(io::Error::other("pgmcp relay: its descriptor is not a socket"));
-    }
-    let server = UnixStream::from(owned);
+    let usage = || io::Error::other("pgmcp relay is started by pgmcp serve, not by hand");
+    let value = std::env::var(RELAY_SOCKET).map_err(|_| usage())?;
+    let (channel, errors) = value.split_once(',').ok_or_else(usage)?;
+    let server = inherited_socket(channel.parse().map_err(|_| usage())?)?;
+    let errors = inherited_socket(errors.parse().map_err(|_| usage())?)?;
     let to_server = server.try_clone()?;
     let client_in = std::fs::File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let client_err = std::fs::File::from(io::stderr().as_fd().try_clone_to_owned()?);
     std::thread::spawn(move || {
         let _ = pass(client_in, &to_server);
         // The client closed stdin: pgmcp sees its end of the session.
         let _ = to_server.shutdown(std::net::Shutdown::Write);
     });
+    std::thread::spawn(move || pass(&errors, client_err));
     // pgmcp closed its end (it stopped): so does the relay, pipes and all.
     pass(&server, client_out)
+}
+
+/// The socket inherited as descriptor `fd`, checked to be one.
+#[cfg(target_os = "linux")]
+fn inherited_socket(fd: i32) -> io::Result<std::os::unix::net::UnixStream> {
+    use std::os::fd::FromRawFd;
+
+    // SAFETY: F_GETFD only asks whether the number is an open descriptor.
+    if fd <= 2 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(io::Error::other("pgmcp relay: its socket is not open"));
+    }
+    // SAFETY: open (checked above), not a standard stream, and inherited for
+    // this process alone: nothing else here owns it.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    if !is_socket(&owned)? {
+        return Err(io::Error::other("pgmcp relay: its descriptor is not a socket"));
+    }
+    Ok(std::os::unix::net::UnixStream::from(owned))
 }
 
 /// Copy what arrives, as it arrives, until the end. Not `io::copy`: on Linux

@@ -11,14 +11,19 @@
 //! So `pgmcp serve` puts the kernel between those statements and that: on
 //! Linux, before any thread that runs SQL exists, it
 //! - closes the descriptors the client let it inherit besides 0-2;
-//! - takes the channel off pipes: when the client's stdin and stdout are not
-//!   sockets already, a relay process (pgmcp itself, [`crate::channel::relay`])
-//!   keeps them and talks to pgmcp over a socket, which no path reopens;
-//! - enters a Landlock domain: files anywhere but under `/proc`, `/dev` and
-//!   `/sys` (`/dev/null`, `zero`, `full`, `random` and `urandom` excepted),
-//!   as the kernel resolves them, and no access to other processes, the relay
-//!   included (read: the container limits under `/proc/self/cgroup` and
-//!   `/sys/fs/cgroup`, which engines size themselves by). Hooks inherit it.
+//! - takes the channel and stderr off pipes: when the client's stdin, stdout
+//!   and stderr are not sockets already, a relay process (pgmcp itself,
+//!   [`crate::channel::relay`]) keeps them and talks to pgmcp over sockets,
+//!   which no path reopens;
+//! - enters a Landlock domain: files anywhere but under `/proc`, `/dev` (but
+//!   `/dev/null`) and `/sys`, as the kernel resolves them, and no access to
+//!   other processes, the relay included (read: the container limits under
+//!   `/proc/self/cgroup` and `/sys/fs/cgroup`, which engines size themselves
+//!   by). Hooks inherit it.
+//!
+//! What it does not fence: writes. A switch that writes files (`COPY ... TO`,
+//! `VACUUM INTO`, `EXPORT DATABASE`) writes wherever the user may, pgmcp's
+//! own config and hooks included.
 //!
 //! Where the kernel cannot fence (another system, a Linux without Landlock),
 //! `allow_file_functions` is refused, since DuckDB's own directory check
@@ -90,8 +95,9 @@ mod kernel {
         Landlock(String),
     }
 
-    /// The devices every program reads and writes.
-    const DEVICES: [&str; 5] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+    /// `/dev/null` alone: endless ones (`zero`, `urandom`) read as a file
+    /// would fill memory; randomness comes from `getrandom`.
+    const DEVICES: [&str; 1] = ["/dev/null"];
     /// Read, as DuckDB and Rust's standard library do to size their memory
     /// and threads to the container's limits (DuckDB aborts the process when
     /// it may see that a file exists but not read it). They hold no secret.

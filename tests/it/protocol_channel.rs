@@ -519,6 +519,13 @@ fn with_a_file_switch_on_the_channel_is_a_socket_and_the_pipes_are_the_relays() 
     let mut mcp = serve(&config, &files::sqlite::url(&db));
     still_answers(&mut mcp);
     assert_eq!(pipes_of(mcp.pid()), Vec::<String>::new(), "pgmcp holds a pipe");
+    // stderr too (red team: the client's stderr pipe, reopened, forged and
+    // swallowed messages of clients that merge it into stdout).
+    let stderr = std::fs::read_link(format!("/proc/{}/fd/2", mcp.pid())).unwrap();
+    assert!(
+        stderr.to_string_lossy().starts_with("socket:"),
+        "pgmcp's stderr: {stderr:?}"
+    );
     let relay = relay_of(mcp.pid());
     for fd in [0, 1] {
         let target = std::fs::read_link(format!("/proc/{relay}/fd/{fd}")).unwrap();
@@ -573,9 +580,13 @@ fn duckdb_computed_dot_dot_routes_reach_nothing_the_kernel_fences() {
     targets.extend([format!("/proc/self/fd/{input}"), format!("/proc/self/fd/{output}")]);
     targets.extend(
         [
+            // Red team: stderr, and an endless device that filled memory.
+            "/proc/self/fd/2",
+            "/dev/stderr",
             "/proc/self/environ",
             "/proc/self/cmdline",
             "/dev/shm",
+            "/dev/urandom",
             "/sys/devices/system/cpu/online",
         ]
         .map(str::to_owned),
@@ -632,6 +643,18 @@ fn duckdb_computed_dot_dot_routes_reach_nothing_the_kernel_fences() {
     );
     // Writing: COPY's target is a literal the guard reads (`..` refused);
     // through a link with no `..`, the kernel refuses.
+    // A link planted to pgmcp's own stderr, named plainly.
+    let err_link = dir.path().join("err");
+    std::os::unix::fs::symlink("/proc/self/fd/2", &err_link).unwrap();
+    let text = refused(
+        &mut mcp,
+        &format!(
+            "COPY (SELECT 'INJECTED' AS x) TO '{}' (FORMAT csv, HEADER false)",
+            err_link.display()
+        ),
+    );
+    assert!(kernel_refusal(&text) || text.contains("File exists"), "{text}");
+    still_answers(&mut mcp);
     let fd_link = dir.path().join("fds");
     std::os::unix::fs::symlink(format!("/proc/{}/fd", relay_of(mcp.pid())), &fd_link).unwrap();
     for sql in [
