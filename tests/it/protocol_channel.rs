@@ -460,6 +460,8 @@ fn read_only_mode_keeps_pgmcps_own_descriptors_out_of_reach() {
     for sql in [
         "ATTACH '/proc/self/fd/0' AS x",
         "ATTACH 'file:/%70roc/self/fd/0?mode=ro' AS x",
+        "ATTACH '/var/run/../proc/self/fd/2' AS x",
+        "ATTACH 'file:/var/run/%2E%2E/proc/self/environ?mode=ro' AS x",
     ] {
         refused_as_own_process(&mut mcp, sql);
     }
@@ -477,6 +479,22 @@ fn read_only_mode_keeps_pgmcps_own_descriptors_out_of_reach() {
             ] {
                 refused_as_own_process(&mut mcp, &sql);
             }
+        }
+        // The kernel's fence holds in read-only mode too: `..` after a link,
+        // computed, to every pipe of the session, stderr and the environment.
+        let mut targets = session_pipes(&mcp);
+        targets.extend(["/proc/self/fd/2", "/proc/self/environ"].map(str::to_owned));
+        for target in targets {
+            let rest = target.trim_start_matches("/proc/");
+            let sql = format!("SELECT content FROM read_text('/var/run/' || repeat('.', 2) || '/pro' || 'c/{rest}')");
+            let result = mcp.call_tool("query", json!({"sql": sql}));
+            if result["isError"] == true {
+                let text = tool_text(&result);
+                assert!(own_process_refusal(text), "{sql}: {text}");
+            } else {
+                assert_eq!(tool_json(&result)["rows"], json!([]), "{sql} read: {result}");
+            }
+            still_answers(&mut mcp);
         }
     }
 }
