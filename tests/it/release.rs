@@ -80,14 +80,13 @@ struct Bundle {
     file: PathBuf,
     unpacked: PathBuf,
     manifest: Value,
-    _dir: tempfile::TempDir,
 }
 
 fn bundle() -> &'static Bundle {
     static BUNDLE: OnceLock<Bundle> = OnceLock::new();
     BUNDLE.get_or_init(|| {
-        let dir = tempfile::Builder::new().prefix("pgmcp-bundle-").tempdir().unwrap();
-        let out_dir = dir.path().join("dist");
+        let dir = crate::support::scratch("bundle");
+        let out_dir = dir.join("dist");
         let stdout = ok(
             xtask(&[
                 "mcpb",
@@ -105,7 +104,7 @@ fn bundle() -> &'static Bundle {
             out_dir.join(&expected),
             "cargo xtask mcpb prints the bundle it wrote"
         );
-        let unpacked = dir.path().join("unpacked");
+        let unpacked = dir.join("unpacked");
         ok(
             Command::new(mcpb())
                 .arg("unpack")
@@ -120,7 +119,6 @@ fn bundle() -> &'static Bundle {
             file,
             unpacked,
             manifest,
-            _dir: dir,
         }
     })
 }

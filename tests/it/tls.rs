@@ -29,8 +29,7 @@ struct TlsServer {
 fn tls_server() -> &'static TlsServer {
     static SERVER: OnceLock<TlsServer> = OnceLock::new();
     SERVER.get_or_init(|| {
-        // Kept until the process exits, like the shared cluster.
-        let dir = tempfile::tempdir().unwrap().keep();
+        let dir = crate::support::scratch("tls");
         let ca = Ca::new(&dir, "pgmcp-test-ca");
         let other_ca = Ca::new(&dir, "pgmcp-other-ca");
         let cert = ca.server("localhost", "DNS:localhost");

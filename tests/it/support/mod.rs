@@ -16,7 +16,7 @@ pub mod pg;
 pub mod protection;
 pub mod stdio;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
@@ -68,4 +68,18 @@ pub fn routines_fixture(name: &str) -> pgmcp::guard::Routines {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/guard").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     pgmcp::guard::Routines::from_json(serde_json::from_str(&text).unwrap()).unwrap()
+}
+
+/// An empty dir named `name` in the target's scratch space, for what a
+/// `static` holds for the whole run: a static is never dropped, so a temp dir
+/// would be left behind by every run (half a gigabyte for a bundle of a debug
+/// binary). This one is replaced by the next run instead.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    match std::fs::remove_dir_all(&dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => panic!("cannot clear {}: {err}", dir.display()),
+        _ => {}
+    }
+    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("cannot create {}: {err}", dir.display()));
+    dir
 }
