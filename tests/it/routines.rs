@@ -235,3 +235,61 @@ async fn look_alikes_on_the_search_path_never_run_in_pgmcp_own_sql() {
     assert!(engine.session_report(cancel()).await.is_ok());
     assert_eq!(objects(), "0", "a look-alike ran inside pgmcp's own SQL");
 }
+
+/// The catalog check runs its lookups only when something has committed
+/// since it last found the catalog at its version; otherwise it answers from
+/// the server's snapshot. Seen in the server's own statistics: the check's
+/// scan of `pg_rewrite` is counted once per lookup, and a fresh engine (one
+/// connection: its calls are sequential) is compared with itself:
+/// 1 call, 31 calls, and 2 calls with a commit between them.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_catalog_check_looks_again_only_after_a_commit() {
+    // A cluster of its own: any commit anywhere in a shared one (other
+    // tests, autovacuum) would rightly bring the lookups back.
+    let server = pg::private_server();
+    server.configure(&[("autovacuum", "off")]);
+    let db = server.database();
+    let scans = || -> u64 {
+        // A backend's statistics are written when it exits, before it leaves
+        // pg_stat_activity: wait for the engine's connection to go.
+        let gone = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while db.psql(&format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' AND pid <> pg_backend_pid()",
+            db.name
+        )) != "0"
+        {
+            assert!(
+                std::time::Instant::now() < gone,
+                "the engine's connection did not close"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        db.psql("SELECT seq_scan FROM pg_stat_sys_tables WHERE relname = 'pg_rewrite'")
+            .parse()
+            .unwrap()
+    };
+    let calls = async |n: usize, commit_between: bool| -> u64 {
+        let before = scans();
+        let engine = engine_for(&db, |_| {});
+        for i in 0..n {
+            if commit_between && i > 0 {
+                db.psql("CREATE TABLE IF NOT EXISTS t (); DROP TABLE t");
+            }
+            assert_eq!(rows(&engine, "SELECT 1 AS one").await, serde_json::json!([{"one": 1}]));
+        }
+        drop(engine);
+        scans() - before
+    };
+    let one = calls(1, false).await;
+    assert!(one >= 1, "the first call of an engine looks the catalog up");
+    assert_eq!(
+        calls(31, false).await,
+        one,
+        "calls while nothing commits look nothing up again"
+    );
+    assert_eq!(
+        calls(2, true).await,
+        one + 1,
+        "a call after a commit looks the catalog up again"
+    );
+}

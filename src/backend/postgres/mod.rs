@@ -170,8 +170,12 @@ impl PgBackend {
         };
         let timeout = statement_timeout(deadline);
         // The guard judged the statement with facts of one catalog version:
-        // the statement runs only if the catalog is still at it.
-        let version = catalog_version.filter(|v| !v.is_empty()).map(|v| [Some(v.to_owned())]);
+        // the statement runs only if the catalog is still at it. The
+        // connection remembers the snapshot at which it last found it so.
+        let version = catalog_version.filter(|v| !v.is_empty()).map(|v| {
+            let seen = conn.catalog_seen.as_ref().filter(|(at, _)| at == v);
+            [Some(v.to_owned()), seen.map(|(_, snapshot)| snapshot.clone())]
+        });
         let setup = self.setup(begin, &timeout);
         let result = run(
             &mut conn,
@@ -190,7 +194,12 @@ impl PgBackend {
         )
         .await;
         let rows = match result {
-            Ok(result) => {
+            Ok(mut result) => {
+                if let Some([Some(at), _]) = version
+                    && let Some(snapshot) = result.prepared_answer.take()
+                {
+                    conn.catalog_seen = Some((at, snapshot));
+                }
                 let rows = self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await;
                 self.audit_once(&mut conn).await;
                 rows

@@ -39,13 +39,27 @@ const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
 
 /// A statement for the start of a query's transaction that fails with
 /// `division_by_zero` (SQLSTATE 22012, which nothing else in the setup can
-/// raise) when the catalog is no longer at the version in `params`: the
+/// raise) when the catalog is no longer at the version in `params[0]`: the
 /// query is then judged again with new facts, in the same round trip as
 /// before. Kept prepared on each connection: its twelve lookups are planned
 /// once, not at every call.
-pub(super) fn version_check(params: &[Option<String>; 1]) -> Prepared<'_> {
+///
+/// It answers the server's current snapshot (which transactions have
+/// committed), and `params[1]` is the snapshot at which the catalog was last
+/// found at that version, or NULL. When the snapshot is still that one,
+/// nothing has committed since, so the catalog cannot have changed, and the
+/// lookups are skipped (`CASE` runs a branch's subqueries only when it is
+/// taken): on a database nobody is writing to, the check costs a function
+/// call instead of twelve catalog scans. Any commit anywhere changes the
+/// snapshot and brings the whole check back.
+pub(super) fn version_check(params: &[Option<String>; 2]) -> Prepared<'_> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
-        format!("SELECT pg_catalog.int4div(1, ({VERSION} OPERATOR(pg_catalog.=) $1::pg_catalog.text)::pg_catalog.int4)")
+        format!(
+            "SELECT CASE WHEN server.snapshot OPERATOR(pg_catalog.=) $2::pg_catalog.text THEN server.snapshot \
+             WHEN pg_catalog.int4div(1, ({VERSION} OPERATOR(pg_catalog.=) $1::pg_catalog.text)::pg_catalog.int4) \
+             OPERATOR(pg_catalog.=) 1 THEN server.snapshot END \
+             FROM (SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text AS snapshot) AS server"
+        )
     });
     Prepared {
         name: "pgmcp_catalog_version",

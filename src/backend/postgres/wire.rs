@@ -149,6 +149,9 @@ pub struct StatementResult {
     pub cuts: Vec<CutValue>,
     /// Rows the server sent after the budget was spent, read and dropped.
     pub skipped: usize,
+    /// The first value of the first row the exchange's [`Prepared`]
+    /// statement returned, as text.
+    pub prepared_answer: Option<String>,
 }
 
 /// A value the read budget cut: the row keeps its head, this its whole size.
@@ -219,6 +222,10 @@ pub struct Connection {
     /// statement of the caller's prepared one (`PREPARE`), or an exchange
     /// that parsed one of pgmcp's failed, so whether it exists is unknown.
     forget_prepared: bool,
+    /// Kept for the backend with the connection, which is the server's
+    /// session: what its catalog check last answered, and for which version
+    /// (see `routines::version_check`).
+    pub catalog_seen: Option<(String, String)>,
     /// What the TLS handshake agreed on; `None` without TLS.
     tls: Option<TlsSession>,
     /// Where the password sent came from; `None` when the server asked for none.
@@ -321,6 +328,7 @@ impl Connection {
             deferred_replies: 0,
             prepared: Vec::new(),
             forget_prepared: false,
+            catalog_seen: None,
             tls: session,
             password_from: None,
         };
@@ -584,6 +592,10 @@ impl Connection {
                     }
                 }
                 Message::DataRow(body) => {
+                    if ex.prepared.is_some() && completed + 1 == main && result.prepared_answer.is_none() {
+                        let first = split_row(&body)?.into_iter().next().flatten();
+                        result.prepared_answer = first.map(|v| String::from_utf8_lossy(&v).into_owned());
+                    }
                     if completed == main {
                         match budget.as_mut() {
                             Some(budget) if budget.spent() => result.skipped += 1,
