@@ -440,7 +440,8 @@ impl Bench<'_> {
                             }
                         }
                         (Contestant::Pgbench, Workload::SelectOne) => {
-                            let call = pgbench.map(|(_, call)| call.pipelined());
+                            let now = self.db.psql("SELECT pg_catalog.pg_current_snapshot()");
+                            let call = pgbench.map(|(_, call)| call.pipelined(&now));
                             let label = "pgmcp's per-call transaction, pipelined, prepared";
                             let script = call.unwrap_or_default();
                             let run = self.pgbench(pgbench, scripts.path(), "call", round, label, &script, "prepared");
@@ -600,6 +601,7 @@ impl Bench<'_> {
             .map(str::to_string)
             .to_vec(),
             captured: false,
+            snapshot: None,
         };
         let Some(log) = self.server.log_path() else {
             println!(
@@ -620,11 +622,15 @@ no server log to read pgmcp's statements from; pgbench runs {}",
                 mcp.query("SELECT 1");
             }
         }
+        // Nothing commits during the calls: their catalog check was passed
+        // this snapshot.
+        let snapshot = self.db.psql("SELECT pg_catalog.pg_current_snapshot()");
         self.db.psql(&format!("ALTER DATABASE {database} RESET log_statement"));
         let text = fs::read(log).unwrap_or_default();
         let text = String::from_utf8_lossy(text.get(from as usize..).unwrap_or_default());
         match Transaction::from_log(&text) {
-            Some(call) => {
+            Some(mut call) => {
+                call.snapshot = Some(snapshot);
                 println!(
                     "
 pgmcp's statements for one SELECT 1 call, from the server's log: {}",
@@ -929,6 +935,12 @@ struct Transaction {
     statements: Vec<String>,
     /// Read from the server's log rather than assumed.
     captured: bool,
+    /// The server's snapshot when the statements were captured. pgmcp's
+    /// catalog check is passed the snapshot at which it last found the
+    /// catalog unchanged, and skips its lookups while the server is still
+    /// at it: replayed, it is passed the snapshot of the moment, as pgmcp
+    /// would be while nothing commits.
+    snapshot: Option<String>,
 }
 
 impl Transaction {
@@ -991,14 +1003,19 @@ impl Transaction {
         Some(Transaction {
             statements: call,
             captured: true,
+            snapshot: None,
         })
     }
 
-    /// A pgbench script sending every statement in one round trip, as pgmcp does.
-    fn pipelined(&self) -> String {
+    /// A pgbench script sending every statement in one round trip, as pgmcp
+    /// does, the snapshot captured replaced by `now`.
+    fn pipelined(&self, now: &str) -> String {
         let mut script = String::from("\\startpipeline\n");
         for statement in &self.statements {
-            script.push_str(statement);
+            match &self.snapshot {
+                Some(then) => script.push_str(&statement.replace(&format!("'{then}'"), &format!("'{now}'"))),
+                None => script.push_str(statement),
+            }
             script.push_str(";\n");
         }
         script.push_str("\\endpipeline\n");
