@@ -191,6 +191,13 @@ impl fmt::Display for Report {
                     Some(from) => writeln!(f, "  password:   from {from}")?,
                     None => writeln!(f, "  password:   none needed")?,
                 }
+                if s.pooler {
+                    writeln!(
+                        f,
+                        "  pooler:     yes (it refused a startup parameter, as PgBouncer does): output settings are \
+                         set in every transaction, and each call's session changes are undone before it commits"
+                    )?;
+                }
             }
             Err(e) => writeln!(f, "  FAILED:     {e}")?,
         }

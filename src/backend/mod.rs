@@ -119,6 +119,9 @@ pub struct SessionReport {
     pub read_only_setting: &'static str,
     /// A database file opened directly (no server, user, TLS or password).
     pub file: bool,
+    /// Connected through a connection pooler that pgmcp could tell
+    /// (PgBouncer turns away the startup parameters it does not track).
+    pub pooler: bool,
 }
 
 /// The engine behind a session. A closed enum: one `match` per operation.

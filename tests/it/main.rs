@@ -35,6 +35,7 @@ mod memory;
 mod msrv;
 mod output_fences;
 mod pipeline;
+mod pooler;
 mod protocol_channel;
 mod red_team;
 mod release;

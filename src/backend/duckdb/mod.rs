@@ -155,6 +155,7 @@ impl DuckDbBackend {
                 password_from: None,
                 read_only_setting: setting,
                 file: true,
+                pooler: false,
             })
         })
         .await

@@ -12,7 +12,7 @@ pub mod value;
 mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -55,6 +55,36 @@ const PINNED: &[(&str, &str)] = &[
     ("lc_monetary", "C"),
 ];
 
+/// The pinned settings a connection pooler carries from its client to
+/// whichever server connection runs the client's transaction. PgBouncer
+/// tracks these (and `application_name`) and refuses a connection that sends
+/// any other startup parameter.
+const POOLER_TRACKED: &[&str] = &[
+    "client_encoding",
+    "DateStyle",
+    "TimeZone",
+    "standard_conforming_strings",
+];
+
+/// What PgBouncer answers a startup parameter it does not track with.
+const UNTRACKED_PARAMETER: &str = "unsupported startup parameter";
+
+/// Behind a pooler, every pinned setting but the encoding (which the pooler
+/// tracks, and which a statement cannot change mid-transaction without
+/// confusing it) is set again at the start of each transaction: the server
+/// connection running it may have been another client's a moment before.
+fn pin_in_transaction() -> &'static str {
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        let calls: Vec<String> = PINNED
+            .iter()
+            .filter(|(name, _)| *name != "client_encoding")
+            .map(|(name, value)| format!("pg_catalog.set_config('{name}', '{value}', true)"))
+            .collect();
+        format!("SELECT {}", calls.join(", "))
+    });
+    &SQL
+}
+
 /// What returns the session to its startup state after each call, sent with
 /// the call and read before the connection's next use: `DISCARD ALL` but for
 /// `DEALLOCATE ALL` and `DISCARD PLANS`, which would throw away pgmcp's own
@@ -62,6 +92,13 @@ const PINNED: &[(&str, &str)] = &[
 /// deallocate everything before its next call (`wire::Connection`).
 const RESET: &str = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; \
      SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
+
+/// Behind a pooler, [`RESET`] runs inside the call's transaction, before its
+/// `COMMIT`: after it, the pooler may give the connection to another client,
+/// and pgmcp's next statement may reach another server connection, whose
+/// session (another client's cursors, locks, temporary tables) is not
+/// pgmcp's to reset. Every part of it may run in a transaction block.
+const FINISH_POOLED: &[&str] = &[RESET, "COMMIT"];
 
 /// How long looking at the role's privileges for the log may take.
 const AUDIT_BUDGET: Duration = Duration::from_secs(2);
@@ -98,6 +135,11 @@ pub struct PgBackend {
     role: Option<SessionRole>,
     /// Set once the role's privileges have been looked at for the log.
     audited: AtomicBool,
+    /// Set when the server turned a pinned startup parameter away as a
+    /// pooler does (PgBouncer): from then on connections send only what
+    /// poolers carry, and every call keeps its session changes inside its
+    /// own transaction (see [`FINISH_POOLED`]).
+    pooler: AtomicBool,
 }
 
 impl PgBackend {
@@ -112,6 +154,23 @@ impl PgBackend {
             types: TypeCatalog::default(),
             routines: routines::Cache::default(),
             audited: AtomicBool::new(false),
+            pooler: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether pgmcp is talking to a connection pooler (it can tell
+    /// PgBouncer by the startup parameters it refuses).
+    pub fn behind_pooler(&self) -> bool {
+        self.pooler.load(Ordering::Relaxed)
+    }
+
+    /// How a transaction ends: `COMMIT`, with the session reset deferred to
+    /// the connection's next use, or, behind a pooler, the reset first.
+    fn finish(&self) -> (&'static [&'static str], &'static [&'static str]) {
+        if self.behind_pooler() {
+            (FINISH_POOLED, &[])
+        } else {
+            (&["COMMIT"], &[RESET])
         }
     }
 
@@ -122,6 +181,9 @@ impl PgBackend {
         let mut setup = vec![begin];
         if let Some(role) = &self.role {
             setup.push(role.set.as_str());
+        }
+        if self.behind_pooler() {
+            setup.push(pin_in_transaction());
         }
         setup.push(timeout);
         setup
@@ -177,6 +239,10 @@ impl PgBackend {
             [Some(v.to_owned()), seen.map(|(_, snapshot)| snapshot.clone())]
         });
         let setup = self.setup(begin, &timeout);
+        let (finish, deferred) = self.finish();
+        // Behind a pooler, the next transaction may run on a server
+        // connection that never saw pgmcp's statement: it is sent unnamed.
+        let named = !self.behind_pooler();
         let result = run(
             &mut conn,
             &Exchange {
@@ -186,9 +252,9 @@ impl PgBackend {
                 // One row past the limit tells us whether more exist.
                 max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
                 budget: Some(stmt.budget),
-                finish: &["COMMIT"],
-                deferred: &[RESET],
-                prepared: version.as_ref().map(routines::version_check),
+                finish,
+                deferred,
+                prepared: version.as_ref().map(|params| routines::version_check(params, named)),
             },
             deadline,
         )
@@ -315,6 +381,7 @@ impl PgBackend {
             password_from,
             read_only_setting: "transaction_read_only",
             file: false,
+            pooler: self.behind_pooler(),
         })
     }
 
@@ -575,18 +642,28 @@ impl PgBackend {
                 None => break,
             }
         }
-        let mut startup: Vec<(&str, &str)> = PINNED.to_vec();
-        if self.options.read_only {
-            startup.push(("default_transaction_read_only", "on"));
-        }
         let budget = deadline
             .at
             .saturating_duration_since(Instant::now())
             .min(self.params.connect_timeout);
-        let connect = Connection::connect(&self.params, &startup);
+        let connect = async {
+            match Connection::connect(&self.params, &self.startup()).await {
+                Err(WireError::Refused { db, .. })
+                    if db.message.starts_with(UNTRACKED_PARAMETER) && !self.behind_pooler() =>
+                {
+                    tracing::info!(refused = %db.message, "talking to a connection pooler: pinning output settings in every transaction");
+                    self.pooler.store(true, Ordering::Relaxed);
+                    Connection::connect(&self.params, &self.startup()).await
+                }
+                other => other,
+            }
+        };
         tokio::select! {
             r = tokio::time::timeout(budget, connect) => match r {
-                Ok(Ok(conn)) => Ok(conn),
+                Ok(Ok(mut conn)) => {
+                    conn.pooled = self.behind_pooler();
+                    Ok(conn)
+                }
                 Ok(Err(e)) => Err(connect_error(&self.params, e)),
                 Err(_) => {
                     let limit = if budget >= self.params.connect_timeout { "connect_timeout" } else { "the call's timeout" };
@@ -599,6 +676,18 @@ impl PgBackend {
             },
             _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
         }
+    }
+
+    /// The startup parameters: every pinned setting, and read-only as the
+    /// session's default; behind a pooler, only what it carries.
+    fn startup(&self) -> Vec<(&'static str, &'static str)> {
+        let mut startup: Vec<(&str, &str)> = PINNED.to_vec();
+        if self.behind_pooler() {
+            startup.retain(|(name, _)| POOLER_TRACKED.contains(name));
+        } else if self.options.read_only {
+            startup.push(("default_transaction_read_only", "on"));
+        }
+        startup
     }
 
     fn is_fresh(&self, conn: &Connection, idle_since: Instant) -> bool {

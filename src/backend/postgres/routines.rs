@@ -52,7 +52,11 @@ const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
 /// taken): on a database nobody is writing to, the check costs a function
 /// call instead of twelve catalog scans. Any commit anywhere changes the
 /// snapshot and brings the whole check back.
-pub(super) fn version_check(params: &[Option<String>; 2]) -> Prepared<'_> {
+///
+/// `named`: kept prepared under its name; otherwise sent unnamed, and
+/// planned, at every call (behind a pooler, which may run each transaction
+/// on another server connection).
+pub(super) fn version_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT CASE WHEN server.snapshot OPERATOR(pg_catalog.=) $2::pg_catalog.text THEN server.snapshot \
@@ -62,7 +66,7 @@ pub(super) fn version_check(params: &[Option<String>; 2]) -> Prepared<'_> {
         )
     });
     Prepared {
-        name: "pgmcp_catalog_version",
+        name: if named { "pgmcp_catalog_version" } else { "" },
         sql: SQL.as_str(),
         params,
     }

@@ -198,6 +198,7 @@ pub struct Exchange<'a> {
 /// A statement of pgmcp's own, prepared once per connection under its name.
 #[derive(Clone, Copy)]
 pub struct Prepared<'a> {
+    /// `""`: sent unnamed, parsed at every exchange.
     pub name: &'static str,
     pub sql: &'static str,
     pub params: &'a [Option<String>],
@@ -226,6 +227,10 @@ pub struct Connection {
     /// session: what its catalog check last answered, and for which version
     /// (see `routines::version_check`).
     pub catalog_seen: Option<(String, String)>,
+    /// Through a connection pooler: the session is not pgmcp's alone, and
+    /// a statement sent outside a transaction may reach another server
+    /// connection, so nothing is deallocated there.
+    pub pooled: bool,
     /// What the TLS handshake agreed on; `None` without TLS.
     tls: Option<TlsSession>,
     /// Where the password sent came from; `None` when the server asked for none.
@@ -329,6 +334,7 @@ impl Connection {
             prepared: Vec::new(),
             forget_prepared: false,
             catalog_seen: None,
+            pooled: false,
             tls: session,
             password_from: None,
         };
@@ -508,10 +514,12 @@ impl Connection {
         self.in_flight = true;
         self.read_deferred().await?;
         if self.forget_prepared {
-            frontend::query("DEALLOCATE ALL", &mut self.write_buf)?;
-            self.flush().await?;
-            self.deferred_replies = 1;
-            self.read_deferred().await?;
+            if !self.pooled {
+                frontend::query("DEALLOCATE ALL", &mut self.write_buf)?;
+                self.flush().await?;
+                self.deferred_replies = 1;
+                self.read_deferred().await?;
+            }
             self.prepared.clear();
             self.forget_prepared = false;
         }
@@ -520,7 +528,8 @@ impl Connection {
         }
         let parsed = match ex.prepared {
             Some(prepared) => {
-                let parse = !self.prepared.contains(&prepared.name);
+                let unnamed = prepared.name.is_empty();
+                let parse = unnamed || !self.prepared.contains(&prepared.name);
                 if parse {
                     frontend::parse(
                         prepared.name,
@@ -528,10 +537,12 @@ impl Connection {
                         prepared.params.iter().map(|_| 0u32),
                         &mut self.write_buf,
                     )?;
-                    self.prepared.push(prepared.name);
+                    if !unnamed {
+                        self.prepared.push(prepared.name);
+                    }
                 }
                 self.push_bound(prepared.name, prepared.params, None)?;
-                parse
+                parse && !unnamed
             }
             None => false,
         };

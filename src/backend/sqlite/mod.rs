@@ -129,6 +129,7 @@ impl SqliteBackend {
                 password_from: None,
                 read_only_setting: "server.read_only",
                 file: true,
+                pooler: false,
             });
         };
         let read_only = self.read_only;
@@ -154,6 +155,7 @@ impl SqliteBackend {
                 password_from: None,
                 read_only_setting: "PRAGMA query_only",
                 file: true,
+                pooler: false,
             })
         })
         .await

@@ -8,6 +8,7 @@
 // not fail `cargo clippy --all-targets -- -D warnings`.
 #![allow(dead_code)]
 
+pub mod bouncer;
 pub mod certs;
 pub mod engine;
 pub mod files;

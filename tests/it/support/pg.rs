@@ -579,7 +579,7 @@ fn postgres_options(port: u16, socket_dir: &Path) -> String {
 }
 
 /// A port nothing listens on right now.
-fn free_port() -> Result<u16, String> {
+pub(super) fn free_port() -> Result<u16, String> {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .map(|addr| addr.port())
@@ -594,7 +594,7 @@ fn random_hex() -> String {
     format!("{:016x}{:016x}", half(), half())
 }
 
-fn is_root() -> bool {
+pub(super) fn is_root() -> bool {
     static ROOT: OnceLock<bool> = OnceLock::new();
     *ROOT.get_or_init(|| {
         Command::new("id")
@@ -606,7 +606,7 @@ fn is_root() -> bool {
 
 /// The user PostgreSQL runs as when we are root: Debian's `postgres`, or a
 /// system user made for it.
-fn unprivileged_user() -> Result<&'static str, String> {
+pub(super) fn unprivileged_user() -> Result<&'static str, String> {
     static USER: OnceLock<Result<&'static str, String>> = OnceLock::new();
     USER.get_or_init(|| {
         let exists = |user: &str| {
@@ -639,7 +639,7 @@ fn unprivileged_user() -> Result<&'static str, String> {
 }
 
 /// `program` as `user` (through `runuser`), or as ourselves.
-fn as_user(user: Option<&str>, program: &Path) -> Command {
+pub(super) fn as_user(user: Option<&str>, program: &Path) -> Command {
     match user {
         Some(user) => {
             let mut cmd = Command::new("runuser");
@@ -778,7 +778,7 @@ fn keyvalue_quote(value: &str) -> String {
     format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-fn percent_encode(s: &str) -> String {
+pub(super) fn percent_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),

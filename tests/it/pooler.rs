@@ -1,0 +1,266 @@
+//! pgmcp through PgBouncer, in session and in transaction pooling mode, as
+//! Supabase, Neon and most managed services put it in front of PostgreSQL:
+//! it connects (PgBouncer refuses startup parameters it does not track),
+//! every tool answers exactly what it answers without the pooler, calls stay
+//! isolated when each transaction may run on another server connection, a
+//! timeout still stops the statement on the server, and calls go on after
+//! the pooler restarts.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::bouncer::Bouncer;
+use crate::support::engine::{rows, run};
+use crate::support::pg::{self, TestDb};
+use pgmcp::backend::postgres::params;
+use pgmcp::guard::Rule;
+use pgmcp::{Config, Engine, Error};
+
+const MODES: [&str; 2] = ["session", "transaction"];
+
+/// An engine on `url` with built-in defaults, adjusted by `edit`.
+fn engine_at(url: &str, edit: impl FnOnce(&mut Config)) -> Engine {
+    let mut config = Config::builtin();
+    edit(&mut config);
+    let params = params::resolve(Some(url), &config.connection, &|_| None).expect("the URL resolves");
+    Engine::postgres(config, params)
+}
+
+/// Values whose text form depends on every pinned setting.
+const PINNED_VALUES: &str = "SELECT interval '1 day 02:03:04' AS i, '\\x0102'::bytea AS b, \
+     0.1::float8 AS f, 12.5::money AS m, timestamptz '2024-05-06 07:08:09+02' AS t, \
+     date '2024-05-06' AS d, 'a\\b' AS s";
+
+fn shop(db: &TestDb) {
+    db.psql(
+        "CREATE TABLE orders (id int PRIMARY KEY, note text NOT NULL DEFAULT 'x');
+         INSERT INTO orders SELECT g, 'n' || g FROM generate_series(1, 30) g;
+         COMMENT ON TABLE orders IS 'the orders';",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_answers_through_pgbouncer_as_without_it() {
+    let server = pg::server();
+    let db = server.database();
+    shop(&db);
+    // Defaults that differ from every pinned setting: pgmcp's answers must
+    // not follow them, with or without the pooler.
+    db.psql(&format!(
+        "ALTER DATABASE {0} SET IntervalStyle = 'iso_8601'; ALTER DATABASE {0} SET bytea_output = 'escape';
+         ALTER DATABASE {0} SET DateStyle = 'SQL, DMY'; ALTER DATABASE {0} SET TimeZone = 'Asia/Tokyo';
+         ALTER DATABASE {0} SET extra_float_digits = -3;",
+        db.name
+    ));
+    let direct = engine_at(&db.url, |_| {});
+    let expected_values = rows(&direct, PINNED_VALUES).await;
+    assert_eq!(
+        expected_values,
+        json!([{"i": "1 day 02:03:04", "b": "\\x0102", "f": 0.1, "m": "$12.50",
+                "t": "2024-05-06T05:08:09Z", "d": "2024-05-06", "s": "a\\b"}])
+    );
+    let expected_tables = direct
+        .list_tables(&Default::default(), CancellationToken::new())
+        .await
+        .unwrap();
+    let expected_orders = direct
+        .describe_table("orders", None, CancellationToken::new())
+        .await
+        .unwrap();
+    for mode in MODES {
+        let bouncer = Bouncer::start(server, mode);
+        let engine = engine_at(&bouncer.url(&db), |c| c.pool.max_conns = 2);
+        // More calls than server connections, so transaction pooling moves
+        // them between server connections.
+        for _ in 0..6 {
+            assert_eq!(rows(&engine, PINNED_VALUES).await, expected_values, "{mode} pooling");
+            assert_eq!(
+                rows(&engine, "SELECT count(*) AS n, max(note) AS top FROM orders").await,
+                json!([{"n": 30, "top": "n9"}]),
+                "{mode} pooling"
+            );
+        }
+        let tables = engine
+            .list_tables(&Default::default(), CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&tables).unwrap(),
+            serde_json::to_value(&expected_tables).unwrap(),
+            "{mode} pooling"
+        );
+        let orders = engine
+            .describe_table("orders", None, CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&orders).unwrap(),
+            serde_json::to_value(&expected_orders).unwrap(),
+            "{mode} pooling"
+        );
+        // Read-only still holds: the transaction is read-only whatever the
+        // server connection's defaults.
+        match run(&engine, "DELETE FROM orders").await {
+            Err(Error::Guard(_)) => {}
+            other => panic!("{mode} pooling: DELETE was not refused: {other:?}"),
+        }
+        let log = bouncer.log();
+        assert!(
+            log.contains(&format!("login attempt: db={}", db.name)),
+            "{mode} pooling: the calls did not go through PgBouncer:\n{log}"
+        );
+        engine.close().await;
+    }
+    assert_eq!(db.psql("SELECT count(*) FROM orders"), "30");
+}
+
+/// What one call changes in its session never reaches the next, though the
+/// next may run on another server connection and this one's goes to some
+/// other client: pgmcp resets inside its own transaction.
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_stay_isolated_behind_a_transaction_pooler() {
+    let server = pg::server();
+    let db = server.database();
+    let bouncer = Bouncer::start(server, "transaction");
+    let engine = engine_at(&bouncer.url(&db), |c| {
+        c.read_only = false;
+        c.pool.max_conns = 1;
+        c.protection.allow(Rule::Set, true);
+    });
+    run(&engine, "SET work_mem = '77MB'").await.unwrap();
+    run(&engine, "SET TimeZone = 'Asia/Tokyo'").await.unwrap();
+    run(&engine, "SET IntervalStyle = 'iso_8601'").await.unwrap();
+    run(&engine, "CREATE TEMP TABLE scratch (x int)").await.unwrap();
+    run(&engine, "SELECT pg_advisory_lock(42)").await.unwrap();
+    assert_eq!(
+        rows(
+            &engine,
+            "SELECT current_setting('work_mem') AS w, current_setting('TimeZone') AS tz, interval '1 day' AS i"
+        )
+        .await,
+        json!([{"w": "4MB", "tz": "UTC", "i": "1 day"}])
+    );
+    match run(&engine, "SELECT * FROM scratch").await {
+        Err(Error::Db(e)) => assert_eq!(e.code(), "42P01"),
+        other => panic!("temp table leaked: {other:?}"),
+    }
+    // Nobody, through the pooler or not, still holds the lock.
+    assert_eq!(
+        db.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+        "0"
+    );
+    // Another client of the pooler sees the server's defaults.
+    let other = engine_at(&bouncer.url(&db), |_| {});
+    assert_eq!(
+        rows(&other, "SELECT current_setting('work_mem') AS w").await,
+        json!([{"w": "4MB"}])
+    );
+}
+
+/// A statement past its timeout is stopped on the server (PgBouncer passes
+/// the cancel request on), and calls go on after PgBouncer restarts.
+#[tokio::test(flavor = "multi_thread")]
+async fn timeouts_and_restarts_of_the_pooler() {
+    let server = pg::server();
+    let db = server.database();
+    for mode in MODES {
+        let mut bouncer = Bouncer::start(server, mode);
+        let engine = engine_at(&bouncer.url(&db), |c| c.query.default_timeout = Duration::from_secs(1));
+        let started = std::time::Instant::now();
+        match run(&engine, "SELECT pg_sleep(30)").await {
+            Err(Error::Timeout { .. }) => {}
+            other => panic!("{mode} pooling: {other:?}"),
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{mode} pooling: the call waited for the statement"
+        );
+        let running = || {
+            db.psql("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'")
+        };
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while running() != "0" {
+            assert!(
+                std::time::Instant::now() < until,
+                "{mode} pooling: the statement still runs on the server"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(rows(&engine, "SELECT 1 AS one").await, json!([{"one": 1}]));
+
+        bouncer.restart();
+        // The idle connection died with PgBouncer: the next call sees it
+        // closed and connects again.
+        assert_eq!(
+            rows(&engine, "SELECT 2 AS two").await,
+            json!([{"two": 2}]),
+            "{mode} pooling: after a restart"
+        );
+        engine.close().await;
+    }
+}
+
+/// With one server connection for everybody, another client waiting for it
+/// gets it the moment pgmcp's transaction ends: whatever pgmcp's call changed
+/// in the session must be undone by then, not by a statement sent after.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_client_of_the_server_connection_finds_it_reset() {
+    let server = pg::server();
+    let db = server.database();
+    let bouncer = std::sync::Arc::new(Bouncer::with_pool_size(server, "transaction", 1));
+    let engine = engine_at(&bouncer.url(&db), |c| {
+        c.read_only = false;
+        c.protection.allow(Rule::Set, true);
+        // A session setting changed by a statement that takes a while.
+        c.protection.blocked_functions.retain(|f| f.as_str() != "set_config");
+    });
+    // Connected, so the call below only waits for its statement.
+    run(&engine, "SELECT 1").await.unwrap();
+    let waiting = {
+        let bouncer = std::sync::Arc::clone(&bouncer);
+        let name = db.name.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            bouncer.psql(&name, "SELECT current_setting('work_mem')")
+        })
+    };
+    run(&engine, "SELECT set_config('work_mem', '77MB', false), pg_sleep(1)")
+        .await
+        .unwrap();
+    assert_eq!(waiting.join().unwrap(), "4MB");
+}
+
+/// `pgmcp check` says it is talking to a pooler, and what that changes.
+#[test]
+fn check_reports_the_pooler() {
+    let server = pg::server();
+    let db = server.database();
+    let home = tempfile::tempdir().unwrap();
+    for (mode, through) in [(Some("transaction"), true), (None, false)] {
+        let bouncer = mode.map(|mode| Bouncer::start(server, mode));
+        let url = bouncer.as_ref().map_or_else(|| db.url.clone(), |b| b.url(&db));
+        let out = crate::support::pgmcp(home.path())
+            .arg("check")
+            .env("PGMCP_PG_CONNSTRING", &url)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("read-only:    on (verified: transaction_read_only = on)"),
+            "{stdout}"
+        );
+        assert_eq!(
+            stdout.contains("  pooler:     yes (it refused a startup parameter, as PgBouncer does)"),
+            through,
+            "{stdout}"
+        );
+    }
+}
