@@ -330,7 +330,13 @@ pub struct Screened<R, W> {
     /// Answers written but not flushed.
     unflushed: bool,
     eof: bool,
+    /// What each read of `inner` fills: allocated (and zeroed) once, not at
+    /// every poll.
+    chunk: Box<[u8]>,
 }
+
+/// How much one read of the input takes at most.
+const CHUNK: usize = 64 * 1024;
 
 impl<R, W> Screened<R, W> {
     pub fn new(inner: R, answers: WholeLines<W>, max_line: usize) -> Screened<R, W> {
@@ -344,6 +350,7 @@ impl<R, W> Screened<R, W> {
             owed: VecDeque::new(),
             unflushed: false,
             eof: false,
+            chunk: vec![0; CHUNK].into_boxed_slice(),
         }
     }
 
@@ -446,16 +453,25 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AsyncRead for Screened<R, W> {
                 }
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; 64 * 1024];
+            let mut chunk = std::mem::take(&mut this.chunk);
             let mut read = ReadBuf::new(&mut chunk);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
-                Poll::Ready(Ok(())) if read.filled().is_empty() => this.eof = true,
-                Poll::Ready(Ok(())) => {
-                    let filled = read.filled().to_vec();
-                    this.take_in(&filled);
+            let polled = Pin::new(&mut this.inner).poll_read(cx, &mut read);
+            let filled = read.filled().len();
+            let outcome = match polled {
+                Poll::Ready(Ok(())) if filled == 0 => {
+                    this.eof = true;
+                    None
                 }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(())) => {
+                    this.take_in(&chunk[..filled]);
+                    None
+                }
+                Poll::Ready(Err(e)) => Some(Poll::Ready(Err(e))),
+                Poll::Pending => Some(Poll::Pending),
+            };
+            this.chunk = chunk;
+            if let Some(outcome) = outcome {
+                return outcome;
             }
         }
     }

@@ -102,7 +102,7 @@ impl CancelTarget {
     pub async fn cancel(&self) -> io::Result<()> {
         let mut buf = BytesMut::new();
         frontend::cancel_request(self.process_id, self.secret_key, &mut buf);
-        let mut stream = open_socket(&self.host, self.port).await?;
+        let (mut stream, _) = open_socket(&self.host, self.port).await?;
         if let Some(tls) = &self.tls {
             stream = match start_tls(stream, tls).await {
                 Ok(Negotiated::Tls(tls_stream, _)) => tls_stream,
@@ -231,6 +231,8 @@ pub struct Connection {
     /// a statement sent outside a transaction may reach another server
     /// connection, so nothing is deallocated there.
     pub pooled: bool,
+    /// The socket's descriptor, for [`kernel_view`].
+    raw: Option<RawSocket>,
     /// What the TLS handshake agreed on; `None` without TLS.
     tls: Option<TlsSession>,
     /// Where the password sent came from; `None` when the server asked for none.
@@ -298,7 +300,7 @@ impl Connection {
         startup: &[(&str, &str)],
         tls: Option<&Arc<TlsClient>>,
     ) -> Result<Connection, WireError> {
-        let mut io = open_socket(&params.host, params.port)
+        let (mut io, raw) = open_socket(&params.host, params.port)
             .await
             .map_err(|source| WireError::Connect {
                 target: params.target(),
@@ -335,6 +337,7 @@ impl Connection {
             forget_prepared: false,
             catalog_seen: None,
             pooled: false,
+            raw,
             tls: session,
             password_from: None,
         };
@@ -687,6 +690,15 @@ impl Connection {
                 std::task::Poll::Ready(Ok(_)) => continue,
             }
         }
+        match self.raw.map(kernel_view) {
+            Some(Idle::Closed) => return false,
+            // Unsolicited bytes the runtime has not seen: on a plain
+            // connection they are most likely the server's goodbye (an
+            // error, then the close); under TLS they may be the protocol's
+            // own, which only reading would tell.
+            Some(Idle::Unread) if self.tls.is_none() => return false,
+            _ => {}
+        }
         // Anything unsolicited must be harmless (a notice, a parameter change).
         let mut pending = self.read_buf.clone();
         while let Ok(Some(message)) = Message::parse(&mut pending) {
@@ -997,17 +1009,32 @@ fn split_row(body: &backend::DataRowBody) -> Result<WireRow, WireError> {
     Ok(row)
 }
 
-async fn open_socket(host: &Host, port: u16) -> io::Result<Box<dyn Io>> {
+/// A connected socket, and its descriptor where the kernel can be asked
+/// about it directly ([`peer_closed`]).
+type Socket = (Box<dyn Io>, Option<RawSocket>);
+
+#[cfg(unix)]
+type RawSocket = std::os::fd::RawFd;
+#[cfg(not(unix))]
+type RawSocket = std::convert::Infallible;
+
+async fn open_socket(host: &Host, port: u16) -> io::Result<Socket> {
     match host {
         Host::Tcp(name) => {
             let stream = TcpStream::connect((name.as_str(), port)).await?;
             stream.set_nodelay(true)?;
-            Ok(Box::new(stream))
+            #[cfg(unix)]
+            let raw = Some(std::os::fd::AsRawFd::as_raw_fd(&stream));
+            #[cfg(not(unix))]
+            let raw = None;
+            Ok((Box::new(stream), raw))
         }
         #[cfg(unix)]
         Host::Unix(dir) => {
             let path = dir.join(format!(".s.PGSQL.{port}"));
-            Ok(Box::new(UnixStream::connect(path).await?))
+            let stream = UnixStream::connect(path).await?;
+            let raw = Some(std::os::fd::AsRawFd::as_raw_fd(&stream));
+            Ok((Box::new(stream), raw))
         }
         // A host starting with `/` names a socket directory, and tokio has no
         // Unix-domain sockets on Windows (PostgreSQL on Windows listens on TCP).
@@ -1018,4 +1045,39 @@ async fn open_socket(host: &Host, port: u16) -> io::Result<Box<dyn Io>> {
              give a host name or address, such as localhost",
         )),
     }
+}
+
+/// What the kernel says of an idle connection's socket, asked directly and
+/// without waiting: the runtime only tries a read once its event loop has
+/// seen the socket become readable, which under load can come after the
+/// connection is taken from the pool.
+#[cfg(unix)]
+fn kernel_view(raw: RawSocket) -> Idle {
+    let mut byte = 0u8;
+    // SAFETY: `raw` is the descriptor of the socket the connection owns (it
+    // is closed only when the connection is dropped), and the buffer is one
+    // writable byte. MSG_PEEK leaves anything there for the runtime to read.
+    let n = unsafe { libc::recv(raw, (&raw mut byte).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    match n {
+        0 => Idle::Closed,
+        1.. => Idle::Unread,
+        _ if io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock => Idle::Quiet,
+        _ => Idle::Closed,
+    }
+}
+
+#[cfg(not(unix))]
+fn kernel_view(raw: RawSocket) -> Idle {
+    match raw {}
+}
+
+/// An idle connection's socket, as the kernel sees it.
+#[derive(Debug, PartialEq, Eq)]
+enum Idle {
+    /// Nothing to read, and open.
+    Quiet,
+    /// Bytes the runtime has not read yet.
+    Unread,
+    /// The peer closed it, or it failed.
+    Closed,
 }

@@ -124,16 +124,21 @@ impl Bouncer {
         }
     }
 
-    /// Stops PgBouncer, closing every client and server connection it has.
+    /// Stops PgBouncer, closing every client and server connection it has,
+    /// and returns once it is gone (its port free again).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            // runuser passes SIGKILL's effect on only if it is PgBouncer that
-            // gets it: stop PgBouncer itself, by its pid file.
+            // As root the child is runuser, which waits for PgBouncer: kill
+            // PgBouncer itself, by its pid file, then wait for the child.
             let pid = fs::read_to_string(self.dir.path().join("pgbouncer.pid")).unwrap_or_default();
-            if let Ok(pid) = pid.trim().parse::<i32>() {
-                let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+            match pid.trim().parse::<u32>() {
+                Ok(pid) if pid > 1 => {
+                    let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+                }
+                _ => {
+                    let _ = child.kill();
+                }
             }
-            let _ = child.kill();
             let _ = child.wait();
         }
     }

@@ -7,7 +7,8 @@
 //!
 //! With `PGMCP_TEST_DATABASE_URL` set (a URL whose user may `CREATE DATABASE`),
 //! [`server`] starts nothing and uses that server; its test databases are
-//! dropped again when their [`TestDb`] is.
+//! dropped again when their [`TestDb`] is. `PGMCP_TEST_PGBIN` names the server
+//! binaries to start (default: the `initdb` on PATH, else Debian's newest).
 //!
 //! # Cleanup
 //!
@@ -46,6 +47,9 @@ const ADMIN_USER: &str = "pgmcp_admin";
 
 /// Names an existing server to use instead of starting one.
 const URL_VAR: &str = "PGMCP_TEST_DATABASE_URL";
+/// The directory of the server binaries to test against (`initdb`, `pg_ctl`,
+/// `postgres`): one PostgreSQL version per test run.
+const PGBIN_VAR: &str = "PGMCP_TEST_PGBIN";
 
 /// The system user made to run PostgreSQL when we are root and there is no
 /// `postgres` user.
@@ -652,9 +656,19 @@ pub(super) fn as_user(user: Option<&str>, program: &Path) -> Command {
 
 /// The directory with `initdb`, `pg_ctl` and `postgres`: the one `initdb` on
 /// PATH comes from, else `pg_config --bindir`, else the newest of Debian's
-/// `/usr/lib/postgresql/<N>/bin`.
+/// `/usr/lib/postgresql/<N>/bin`; `PGMCP_TEST_PGBIN` names another, so one
+/// test run targets one PostgreSQL version.
 fn server_bindir() -> Result<PathBuf, String> {
     const SERVER: [&str; 3] = ["initdb", "pg_ctl", "postgres"];
+    if let Some(dir) = env::var_os(PGBIN_VAR).filter(|d| !d.is_empty()).map(PathBuf::from) {
+        return match SERVER.iter().find(|bin| !is_executable(&dir.join(bin))) {
+            None => Ok(dir),
+            Some(missing) => Err(format!(
+                "{PGBIN_VAR}={}: no {missing} there (.ci/postgres-versions installs a version's binaries)",
+                dir.display()
+            )),
+        };
+    }
     // Resolved: /usr/local/bin/initdb may be a link into the real bindir, and
     // the other binaries (and a matching psql) are found beside the real one.
     let from_path = on_path("initdb")
