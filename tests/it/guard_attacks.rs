@@ -464,6 +464,7 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
     ];
 
     let backend = read_only_backend(&target.db);
+    let major = target.db.major();
     let mut findings = Findings::default();
     for w in &writes {
         let mut problems = Vec::new();
@@ -480,12 +481,17 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
             )),
         }
         problems.extend(changed(&before, &target.state()));
-        // The second layer alone.
+        // The second layer alone. MERGE came in PostgreSQL 15: an older
+        // server does not know the statement at all.
         let result = exec_unguarded(&backend, &w.sql).await;
-        if db_code(&result) != Some(w.code) {
+        let code = if w.sql.starts_with("MERGE") && major < 15 {
+            "42601"
+        } else {
+            w.code
+        };
+        if db_code(&result) != Some(code) {
             problems.push(format!(
-                "expected: refused by PostgreSQL with {}\n  got: {}",
-                w.code,
+                "expected: refused by PostgreSQL with {code}\n  got: {}",
                 verdict(&result)
             ));
         }
@@ -622,8 +628,20 @@ async fn without_the_guard_read_only_mode_does_not_stop_superuser_side_effects()
     );
     assert_eq!(db_count(&target.db, "pg_largeobject_metadata"), 0);
     let result = exec_unguarded(&backend, sql).await;
-    assert!(result.is_ok(), "lo_import: {}", verdict(&result));
-    assert_eq!(db_count(&target.db, "pg_largeobject_metadata"), 1);
+    let major = target.db.major();
+    if major >= 18 {
+        // PostgreSQL 18 refuses large-object writes in a read-only
+        // transaction itself; the guard refuses them on every version.
+        assert!(
+            matches!(&result, Err(Error::Db(e)) if e.code() == "25006"),
+            "lo_import on {major}: {}",
+            verdict(&result)
+        );
+        assert_eq!(db_count(&target.db, "pg_largeobject_metadata"), 0);
+    } else {
+        assert!(result.is_ok(), "lo_import: {}", verdict(&result));
+        assert_eq!(db_count(&target.db, "pg_largeobject_metadata"), 1);
+    }
 }
 
 /// A read-only PostgreSQL backend with no engine, and so no guard, in front.

@@ -47,3 +47,4 @@ mod support;
 mod tls;
 mod trust;
 mod values;
+mod versions;

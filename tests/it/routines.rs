@@ -147,8 +147,15 @@ async fn planted_functions_do_not_run_in_read_only_mode() {
             .read_only_functions
             .push(FunctionPattern::new("plant_text"))
     });
-    assert!(run(&vouched, "SELECT plant_text('x') IS NOT NULL AS ok").await.is_ok());
-    assert_eq!(objects(), "1", "the vouched-for function ran once");
+    match run(&vouched, "SELECT plant_text('x') IS NOT NULL AS ok").await {
+        Ok(_) => assert_eq!(objects(), "1", "the vouched-for function ran once"),
+        // PostgreSQL 18 refuses lo_create in a read-only transaction itself:
+        // the function ran as far as that.
+        Err(Error::Db(e)) if db.major() >= 18 && e.code() == "25006" => {
+            assert!(e.to_string().contains("lo_create"), "{e}");
+        }
+        Err(e) => panic!("the vouched-for function did not run: {e}"),
+    }
 }
 
 /// A function created after pgmcp read the catalog is unknown, and refused in
@@ -249,6 +256,7 @@ async fn the_catalog_check_looks_again_only_after_a_commit() {
     let server = pg::private_server();
     server.configure(&[("autovacuum", "off")]);
     let db = server.database();
+    let major = db.major();
     let scans = || -> u64 {
         // A backend's statistics are written when it exits, before it leaves
         // pg_stat_activity: wait for the engine's connection to go.
@@ -263,6 +271,11 @@ async fn the_catalog_check_looks_again_only_after_a_commit() {
                 "the engine's connection did not close"
             );
             std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if major < 15 {
+            // Before 15 a statistics collector receives them, and a session
+            // may read its file up to 500 ms old: read one written after.
+            std::thread::sleep(std::time::Duration::from_millis(700));
         }
         db.psql("SELECT seq_scan FROM pg_stat_sys_tables WHERE relname = 'pg_rewrite'")
             .parse()

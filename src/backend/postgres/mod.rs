@@ -847,7 +847,8 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
                 "3D000" => format!(
                     "{message} on {target} (check dbname in the connection string, connection.dbname or PGDATABASE)"
                 ),
-                "28000" if message.contains("no encryption") => format!(
+                // "SSL off" before PostgreSQL 14, "no encryption" since.
+                "28000" if message.ends_with("no encryption") || message.ends_with("SSL off") => format!(
                     "could not connect to {target}: {message} (the server accepts this user only over TLS: set sslmode=require or stronger)"
                 ),
                 "28000" => format!(

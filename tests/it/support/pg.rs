@@ -347,6 +347,13 @@ impl TestDb {
         self.conn.psql(&self.name, sql)
     }
 
+    /// The server's major version (13, ..., 18), for what differs between
+    /// versions.
+    pub fn major(&self) -> u32 {
+        let num: u32 = self.psql("SHOW server_version_num").parse().expect("a version number");
+        num / 10000
+    }
+
     /// The same connection as [`TestDb::url`], in libpq's key=value form:
     /// `host=127.0.0.1 port=... user=... password=... dbname=...`.
     pub fn keyvalue(&self) -> String {
