@@ -13,6 +13,7 @@ mod cli;
 mod configure;
 mod connect;
 mod connstring_secrets;
+mod connstrings;
 mod demo;
 mod doors_red_team;
 mod doors_red_team_2;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RootCert, SslMode};
+pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RootCert, SessionAttrs, SslMode};
 use role::SessionRole;
 pub use role::{quote_ident, suggest_role_sql};
 use types::TypeCatalog;
@@ -642,50 +642,127 @@ impl PgBackend {
                 None => break,
             }
         }
-        let budget = deadline
-            .at
-            .saturating_duration_since(Instant::now())
-            .min(self.params.connect_timeout);
         let connect = async {
-            match Connection::connect(&self.params, &self.startup()).await {
-                Err(WireError::Refused { db, .. })
-                    if db.message.starts_with(UNTRACKED_PARAMETER) && !self.behind_pooler() =>
-                {
-                    tracing::info!(refused = %db.message, "talking to a connection pooler: pinning output settings in every transaction");
-                    self.pooler.store(true, Ordering::Relaxed);
-                    Connection::connect(&self.params, &self.startup()).await
+            let hosts = self.params.each_host();
+            let passes: &[SessionAttrs] = match self.params.target_session_attrs {
+                SessionAttrs::PreferStandby => &[SessionAttrs::Standby, SessionAttrs::Any],
+                attrs => &[attrs],
+            };
+            let mut failed: Option<Error> = None;
+            let mut unsuitable: Vec<String> = Vec::new();
+            for &pass in passes {
+                for params in &hosts {
+                    // libpq's connect_timeout holds for each host.
+                    let left = deadline.at.saturating_duration_since(Instant::now());
+                    let budget = left.min(params.connect_timeout);
+                    let attempt = tokio::time::timeout(budget, self.connect_to(params));
+                    let mut conn = match attempt.await {
+                        Ok(Ok(conn)) => conn,
+                        Ok(Err(e)) => {
+                            failed = Some(connect_error(params, e));
+                            continue;
+                        }
+                        Err(_) => {
+                            let limit = if budget >= params.connect_timeout {
+                                "connect_timeout"
+                            } else {
+                                "the call's timeout"
+                            };
+                            failed = Some(Error::Connection(format!(
+                                "could not connect to {}: timed out after {} s ({limit}); check the host and that PostgreSQL accepts TCP connections there",
+                                params.target(),
+                                budget.as_secs_f32().ceil()
+                            )));
+                            continue;
+                        }
+                    };
+                    match self.suits(&mut conn, pass, deadline).await {
+                        Ok(true) => return Ok(conn),
+                        Ok(false) => {
+                            unsuitable.push(params.target());
+                            tokio::spawn(conn.terminate());
+                        }
+                        Err(e) => failed = Some(e),
+                    }
                 }
-                other => other,
             }
+            Err(match (failed, unsuitable.is_empty()) {
+                (Some(e), true) => e,
+                (failed, _) => Error::Connection(format!(
+                    "none of the hosts is a {attrs} server (target_session_attrs={attrs}): {} answered as {}{}",
+                    unsuitable.join(", "),
+                    match self.params.target_session_attrs {
+                        SessionAttrs::Standby | SessionAttrs::ReadOnly => "primaries",
+                        _ => "standbys",
+                    },
+                    failed.map(|e| format!("; the others: {e}")).unwrap_or_default(),
+                    attrs = self.params.target_session_attrs.name(),
+                )),
+            })
         };
         tokio::select! {
-            r = tokio::time::timeout(budget, connect) => match r {
-                Ok(Ok(mut conn)) => {
-                    conn.pooled = self.behind_pooler();
-                    Ok(conn)
-                }
-                Ok(Err(e)) => Err(connect_error(&self.params, e)),
-                Err(_) => {
-                    let limit = if budget >= self.params.connect_timeout { "connect_timeout" } else { "the call's timeout" };
-                    Err(Error::Connection(format!(
-                        "could not connect to {}: timed out after {} s ({limit}); check the host and that PostgreSQL accepts TCP connections there",
-                        self.params.target(),
-                        budget.as_secs_f32().ceil()
-                    )))
-                }
-            },
+            r = connect => r,
             _ = deadline.cancel.cancelled() => Err(Error::Cancelled),
         }
     }
 
+    /// One connection to the host `params` names, as a pooler in front of it
+    /// allows.
+    async fn connect_to(&self, params: &ConnectParams) -> Result<Connection, WireError> {
+        let conn = match Connection::connect(params, &self.startup()).await {
+            Err(WireError::Refused { db, .. })
+                if db.message.starts_with(UNTRACKED_PARAMETER) && !self.behind_pooler() =>
+            {
+                tracing::info!(refused = %db.message, "talking to a connection pooler: pinning output settings in every transaction");
+                self.pooler.store(true, Ordering::Relaxed);
+                Connection::connect(params, &self.startup()).await
+            }
+            other => other,
+        };
+        conn.map(|mut conn| {
+            conn.pooled = self.behind_pooler();
+            conn
+        })
+    }
+
+    /// Whether a new connection is to the kind of server
+    /// `target_session_attrs` asks for: a primary or a standby, as
+    /// `pg_is_in_recovery()` says.
+    async fn suits(&self, conn: &mut Connection, attrs: SessionAttrs, deadline: &Deadline) -> Result<bool, Error> {
+        let want_standby = match attrs {
+            SessionAttrs::Any | SessionAttrs::PreferStandby => return Ok(true),
+            SessionAttrs::ReadWrite | SessionAttrs::Primary => false,
+            SessionAttrs::ReadOnly | SessionAttrs::Standby => true,
+        };
+        let ex = Exchange {
+            setup: &[],
+            sql: "SELECT pg_catalog.pg_is_in_recovery()",
+            params: &[],
+            max_rows: 1,
+            budget: None,
+            finish: &[],
+            deferred: &[],
+            prepared: None,
+        };
+        let result = run(conn, &ex, deadline).await?;
+        let in_recovery =
+            result.rows.first().and_then(|r| r.first()).and_then(|v| v.as_deref()) == Some(b"t".as_slice());
+        Ok(in_recovery == want_standby)
+    }
+
     /// The startup parameters: every pinned setting, and read-only as the
     /// session's default; behind a pooler, only what it carries.
-    fn startup(&self) -> Vec<(&'static str, &'static str)> {
+    fn startup(&self) -> Vec<(&str, &str)> {
         let mut startup: Vec<(&str, &str)> = PINNED.to_vec();
         if self.behind_pooler() {
             startup.retain(|(name, _)| POOLER_TRACKED.contains(name));
         } else if self.options.read_only {
             startup.push(("default_transaction_read_only", "on"));
+        }
+        // The server reads these before the other startup parameters, so
+        // none of them can undo a pinned setting.
+        if let Some(options) = &self.params.options {
+            startup.push(("options", options.as_str()));
         }
         startup
     }

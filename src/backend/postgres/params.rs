@@ -4,7 +4,9 @@
 //! else the config file's `connection` section, else the libpq environment
 //! variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`,
 //! `PGAPPNAME`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`,
-//! `PGSSLKEY`, `PGPASSFILE`), else libpq's defaults. The password file itself is
+//! `PGSSLKEY`, `PGPASSFILE`, `PGOPTIONS`, `PGTARGETSESSIONATTRS`), else libpq's
+//! defaults. Several hosts (`host=a,b port=1,2`, or `postgresql://a:1,b:2/db`)
+//! are tried in order, as libpq does. The password file itself is
 //! read at connect time (see `passfile.rs`), as libpq does.
 //! Pure: the environment comes in as a function, so every rule is table-tested.
 
@@ -36,6 +38,45 @@ impl Host {
         } else {
             Host::Tcp(text.to_owned())
         }
+    }
+}
+
+/// Which server of several to settle on (`target_session_attrs`), with
+/// libpq's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionAttrs {
+    /// The first that answers.
+    Any,
+    /// One that is not in recovery (libpq also asks that writes be the
+    /// default; pgmcp sets its own default, so a primary is what it looks for).
+    ReadWrite,
+    /// A standby, or a primary whose transactions are read-only by default.
+    ReadOnly,
+    /// One that is not in recovery.
+    Primary,
+    /// One in recovery.
+    Standby,
+    /// A standby if any answers, else any.
+    PreferStandby,
+}
+
+impl SessionAttrs {
+    pub const NAMES: [&'static str; 6] = ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"];
+
+    fn from_name(name: &str) -> Option<SessionAttrs> {
+        Some(match name {
+            "any" => SessionAttrs::Any,
+            "read-write" => SessionAttrs::ReadWrite,
+            "read-only" => SessionAttrs::ReadOnly,
+            "primary" => SessionAttrs::Primary,
+            "standby" => SessionAttrs::Standby,
+            "prefer-standby" => SessionAttrs::PreferStandby,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
     }
 }
 
@@ -154,8 +195,16 @@ pub struct ConnectionConfig {
 /// Everything needed to open a connection. `Debug` never shows the password.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConnectParams {
+    /// The first host to try, and its port.
     pub host: Host,
     pub port: u16,
+    /// The hosts to try after it, in order, with their ports.
+    pub more_hosts: Vec<(Host, u16)>,
+    /// Which of the hosts to settle on.
+    pub target_session_attrs: SessionAttrs,
+    /// `options`: command-line options for the server (`-c name=value`),
+    /// sent as libpq sends them.
+    pub options: Option<String>,
     pub user: String,
     pub password: Option<String>,
     pub dbname: Option<String>,
@@ -180,6 +229,9 @@ impl fmt::Debug for ConnectParams {
         f.debug_struct("ConnectParams")
             .field("host", &self.host)
             .field("port", &self.port)
+            .field("more_hosts", &self.more_hosts)
+            .field("target_session_attrs", &self.target_session_attrs)
+            .field("options", &self.options)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("dbname", &self.dbname)
@@ -196,13 +248,31 @@ impl fmt::Debug for ConnectParams {
 }
 
 impl ConnectParams {
-    /// `host:port` or the socket path, for error messages (never the password).
+    /// `host:port` or the socket path, for error messages (never the
+    /// password); with several hosts, each, comma-separated.
     pub fn target(&self) -> String {
-        match &self.host {
-            Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", self.port),
-            Host::Tcp(h) => format!("{h}:{}", self.port),
-            Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), self.port),
-        }
+        std::iter::once((&self.host, self.port))
+            .chain(self.more_hosts.iter().map(|(h, p)| (h, *p)))
+            .map(|(host, port)| match host {
+                Host::Tcp(h) if h.contains(':') => format!("[{h}]:{port}"),
+                Host::Tcp(h) => format!("{h}:{port}"),
+                Host::Unix(dir) => format!("{}/.s.PGSQL.{port}", dir.display()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// One set of parameters per host, in the order they are tried.
+    pub fn each_host(&self) -> Vec<ConnectParams> {
+        std::iter::once((self.host.clone(), self.port))
+            .chain(self.more_hosts.iter().cloned())
+            .map(|(host, port)| ConnectParams {
+                host,
+                port,
+                more_hosts: Vec::new(),
+                ..self.clone()
+            })
+            .collect()
     }
 }
 
@@ -298,6 +368,8 @@ struct Partial {
     sslcert: Option<String>,
     sslkey: Option<String>,
     passfile: Option<String>,
+    options: Option<String>,
+    target_session_attrs: Option<String>,
 }
 
 impl Partial {
@@ -315,6 +387,8 @@ impl Partial {
             "sslcert" => &mut self.sslcert,
             "sslkey" => &mut self.sslkey,
             "passfile" => &mut self.passfile,
+            "options" => &mut self.options,
+            "target_session_attrs" => &mut self.target_session_attrs,
             other => return Err(unknown_option(source, other)),
         };
         *slot = Some(value);
@@ -336,6 +410,8 @@ impl Partial {
             sslcert: self.sslcert.or(other.sslcert),
             sslkey: self.sslkey.or(other.sslkey),
             passfile: self.passfile.or(other.passfile),
+            options: self.options.or(other.options),
+            target_session_attrs: self.target_session_attrs.or(other.target_session_attrs),
         }
     }
 }
@@ -376,6 +452,8 @@ pub fn resolve_from(
             sslcert: config.sslcert.clone(),
             sslkey: config.sslkey.clone(),
             passfile: config.passfile.clone(),
+            options: None,
+            target_session_attrs: None,
         },
     };
     let password_from_source = explicit
@@ -396,31 +474,62 @@ pub fn resolve_from(
         sslcert: env("PGSSLCERT"),
         sslkey: env("PGSSLKEY"),
         passfile: env("PGPASSFILE"),
+        options: env("PGOPTIONS"),
+        target_session_attrs: env("PGTARGETSESSIONATTRS"),
     };
     let p = explicit.or(from_env);
 
-    let port = match p.port.as_deref() {
-        None | Some("") => 5432,
-        Some(text) => text
-            .parse::<u16>()
-            .ok()
-            .filter(|p| *p > 0)
-            // The value is not echoed: a misplaced separator can put part of a
-            // password here.
-            .ok_or_else(|| err("port", "invalid port: expected a number from 1 to 65535"))?,
-    };
-    let host = match p.host.as_deref() {
-        Some(h) if !h.is_empty() => {
-            if h.contains(',') {
-                return Err(err("host", "several hosts are not supported; give one host"));
-            }
-            Host::from_text(h)
+    // libpq: one port for every host, or one per host; an empty one is 5432,
+    // an empty host the default one.
+    let hosts: Vec<&str> = p.host.as_deref().unwrap_or("").split(',').collect();
+    let ports: Vec<&str> = p.port.as_deref().unwrap_or("").split(',').collect();
+    if ports.len() != 1 && ports.len() != hosts.len() {
+        return Err(err(
+            "port",
+            format!(
+                "{} ports for {} hosts: give one port, or one per host",
+                ports.len(),
+                hosts.len()
+            ),
+        ));
+    }
+    let port_of = |text: &str| -> Result<u16, ParamsError> {
+        match text {
+            "" => Ok(5432),
+            text => text
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                // The value is not echoed: a misplaced separator can put part of a
+                // password here.
+                .ok_or_else(|| err("port", "invalid port: expected a number from 1 to 65535")),
         }
-        // libpq's default: the Unix socket directory when it exists, else localhost.
-        _ if cfg!(unix) && std::path::Path::new("/var/run/postgresql").is_dir() => {
+    };
+    let host_of = |text: &str| match text {
+        "" if cfg!(unix) && std::path::Path::new("/var/run/postgresql").is_dir() => {
+            // libpq's default: the Unix socket directory when it exists, else localhost.
             Host::Unix(PathBuf::from("/var/run/postgresql"))
         }
-        _ => Host::Tcp("localhost".to_owned()),
+        "" => Host::Tcp("localhost".to_owned()),
+        text => Host::from_text(text),
+    };
+    let mut all = Vec::with_capacity(hosts.len());
+    for (i, h) in hosts.iter().enumerate() {
+        all.push((
+            host_of(h),
+            port_of(ports.get(i).or(ports.first()).copied().unwrap_or(""))?,
+        ));
+    }
+    let (host, port) = all.remove(0);
+    let more_hosts = all;
+    let target_session_attrs = match given_ref(p.target_session_attrs.as_deref()) {
+        None => SessionAttrs::Any,
+        Some(text) => SessionAttrs::from_name(text).ok_or_else(|| {
+            err(
+                "target_session_attrs",
+                format!("invalid target_session_attrs: use {}", SessionAttrs::NAMES.join(", ")),
+            )
+        })?,
     };
     let user = match p.user {
         Some(u) if !u.is_empty() => u,
@@ -481,6 +590,9 @@ pub fn resolve_from(
     Ok(ConnectParams {
         host,
         port,
+        more_hosts,
+        target_session_attrs,
+        options: given(p.options),
         dbname: p.dbname.filter(|d| !d.is_empty()),
         password,
         password_from,
@@ -500,6 +612,11 @@ pub fn resolve_from(
             .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key"))),
         passfile: given(p.passfile).map(PathBuf::from).or(default_passfile),
     })
+}
+
+/// A setting's text unless it is empty (an empty setting counts as unset).
+fn given_ref(text: Option<&str>) -> Option<&str> {
+    text.filter(|t| !t.is_empty())
 }
 
 /// libpq's directory of certificates and keys, and its default password file:
@@ -577,24 +694,33 @@ fn parse_url(source: &str, url: &str) -> Result<Partial, ParamsError> {
         }
         None => authority,
     };
-    if hostport.contains(',') {
-        return Err(err(source, "several hosts are not supported; give one host"));
-    }
-    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-        let (addr, after) = v6
-            .split_once(']')
-            .ok_or_else(|| err(source, "unterminated IPv6 address in URL"))?;
-        (addr.to_owned(), after.strip_prefix(':').map(str::to_owned))
-    } else {
-        match hostport.split_once(':') {
-            Some((h, p)) => (decode(source, h)?, Some(p.to_owned())),
-            None => (decode(source, hostport)?, None),
+    // `host1:port1,host2:port2`: the same lists `host=` and `port=` give.
+    let mut hosts = Vec::new();
+    let mut ports = Vec::new();
+    for element in hostport.split(',') {
+        let (host, port) = if let Some(v6) = element.strip_prefix('[') {
+            let (addr, after) = v6
+                .split_once(']')
+                .ok_or_else(|| err(source, "unterminated IPv6 address in URL"))?;
+            (addr.to_owned(), after.strip_prefix(':').map(str::to_owned))
+        } else {
+            match element.split_once(':') {
+                Some((h, p)) => (decode(source, h)?, Some(p.to_owned())),
+                None => (decode(source, element)?, None),
+            }
+        };
+        if host.contains(',') {
+            return Err(err(source, "a host name in the URL holds a comma"));
         }
-    };
-    if !host.is_empty() {
-        out.host = Some(host);
+        hosts.push(host);
+        ports.push(port.unwrap_or_default());
     }
-    out.port = port.filter(|p| !p.is_empty());
+    if hosts.iter().any(|h| !h.is_empty()) {
+        out.host = Some(hosts.join(","));
+    }
+    if ports.iter().any(|p| !p.is_empty()) {
+        out.port = Some(ports.join(","));
+    }
     if let Some(path) = path.filter(|p| !p.is_empty()) {
         out.dbname = Some(decode(source, path)?);
     }
@@ -1012,8 +1138,13 @@ mod tests {
                 "port: invalid port: expected a number from 1 to 65535",
             ),
             (
-                "host=h user=u target_session_attrs=any",
-                "PGMCP_PG_CONNSTRING: connection option \"target_session_attrs\" is not supported",
+                "host=h user=u target_session_attrs=sometimes",
+                "target_session_attrs: invalid target_session_attrs: use any, read-write, read-only, primary, \
+                 standby, prefer-standby",
+            ),
+            (
+                "host=h user=u gssencmode=disable",
+                "PGMCP_PG_CONNSTRING: connection option \"gssencmode\" is not supported",
             ),
             (
                 "host=h user=u password='unterminated",
@@ -1029,8 +1160,8 @@ mod tests {
                 "sslmode: invalid sslmode: use disable, allow, prefer, require, verify-ca, verify-full",
             ),
             (
-                "host=a,b user=u",
-                "host: several hosts are not supported; give one host",
+                "host=a,b,c port=1,2 user=u",
+                "port: 2 ports for 3 hosts: give one port, or one per host",
             ),
         ];
         for (input, expected) in cases {
@@ -1038,6 +1169,51 @@ mod tests {
             assert_eq!(e.to_string(), *expected, "{input}");
             assert!(!e.to_string().contains("hunter2"));
         }
+    }
+
+    /// Several hosts, as libpq reads them: one port for all or one each, an
+    /// empty port is 5432, and the URL form gives the same lists.
+    #[test]
+    fn several_hosts_are_tried_in_order() {
+        let hosts = |input: &str| -> Vec<String> {
+            let p = resolve(Some(input), &ConnectionConfig::default(), &env_of(&[("USER", "me")])).unwrap();
+            p.each_host().iter().map(ConnectParams::target).collect()
+        };
+        let cases: &[(&str, &[&str])] = &[
+            ("host=a,b port=6000", &["a:6000", "b:6000"]),
+            ("host=a,b,c port=1,,3", &["a:1", "b:5432", "c:3"]),
+            ("host=a,::1 port=1,2", &["a:1", "[::1]:2"]),
+            ("postgresql://a:1,b:2/db", &["a:1", "b:2"]),
+            ("postgresql://a,[::1]:7/db", &["a:5432", "[::1]:7"]),
+            (
+                "postgresql://u:p%2Cw@a:1,b/db?target_session_attrs=primary",
+                &["a:1", "b:5432"],
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(hosts(input), *expected, "{input}");
+        }
+        let p = resolve(
+            Some("host=a,b target_session_attrs=prefer-standby options='-c work_mem=8MB'"),
+            &ConnectionConfig::default(),
+            &env_of(&[("USER", "me")]),
+        )
+        .unwrap();
+        assert_eq!(p.target(), "a:5432, b:5432");
+        assert_eq!(p.target_session_attrs, SessionAttrs::PreferStandby);
+        assert_eq!(p.options.as_deref(), Some("-c work_mem=8MB"));
+        let from_env = resolve(
+            None,
+            &ConnectionConfig::default(),
+            &env_of(&[
+                ("USER", "me"),
+                ("PGTARGETSESSIONATTRS", "standby"),
+                ("PGOPTIONS", "-c a=b"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(from_env.target_session_attrs, SessionAttrs::Standby);
+        assert_eq!(from_env.options.as_deref(), Some("-c a=b"));
     }
 
     /// Malformed connection strings whose password a stray space, quote,

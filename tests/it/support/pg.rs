@@ -582,7 +582,7 @@ impl Watchdog {
 fn postgres_options(port: u16, socket_dir: &Path) -> String {
     // pg_ctl passes this through `sh`; the temp dir's name is [A-Za-z0-9-].
     format!(
-        "-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='{}' \
+        "-c listen_addresses=127.0.0.1,::1 -p {port} -c unix_socket_directories='{}' \
          -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
          -c max_connections=200 -c shared_buffers=32MB",
         socket_dir.display(),
