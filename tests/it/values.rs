@@ -393,6 +393,39 @@ async fn numeric_is_a_string_with_every_digit() {
     f.finish();
 }
 
+/// SQL of newer servers goes through the guard and comes back converted
+/// like any other: SQL/JSON (16, 17), `uuidv7` (18). Each case runs on the
+/// servers that have it (the suite runs on 13 and 18 as well as the
+/// machine's own).
+#[tokio::test(flavor = "multi_thread")]
+async fn newer_servers_sql_is_read_like_any_other() {
+    let mut f = Family::new("newer SQL", "");
+    f.check(vec![
+        query("SELECT '[1]' IS JSON ARRAY AS a", &["boolean"], &[r#"{"a":true}"#]).since(16),
+        query("SELECT JSON_OBJECT('a': 1) AS o", &["json"], &[r#"{"o":{"a":1}}"#]).since(16),
+        query(
+            "SELECT JSON_VALUE('{\"a\":5}', '$.a' RETURNING int) AS v",
+            &["integer"],
+            &[r#"{"v":5}"#],
+        )
+        .since(17),
+        query(
+            "SELECT x FROM JSON_TABLE('[1,2]', '$[*]' COLUMNS (x int PATH '$')) t",
+            &["integer"],
+            &[r#"{"x":1}"#, r#"{"x":2}"#],
+        )
+        .since(17),
+        query(
+            "SELECT uuid_extract_version(uuidv7()) AS v",
+            &["smallint"],
+            &[r#"{"v":7}"#],
+        )
+        .since(18),
+    ])
+    .await;
+    f.finish();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn floats_are_shortest_exact_numbers_and_specials_strings() {
     let mut f = Family::new("floats", "");

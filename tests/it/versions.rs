@@ -18,6 +18,7 @@ pub const GROUPS: &[&str] = &[
     "engine::",
     "faults::",
     "check::",
+    "connstrings::",
     "role::",
     "tls::",
     "pooler::",
