@@ -264,3 +264,45 @@ fn check_reports_the_pooler() {
         );
     }
 }
+
+/// A PgBouncer told to ignore the startup parameters it does not track (a
+/// common setting, for drivers that send them) accepts pgmcp's and drops
+/// them: pgmcp finds out from its own prepared check, missing on the next
+/// transaction's server connection, and from then on works as behind any
+/// pooler, with the same answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pooler_that_ignores_startup_parameters_is_found_out() {
+    let server = pg::server();
+    let db = server.database();
+    db.psql(&format!(
+        "ALTER DATABASE {0} SET IntervalStyle = 'iso_8601'; ALTER DATABASE {0} SET bytea_output = 'escape';",
+        db.name
+    ));
+    let expected = rows(&engine_at(&db.url, |_| {}), PINNED_VALUES).await;
+    let bouncer = Bouncer::configured(
+        server,
+        "transaction",
+        2,
+        "ignore_startup_parameters = IntervalStyle, extra_float_digits, bytea_output, lc_monetary, \
+         default_transaction_read_only",
+    );
+    let engine = std::sync::Arc::new(engine_at(&bouncer.url(&db), |c| c.pool.max_conns = 3));
+    // Calls in flight together, so transactions move between the two
+    // server connections.
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..12 {
+        let engine = std::sync::Arc::clone(&engine);
+        calls.spawn(async move { rows(&engine, PINNED_VALUES).await });
+    }
+    while let Some(answer) = calls.join_next().await {
+        assert_eq!(answer.unwrap(), expected);
+    }
+    let out = crate::support::pgmcp_std(tempfile::tempdir().unwrap().path())
+        .arg("--database")
+        .arg(bouncer.url(&db))
+        .arg("query")
+        .arg(PINNED_VALUES)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

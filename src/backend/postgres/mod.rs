@@ -69,10 +69,11 @@ const POOLER_TRACKED: &[&str] = &[
 /// What PgBouncer answers a startup parameter it does not track with.
 const UNTRACKED_PARAMETER: &str = "unsupported startup parameter";
 
-/// Behind a pooler, every pinned setting but the encoding (which the pooler
-/// tracks, and which a statement cannot change mid-transaction without
-/// confusing it) is set again at the start of each transaction: the server
-/// connection running it may have been another client's a moment before.
+/// Every pinned setting but the encoding (which poolers track, and which a
+/// statement cannot change mid-transaction without confusing them) is set
+/// again at the start of each transaction, `SET LOCAL`-style: behind a
+/// pooler the server connection running it may have been another client's
+/// a moment before, or the pooler may have dropped the startup parameters.
 fn pin_in_transaction() -> &'static str {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         let calls: Vec<String> = PINNED
@@ -182,9 +183,10 @@ impl PgBackend {
         if let Some(role) = &self.role {
             setup.push(role.set.as_str());
         }
-        if self.behind_pooler() {
-            setup.push(pin_in_transaction());
-        }
+        // Whatever became of the startup parameters: a pooler may have
+        // dropped them (PgBouncer's ignore_startup_parameters) or handed this
+        // transaction a server connection another client changed.
+        setup.push(pin_in_transaction());
         setup.push(timeout);
         setup
     }
@@ -218,6 +220,28 @@ impl PgBackend {
     /// catalog version the guard's facts describe (`None` for pgmcp's own
     /// SQL, which no guard judges).
     pub async fn execute(
+        &self,
+        stmt: Statement<'_>,
+        catalog_version: Option<&str>,
+        deadline: &Deadline,
+    ) -> Result<Rows, Error> {
+        match self.execute_once(stmt, catalog_version, deadline).await {
+            // A pooler that accepted (and ignored) the pinned startup
+            // parameters shows itself here: the transaction ran on a server
+            // connection that never saw pgmcp's prepared check, or one that
+            // has it from another client connection. The check failed before
+            // the statement ran, so the call is made again, as behind a pooler.
+            Err(Error::Db(db)) if routines::lost_to_a_pooler(&db) => {
+                if !self.pooler.swap(true, Ordering::Relaxed) {
+                    tracing::info!(error = %db.message, "talking to a connection pooler: each call's session changes are undone inside its transaction");
+                }
+                self.execute_once(stmt, catalog_version, deadline).await
+            }
+            other => other,
+        }
+    }
+
+    async fn execute_once(
         &self,
         stmt: Statement<'_>,
         catalog_version: Option<&str>,
@@ -632,7 +656,12 @@ impl PgBackend {
                     // the server must not have closed the connection since (a
                     // restart ends every session).
                     match tokio::time::timeout(SETTLE, conn.read_deferred()).await {
-                        Ok(Ok(())) if conn.is_alive().await => return Ok(conn),
+                        Ok(Ok(())) if conn.is_alive().await => {
+                            if self.behind_pooler() && !conn.pooled {
+                                conn.pool_from_now();
+                            }
+                            return Ok(conn);
+                        }
                         _ => tracing::debug!("dropping a pooled connection that is no longer usable"),
                     }
                 }
@@ -713,7 +742,7 @@ impl PgBackend {
             Err(WireError::Refused { db, .. })
                 if db.message.starts_with(UNTRACKED_PARAMETER) && !self.behind_pooler() =>
             {
-                tracing::info!(refused = %db.message, "talking to a connection pooler: pinning output settings in every transaction");
+                tracing::info!(refused = %db.message, "talking to a connection pooler: connecting with only the startup parameters poolers carry");
                 self.pooler.store(true, Ordering::Relaxed);
                 Connection::connect(params, &self.startup()).await
             }

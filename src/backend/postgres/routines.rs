@@ -72,6 +72,15 @@ pub(super) fn version_check(params: &[Option<String>; 2], named: bool) -> Prepar
     }
 }
 
+/// Whether `db` says pgmcp's named check is not where pgmcp prepared it
+/// (`invalid_sql_statement_name`), or is there already without pgmcp having
+/// prepared it (`duplicate_prepared_statement`): the connection reaches
+/// different server connections from one transaction to the next, as
+/// through a transaction pooler.
+pub(super) fn lost_to_a_pooler(db: &crate::error::DbError) -> bool {
+    matches!(db.code(), "26000" | "42P05") && db.message.contains("\"pgmcp_catalog_version\"")
+}
+
 /// The SQLSTATE [`version_check`] fails with.
 pub(super) const CHANGED: &str = "22012";
 

@@ -504,6 +504,14 @@ impl Connection {
         !self.in_flight
     }
 
+    /// From now on the connection goes through a pooler: pgmcp's named
+    /// statements are not to be counted on, and nothing is deallocated.
+    pub fn pool_from_now(&mut self) {
+        self.pooled = true;
+        self.prepared.clear();
+        self.forget_prepared = false;
+    }
+
     /// Never reuse this connection: a cancel request sent for its statement
     /// may still be on its way, and would stop the next call's statement.
     pub fn retire(&mut self) {

@@ -33,6 +33,11 @@ impl Bouncer {
 
     /// [`Bouncer::start`] with `size` server connections per database and user.
     pub fn with_pool_size(server: &PgServer, mode: &str, size: usize) -> Bouncer {
+        Bouncer::configured(server, mode, size, "")
+    }
+
+    /// [`Bouncer::with_pool_size`] with more lines for `[pgbouncer]`.
+    pub fn configured(server: &PgServer, mode: &str, size: usize, more: &str) -> Bouncer {
         let run_as = pg::is_root().then(|| pg::unprivileged_user().unwrap_or_else(|err| panic!("{err}")));
         // Under /tmp, where the unprivileged user can reach it.
         let dir = tempfile::Builder::new()
@@ -64,7 +69,8 @@ impl Bouncer {
                  pool_mode = {mode}\n\
                  default_pool_size = {size}\n\
                  logfile = {dir}/pgbouncer.log\n\
-                 pidfile = {dir}/pgbouncer.pid\n",
+                 pidfile = {dir}/pgbouncer.pid\n\
+                 {more}\n",
                 host = server.host(),
                 pg_port = server.port(),
                 dir = dir.path().display(),
