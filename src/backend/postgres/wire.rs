@@ -231,7 +231,8 @@ pub struct Connection {
     /// a statement sent outside a transaction may reach another server
     /// connection, so nothing is deallocated there.
     pub pooled: bool,
-    /// The socket's descriptor, for [`kernel_view`].
+    /// The socket's descriptor, for `kernel_view`.
+    #[cfg(unix)]
     raw: Option<RawSocket>,
     /// What the TLS handshake agreed on; `None` without TLS.
     tls: Option<TlsSession>,
@@ -306,6 +307,9 @@ impl Connection {
                 target: params.target(),
                 source,
             })?;
+        // Where the kernel cannot be asked directly, the runtime's view is all.
+        #[cfg(not(unix))]
+        let _ = raw;
         let mut session = None;
         if let Some(client) = tls {
             match start_tls(io, client).await? {
@@ -337,6 +341,7 @@ impl Connection {
             forget_prepared: false,
             catalog_seen: None,
             pooled: false,
+            #[cfg(unix)]
             raw,
             tls: session,
             password_from: None,
@@ -698,6 +703,7 @@ impl Connection {
                 std::task::Poll::Ready(Ok(_)) => continue,
             }
         }
+        #[cfg(unix)]
         match self.raw.map(kernel_view) {
             Some(Idle::Closed) => return false,
             // Unsolicited bytes the runtime has not seen: on a plain
@@ -1074,12 +1080,8 @@ fn kernel_view(raw: RawSocket) -> Idle {
     }
 }
 
-#[cfg(not(unix))]
-fn kernel_view(raw: RawSocket) -> Idle {
-    match raw {}
-}
-
 /// An idle connection's socket, as the kernel sees it.
+#[cfg(unix)]
 #[derive(Debug, PartialEq, Eq)]
 enum Idle {
     /// Nothing to read, and open.
