@@ -137,9 +137,10 @@ pub struct PgBackend {
     /// Set once the role's privileges have been looked at for the log.
     audited: AtomicBool,
     /// Set when the server turned a pinned startup parameter away as a
-    /// pooler does (PgBouncer): from then on connections send only what
-    /// poolers carry, and every call keeps its session changes inside its
-    /// own transaction (see [`FINISH_POOLED`]).
+    /// pooler does (PgBouncer), or pgmcp's prepared check went missing
+    /// between transactions: from then on connections send only what
+    /// poolers carry, the check goes unnamed, and every call keeps its
+    /// session changes inside its own transaction (see [`FINISH_POOLED`]).
     pooler: AtomicBool,
 }
 
@@ -159,8 +160,7 @@ impl PgBackend {
         }
     }
 
-    /// Whether pgmcp is talking to a connection pooler (it can tell
-    /// PgBouncer by the startup parameters it refuses).
+    /// Whether pgmcp found out it is talking to a connection pooler.
     pub fn behind_pooler(&self) -> bool {
         self.pooler.load(Ordering::Relaxed)
     }
