@@ -175,3 +175,57 @@ fn connection_strings_read_as_psql_reads_them() {
         "psql connected with every string but the three that must fail"
     );
 }
+
+/// Several hosts, one of them a streaming standby: `target_session_attrs`
+/// settles on the same server in pgmcp as in psql, whichever comes first.
+#[test]
+fn target_session_attrs_picks_what_psql_picks() {
+    let primary = pg::private_server();
+    let standby = primary.standby();
+    let db = primary.database();
+    // The standby replays the new database before anyone can connect to it.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while standby.psql(
+        "postgres",
+        &format!("SELECT count(*) FROM pg_database WHERE datname = '{}'", db.name),
+    ) != "1"
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "the standby did not replay the database"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (p, s) = (primary.port(), standby.port());
+    let home = tempfile::tempdir().unwrap();
+    let cases = [
+        ("any", [s, p], Some("t")),
+        ("primary", [s, p], Some("f")),
+        ("read-write", [s, p], Some("f")),
+        ("standby", [p, s], Some("t")),
+        ("read-only", [p, s], Some("t")),
+        ("prefer-standby", [p, s], Some("t")),
+        ("prefer-standby", [p, p], Some("f")),
+        ("standby", [p, p], None),
+        ("primary", [s, s], None),
+    ];
+    let mut mismatches = Vec::new();
+    for (attrs, [first, second], in_recovery) in cases {
+        let conn = format!(
+            "host=127.0.0.1,127.0.0.1 port={first},{second} user={} password={} dbname={} target_session_attrs={attrs}",
+            primary.admin_user(),
+            primary.admin_password(),
+            db.name
+        );
+        let expected = psql(&conn);
+        let (got, stderr) = pgmcp(home.path(), &conn);
+        let recovery = got.as_deref().and_then(|g| g.rsplit('|').next());
+        if got != expected || recovery != in_recovery {
+            mismatches.push(format!(
+                "{attrs} ({first},{second}):\n  psql:  {expected:?}\n  pgmcp: {got:?} (expected in recovery: {in_recovery:?})\n  {}",
+                stderr.trim()
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+}

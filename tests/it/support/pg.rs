@@ -188,6 +188,66 @@ impl PgServer {
         path
     }
 
+    /// A streaming standby of this cluster, running on a port of its own and
+    /// open for reads. Made from a copy of the stopped cluster (the npm
+    /// packages of other versions carry no `pg_basebackup`), with
+    /// `standby.signal` and `primary_conninfo` pointing at its socket.
+    /// Dropping it stops it.
+    pub fn standby(&self) -> PgServer {
+        let primary = self.cluster("make a standby of");
+        let dir = tempfile::Builder::new()
+            .prefix("pgmcp-pg-")
+            .tempdir_in("/tmp")
+            .expect("a temp dir for the standby")
+            .keep();
+        let data = dir.join("data");
+        let watchdog = Watchdog::spawn(&dir, &data, &primary.pg_ctl, primary.run_as.as_deref())
+            .unwrap_or_else(|err| panic!("{err}"));
+        let mut cluster = Cluster {
+            socket_dir: dir.join("s"),
+            log: dir.join("postgres.log"),
+            data,
+            dir,
+            pg_ctl: primary.pg_ctl.clone(),
+            run_as: primary.run_as.clone(),
+            options: String::new(),
+            watchdog: Some(watchdog),
+        };
+        fs::create_dir(&cluster.socket_dir).expect("the standby's socket dir");
+        if let Some(user) = &cluster.run_as {
+            run(Command::new("chown").arg("-R").arg(user).arg(&cluster.dir)).unwrap_or_else(|err| panic!("{err}"));
+        }
+        self.stop();
+        let mut copy = cluster.command(Path::new("cp"));
+        copy.arg("-a").arg(&primary.data).arg(&cluster.data);
+        run(&mut copy).unwrap_or_else(|err| panic!("{err}"));
+        self.start();
+        let conninfo = format!(
+            "host={} port={} user={ADMIN_USER}",
+            primary.socket_dir.display(),
+            self.port()
+        );
+        let mut signal = cluster.command(Path::new("sh"));
+        signal
+            .arg("-c")
+            .arg(r#"touch "$1/standby.signal" && printf "primary_conninfo = '%s'\n" "$2" >> "$1/postgresql.auto.conf""#)
+            .arg("sh")
+            .arg(&cluster.data)
+            .arg(&conninfo);
+        run(&mut signal).unwrap_or_else(|err| panic!("{err}"));
+        let port = free_port().unwrap_or_else(|err| panic!("{err}"));
+        cluster.options = postgres_options(port, &cluster.socket_dir);
+        cluster.start().unwrap_or_else(|err| panic!("{err}"));
+        PgServer {
+            conn: Conn {
+                port,
+                ..self.conn.clone()
+            },
+            admin_db: self.admin_db.clone(),
+            cluster: Some(cluster),
+        }
+    }
+
     /// Sets server parameters (`ALTER SYSTEM`) and restarts, so every new
     /// connection sees them.
     pub fn configure(&self, settings: &[(&str, &str)]) {
