@@ -903,3 +903,24 @@ async fn nonstandard_strings_cannot_hide_a_call_from_the_guard() {
     }
     findings.assert_none("calls were hidden from the guard in strings");
 }
+
+/// SQL only an older server reads (postfix operators went in PostgreSQL
+/// 14: `5 !` is factorial on 13) is refused as unparseable by the guard,
+/// which reads SQL as PostgreSQL 18 does, and never reaches the server:
+/// where the two grammars differ, pgmcp fails closed.
+#[tokio::test(flavor = "multi_thread")]
+async fn syntax_only_older_servers_read_is_refused_before_the_server() {
+    let db = pg::server().database();
+    let engine = engine_for(&db, |c| c.read_only = false);
+    match call(&engine, "SELECT 5 !").await {
+        Err(Error::Guard(v)) => {
+            assert_eq!(v.rule, Rule::Parse, "{v}");
+            assert!(v.message.starts_with("SQL parse error"), "{v}");
+        }
+        other => panic!("SELECT 5 ! was not refused by the guard: {}", verdict(&other)),
+    }
+    if db.major() < 14 {
+        // The server itself would have run it.
+        assert_eq!(db.psql("SELECT 5 !"), "120");
+    }
+}
