@@ -306,3 +306,61 @@ async fn a_pooler_that_ignores_startup_parameters_is_found_out() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The attacker's variants of session state outliving a call, for a
+/// statement that fails after taking it: advisory locks (exclusive, shared,
+/// try) and a sequence's `currval` are not undone by the rollback. Directly
+/// and through PgBouncer in both modes (one server connection, so the next
+/// client of a transaction pooler gets the very one the call ran on),
+/// nothing is left: no advisory lock anywhere on the server, and the next
+/// client sees no `currval`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_statement_leaves_nothing_in_the_session() {
+    let server = pg::server();
+    let db = server.database();
+    db.psql("CREATE SEQUENCE s");
+    // A division by zero the planner cannot fold away: it fails when the
+    // row is computed, after the call before it in the same row ran.
+    let attacks = [
+        "SELECT pg_advisory_lock(41), 1/((random() < 2)::int - 1)",
+        "SELECT pg_advisory_lock_shared(42), 1/((random() < 2)::int - 1)",
+        "SELECT pg_try_advisory_lock(43), 1/((random() < 2)::int - 1)",
+        "SELECT nextval('s'), 1/((random() < 2)::int - 1)",
+    ];
+    for mode in [None, Some("session"), Some("transaction")] {
+        let bouncer = mode.map(|mode| Bouncer::with_pool_size(server, mode, 1));
+        let url = bouncer.as_ref().map_or_else(|| db.url.clone(), |b| b.url(&db));
+        let engine = engine_at(&url, |c| {
+            c.read_only = false;
+            c.pool.max_conns = 1;
+        });
+        for sql in attacks {
+            match run(&engine, sql).await {
+                Err(Error::Db(e)) => assert_eq!(e.code(), "22012", "{mode:?}: {sql}"),
+                other => panic!("{mode:?}: {sql} did not fail: {other:?}"),
+            }
+            // Before pgmcp's next call, which would reset the server
+            // connection anyway. In session mode the server connection is
+            // pgmcp's until it disconnects; in transaction mode the next
+            // client gets it now.
+            if let (Some(bouncer), Some("transaction")) = (&bouncer, mode) {
+                match bouncer.try_psql(&db.name, "SELECT currval('s')") {
+                    Err(said) => assert!(said.contains("is not yet defined in this session"), "{said}"),
+                    Ok(value) => panic!("the next client of the server connection saw currval {value}"),
+                }
+            }
+            // Directly, the reset is on its way in the call's own write: give
+            // the server a moment to have run it.
+            let until = std::time::Instant::now() + Duration::from_secs(2);
+            while db.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") != "0" {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "{mode:?}: {sql} left an advisory lock"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert_eq!(rows(&engine, "SELECT 1 AS one").await, json!([{"one": 1}]), "{mode:?}");
+        }
+        engine.close().await;
+    }
+}

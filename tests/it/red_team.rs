@@ -457,3 +457,75 @@ async fn a_function_added_to_a_trusted_extension_is_not_trusted() {
     ));
     findings.assert_none("self-made extension members were trusted");
 }
+
+/// The catalog check skips its lookups while the server's snapshot has not
+/// moved. The attacker's variants of changing the catalog behind it, each
+/// made after many calls on an otherwise idle database (so the check is
+/// answering from the snapshot), directly and through a transaction pooler
+/// (where the check is sent unnamed): a view replaced in place to call a
+/// planted function, a new look-alike function, a policy added to a table.
+/// Every next call is refused and nothing planted runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn catalog_changes_behind_a_quiet_snapshot_are_seen() {
+    let server = pg::server();
+    let mut findings = Findings::default();
+    for through_pooler in [false, true] {
+        let db = server.database();
+        db.psql(
+            "CREATE TABLE t (x int); INSERT INTO t VALUES (1);
+             CREATE FUNCTION public.plant() RETURNS oid LANGUAGE sql AS 'SELECT pg_catalog.lo_create(0)';
+             CREATE VIEW v AS SELECT x FROM t;",
+        );
+        let bouncer = through_pooler.then(|| crate::support::bouncer::Bouncer::start(server, "transaction"));
+        let url = bouncer.as_ref().map_or_else(|| db.url.clone(), |b| b.url(&db));
+        let engine = {
+            let mut config = pgmcp::Config::builtin();
+            config.pool.max_conns = 1;
+            let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
+            Engine::postgres(config, params)
+        };
+        let objects = || db.psql("SELECT count(*) FROM pg_largeobject_metadata");
+        let changes = [
+            (
+                "CREATE OR REPLACE VIEW v AS SELECT x, public.plant() AS p FROM t",
+                "SELECT * FROM v",
+                "a view replaced in place",
+            ),
+            (
+                "CREATE FUNCTION public.lower(int) RETURNS oid LANGUAGE sql AS 'SELECT public.plant()'",
+                "SELECT lower(x) FROM t",
+                "a better-matching look-alike of a built-in",
+            ),
+            (
+                "ALTER TABLE t ENABLE ROW LEVEL SECURITY; ALTER TABLE t FORCE ROW LEVEL SECURITY; \
+                 CREATE POLICY p ON t USING (public.plant() IS NOT NULL)",
+                "SELECT x FROM t",
+                "a policy that calls a planted function",
+            ),
+        ];
+        for (change, sql, what) in changes {
+            // Quiet: the check answers from the snapshot by now.
+            for _ in 0..5 {
+                let _ = call(&engine, "SELECT 1").await;
+            }
+            db.psql(change);
+            let before = objects();
+            let result = call(&engine, sql).await;
+            let mut problems = Vec::new();
+            if !matches!(&result, Err(Error::Guard(_))) {
+                problems.push(format!("expected: refused by the guard\n  got: {}", verdict(&result)));
+            }
+            if objects() != before {
+                problems.push(format!("large objects: {before} before, {} after", objects()));
+            }
+            let via = if through_pooler {
+                "through a transaction pooler"
+            } else {
+                "directly"
+            };
+            findings.case(&format!("{what}, {via}: {sql}"), problems);
+        }
+        engine.close().await;
+    }
+    findings.assert_none("catalog changes behind a quiet snapshot went unseen");
+}

@@ -86,20 +86,31 @@ fn pin_in_transaction() -> &'static str {
     &SQL
 }
 
+// The text of [`RESET`], a macro so that [`FINISH_POOLED`] can be built
+// from it at compile time.
+macro_rules! reset_sql {
+    () => {
+        "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; \
+         SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
+    };
+}
+
 /// What returns the session to its startup state after each call, sent with
 /// the call and read before the connection's next use: `DISCARD ALL` but for
 /// `DEALLOCATE ALL` and `DISCARD PLANS`, which would throw away pgmcp's own
 /// prepared catalog check. A caller's `PREPARE` makes the connection
 /// deallocate everything before its next call (`wire::Connection`).
-const RESET: &str = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; \
-     SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
+const RESET: &str = reset_sql!();
 
-/// Behind a pooler, [`RESET`] runs inside the call's transaction, before its
-/// `COMMIT`: after it, the pooler may give the connection to another client,
-/// and pgmcp's next statement may reach another server connection, whose
-/// session (another client's cursors, locks, temporary tables) is not
-/// pgmcp's to reset. Every part of it may run in a transaction block.
-const FINISH_POOLED: &[&str] = &[RESET, "COMMIT"];
+/// Behind a pooler, [`RESET`] follows `COMMIT` in the same query message: a
+/// pooler hands the server connection on only when a message is done, so
+/// the reset runs on the session the call ran in, and never on one that
+/// may be another client's by the connection's next use. After `COMMIT`,
+/// not before it: what a failed statement leaves that rolling back does
+/// not undo (an advisory lock, a sequence's `currval`) is undone too. (A
+/// `COMMIT` that fails itself, on a deferred constraint, skips the rest of
+/// the message; the transaction is rolled back.)
+const FINISH_POOLED: &[&str] = &[concat!("COMMIT; ", reset_sql!())];
 
 /// How long looking at the role's privileges for the log may take.
 const AUDIT_BUDGET: Duration = Duration::from_secs(2);

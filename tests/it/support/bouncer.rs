@@ -169,23 +169,28 @@ impl Bouncer {
     /// Runs `sql` with `psql` through PgBouncer, as another of its clients,
     /// and returns what it printed, trimmed (unaligned, tuples only).
     pub fn psql(&self, dbname: &str, sql: &str) -> String {
+        self.try_psql(dbname, sql)
+            .unwrap_or_else(|err| panic!("psql through PgBouncer: {err}"))
+    }
+
+    /// [`Bouncer::psql`], with what psql said on stderr when it failed.
+    pub fn try_psql(&self, dbname: &str, sql: &str) -> Result<String, String> {
         let out = Command::new("psql")
             .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d"])
             .arg(format!(
-                "host=127.0.0.1 port={} user={} dbname={}",
-                self.port, self.user, dbname
+                "host=127.0.0.1 port={} user={} dbname={dbname}",
+                self.port, self.user
             ))
             .arg("-c")
             .arg(sql)
             .env("PGPASSWORD", &self.password)
             .output()
             .expect("run psql");
-        assert!(
-            out.status.success(),
-            "psql through PgBouncer: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
     }
 
     pub fn log(&self) -> String {
