@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use crate::support::pg;
+use crate::support::pg::{self, clear_pg_env, percent_encode};
 use crate::support::pgmcp_std;
 
 /// What a session sees of itself, in both tools.
@@ -49,23 +49,6 @@ fn pgmcp(home: &std::path::Path, conn: &str) -> (Option<String>, String) {
     )
 }
 
-fn clear_pg_env(cmd: &mut Command) {
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PG") {
-            cmd.env_remove(key);
-        }
-    }
-}
-
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 #[test]
 fn connection_strings_read_as_psql_reads_them() {
     let server = pg::server();
@@ -85,7 +68,7 @@ fn connection_strings_read_as_psql_reads_them() {
     let name = &db.name;
     let kv_password = format!("'{}'", password.replace('\\', "\\\\").replace('\'', "\\'"));
     let kv_user = format!("'{user}'");
-    let url_auth = format!("{}:{}", encode(&user), encode(password));
+    let url_auth = format!("{}:{}", percent_encode(&user), percent_encode(password));
     let cases: Vec<(&str, String)> = vec![
         (
             "URL, every special character percent-encoded",

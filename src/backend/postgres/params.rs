@@ -522,7 +522,7 @@ pub fn resolve_from(
     }
     let (host, port) = all.remove(0);
     let more_hosts = all;
-    let target_session_attrs = match given_ref(p.target_session_attrs.as_deref()) {
+    let target_session_attrs = match p.target_session_attrs.as_deref().filter(|t| !t.is_empty()) {
         None => SessionAttrs::Any,
         Some(text) => SessionAttrs::from_name(text).ok_or_else(|| {
             err(
@@ -612,11 +612,6 @@ pub fn resolve_from(
             .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key"))),
         passfile: given(p.passfile).map(PathBuf::from).or(default_passfile),
     })
-}
-
-/// A setting's text unless it is empty (an empty setting counts as unset).
-fn given_ref(text: Option<&str>) -> Option<&str> {
-    text.filter(|t| !t.is_empty())
 }
 
 /// libpq's directory of certificates and keys, and its default password file:

@@ -195,24 +195,8 @@ impl PgServer {
     /// Dropping it stops it.
     pub fn standby(&self) -> PgServer {
         let primary = self.cluster("make a standby of");
-        let dir = tempfile::Builder::new()
-            .prefix("pgmcp-pg-")
-            .tempdir_in("/tmp")
-            .expect("a temp dir for the standby")
-            .keep();
-        let data = dir.join("data");
-        let watchdog = Watchdog::spawn(&dir, &data, &primary.pg_ctl, primary.run_as.as_deref())
-            .unwrap_or_else(|err| panic!("{err}"));
-        let mut cluster = Cluster {
-            socket_dir: dir.join("s"),
-            log: dir.join("postgres.log"),
-            data,
-            dir,
-            pg_ctl: primary.pg_ctl.clone(),
-            run_as: primary.run_as.clone(),
-            options: String::new(),
-            watchdog: Some(watchdog),
-        };
+        let mut cluster =
+            Cluster::fresh(primary.pg_ctl.clone(), primary.run_as.clone()).unwrap_or_else(|err| panic!("{err}"));
         fs::create_dir(&cluster.socket_dir).expect("the standby's socket dir");
         if let Some(user) = &cluster.run_as {
             run(Command::new("chown").arg("-R").arg(user).arg(&cluster.dir)).unwrap_or_else(|err| panic!("{err}"));
@@ -309,28 +293,7 @@ impl PgServer {
             None
         };
 
-        // Under /tmp, not $TMPDIR: every parent must be traversable by the
-        // unprivileged user, and a Unix socket path must stay under 104 bytes.
-        let dir = tempfile::Builder::new()
-            .prefix("pgmcp-pg-")
-            .tempdir_in("/tmp")
-            .map_err(|err| format!("cannot create a temp dir in /tmp: {err}"))?
-            // From here on the watchdog owns the dir: it outlives this process.
-            .keep();
-        let data = dir.join("data");
-        let pg_ctl = bindir.join("pg_ctl");
-        // The watchdog first: whatever fails below, the dir goes when we do.
-        let watchdog = Watchdog::spawn(&dir, &data, &pg_ctl, run_as.as_deref())?;
-        let mut cluster = Cluster {
-            socket_dir: dir.join("s"),
-            log: dir.join("postgres.log"),
-            data,
-            dir,
-            pg_ctl,
-            run_as,
-            options: String::new(),
-            watchdog: Some(watchdog),
-        };
+        let mut cluster = Cluster::fresh(bindir.join("pg_ctl"), run_as)?;
 
         let password = random_hex();
         let pwfile = cluster.dir.join("pwfile");
@@ -539,6 +502,31 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// A cluster to be, in a new temp dir that its watchdog already owns, so
+    /// the dir goes when we do whatever fails next. Nothing is in it yet.
+    fn fresh(pg_ctl: PathBuf, run_as: Option<String>) -> Result<Cluster, String> {
+        // Under /tmp, not $TMPDIR: every parent must be traversable by the
+        // unprivileged user, and a Unix socket path must stay under 104 bytes.
+        let dir = tempfile::Builder::new()
+            .prefix("pgmcp-pg-")
+            .tempdir_in("/tmp")
+            .map_err(|err| format!("cannot create a temp dir in /tmp: {err}"))?
+            // From here on the watchdog owns the dir: it outlives this process.
+            .keep();
+        let data = dir.join("data");
+        let watchdog = Watchdog::spawn(&dir, &data, &pg_ctl, run_as.as_deref())?;
+        Ok(Cluster {
+            socket_dir: dir.join("s"),
+            log: dir.join("postgres.log"),
+            data,
+            dir,
+            pg_ctl,
+            run_as,
+            options: String::new(),
+            watchdog: Some(watchdog),
+        })
+    }
+
     /// `program`, run as the unprivileged user when we are root.
     fn command(&self, program: &Path) -> Command {
         let mut cmd = as_user(self.run_as.as_deref(), program);
@@ -808,7 +796,7 @@ fn not_found(what: &str) -> String {
 
 /// Whatever `PG*` variables the developer has set (PGHOST, PGDATA, PGPORT, ...)
 /// must not steer a test's commands.
-fn clear_pg_env(cmd: &mut Command) {
+pub(crate) fn clear_pg_env(cmd: &mut Command) {
     for (key, _) in env::vars_os() {
         if key.to_string_lossy().starts_with("PG") {
             cmd.env_remove(key);
@@ -859,7 +847,7 @@ fn keyvalue_quote(value: &str) -> String {
     format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-pub(super) fn percent_encode(s: &str) -> String {
+pub(crate) fn percent_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
