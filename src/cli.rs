@@ -295,7 +295,11 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         })
     };
     // Longer lines never reach rmcp: intake answers them and skips them.
+    // Query answers are written by pgmcp's transport, their rows spliced in
+    // as encoded (see `transport`); everything else by rmcp's.
+    let answers = stdout.handle();
     let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(max_line);
+    let transport = crate::transport::Splicing::new(transport, answers);
     let service = match mcp::Server::new(engine.clone()).serve(transport).await {
         Ok(service) => service,
         Err(e) => {

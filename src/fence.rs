@@ -12,16 +12,17 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::answer::{self, QueryAnswer};
 use crate::error::Error;
 use crate::sanitize::{self, SanitizeRule};
-use crate::shape::{self, QueryOutput};
+use crate::shape::Shaped;
 
-/// Sanitize every text of `output`, then keep its JSON within `max_bytes`.
-/// Sanitizing comes first: a cut through the middle of an address would
-/// leave a piece no rule matches.
-pub fn output(rules: &[SanitizeRule], max_bytes: usize, output: &mut QueryOutput) {
-    sanitize::output(rules, output);
-    shape::cap_bytes(output, max_bytes);
+/// Sanitize every text of a query result, then write its answer within
+/// `max_bytes`. Sanitizing comes first: a cut through the middle of an
+/// address would leave a piece no rule matches.
+pub fn output(rules: &[SanitizeRule], max_bytes: usize, mut shaped: Shaped) -> QueryAnswer {
+    sanitize::shaped(rules, &mut shaped);
+    answer::encode(shaped, max_bytes)
 }
 
 /// The output stage of every answer that is not a query result
@@ -59,7 +60,7 @@ const NOTE_ROOM: usize = 400;
 /// `hint` fields. Items go whole, never cut in the middle.
 fn cap_lists(json: &mut Value, max_bytes: usize) {
     let Value::Object(fields) = json else { return };
-    let size = shape::json_len::<Value>;
+    let size = answer::json_len::<Value>;
     let mut total = fields.values().map(size).sum::<usize>() + fields.keys().map(|k| k.len() + 4).sum::<usize>();
     let room = max_bytes.saturating_sub(NOTE_ROOM);
     if total <= max_bytes {

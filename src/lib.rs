@@ -31,7 +31,9 @@
 //! # Layout
 //!
 //! The library API is what an embedder needs: [`Engine`] and [`QueryInput`]
-//! ([`pipeline`]), [`Config`] ([`config`]), [`QueryOutput`] ([`shape`]),
+//! ([`pipeline`]), [`Config`] ([`config`]), [`QueryOutput`] ([`shape`]) and
+//! [`QueryAnswer`], the same result as the JSON text a client receives
+//! ([`answer`]),
 //! [`Error`] ([`error`]), the guard's [`guard::Policy`] and [`guard::Rule`],
 //! and what `list_tables`/`describe_table` return ([`catalog`]).
 //!
@@ -44,6 +46,8 @@
 //! - [`backend`]: database engines; they connect, execute and return neutral
 //!   rows ([`backend::postgres::value`]: PostgreSQL text output → JSON, pure).
 //! - [`shape`]: the `query` result and its truncation metadata (pure).
+//! - [`answer`]: the `query` result written as JSON in one pass, within the
+//!   byte cap (pure).
 //! - [`catalog`]: what `list_tables` and `describe_table` return.
 //! - [`config`]: the settings, layered (defaults → file → environment) and
 //!   validated into [`Config`].
@@ -59,6 +63,7 @@
 
 #![deny(clippy::print_stdout)]
 
+pub mod answer;
 pub mod backend;
 pub mod budget;
 pub mod catalog;
@@ -85,9 +90,11 @@ pub mod sanitize;
 pub mod shape;
 mod suggest;
 pub mod timeouts;
+mod transport;
 mod trust;
 pub mod wizard;
 
+pub use answer::QueryAnswer;
 pub use config::Config;
 pub use error::{DbError, Error, ErrorCode};
 pub use pipeline::{Engine, QueryInput};

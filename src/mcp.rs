@@ -76,7 +76,9 @@ pub struct DescribeTableArgs {
     pub database: Option<String>,
 }
 
-/// The MCP server: three tools over one [`Engine`].
+/// The MCP server: three tools over one [`Engine`]. Its `query` answers
+/// are marked for splicing ([`crate::transport`]): serve it through a
+/// transport that splices them.
 #[derive(Clone)]
 pub struct Server {
     engine: Arc<Engine>,
@@ -166,13 +168,17 @@ impl Server {
             limit: args.limit,
             database: args.database,
         };
-        // The rows move into the structured answer, which the text is
-        // written from: one tree, one encoding, no copy of the values.
         tool_result(
             &self.engine,
-            with_progress(&meta, &peer, self.engine.query(&input, ct)).await,
+            with_progress(&meta, &peer, self.engine.query_answer(&input, ct)).await,
         )
-        .map(|Json(output)| CallToolResult::structured(output.into_value()))
+        .map(|Json(answer)| {
+            // The encoded answer is the text; the transport splices the same
+            // bytes in as the structured content.
+            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.into_json())]);
+            result.structured_content = Some(crate::transport::SPLICE);
+            result
+        })
     }
 
     #[tool(

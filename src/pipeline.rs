@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
+use crate::answer::{self, QueryAnswer};
 use crate::backend::location::{Root, Target};
 use crate::backend::named::Named;
 use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
@@ -167,14 +168,24 @@ impl Engine {
         self.backend.dialect()
     }
 
-    /// Run one query through every stage. Any error comes back with the
-    /// matching `error_prompts` appended.
+    /// Run one query through every stage, and read its answer back as Rust
+    /// values: exactly what an MCP client reads. Any error comes back with
+    /// the matching `error_prompts` appended.
     pub async fn query(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryOutput, Error> {
+        let answer = self.query_answer(input, cancel).await?;
+        answer
+            .output()
+            .map_err(|e| Error::Input(format!("cannot read the encoded result: {e}")))
+    }
+
+    /// Run one query through every stage; its answer is the JSON text an
+    /// MCP client receives, encoded once and capped as it was written.
+    pub async fn query_answer(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryAnswer, Error> {
         let call = self.begin(cancel);
         self.run_query(input, &call.token).await.map_err(|e| self.prompted(e))
     }
 
-    async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryOutput, Error> {
+    async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryAnswer, Error> {
         let config = &self.config;
         let max_rows = check_input(
             input,
@@ -261,20 +272,23 @@ impl Engine {
             }
             rows => rows?,
         };
-        let mut output = shape::query_output(rows, max_rows);
+        let mut shaped = shape::shaped(rows, max_rows);
 
         if !config.hooks.after_query.is_empty() {
-            let json =
-                serde_json::to_string(&output).map_err(|e| Error::Input(format!("cannot encode the result: {e}")))?;
+            // A hook reads the answer as the client would, uncapped.
+            let json = answer::encode(shaped, usize::MAX).into_json();
             let json = hooks::run_chain(Stage::AfterQuery, "query", &config.hooks.after_query, json, cancel).await?;
-            output = shape::from_hook_json(&json).map_err(|e| {
+            shaped = shape::from_hook_json(&json).map_err(|e| {
                 Error::Input(format!(
                     "after_query hook returned a result that is not a query result: {e}"
                 ))
             })?;
         }
-        fence::output(&config.sanitization, config.query.max_result_length, &mut output);
-        Ok(output)
+        Ok(fence::output(
+            &config.sanitization,
+            config.query.max_result_length,
+            shaped,
+        ))
     }
 
     /// Append every matching error prompt.

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::shape::QueryOutput;
+use crate::shape::Shaped;
 
 /// One `sanitization` entry: every match of `pattern` in a string value is
 /// replaced by `replacement` (`$1`, `${name}` refer to capture groups).
@@ -28,32 +28,27 @@ impl PartialEq for SanitizeRule {
 }
 
 /// Apply every rule, in order, to every text of a query result: column names
-/// and types, row keys and values (keys inside JSON values too), and the hint.
-/// A column alias or a JSON key is as much data as a value
-/// (`SELECT 1 AS "alice@example.com"`, `json_object_agg(email, 1)`).
-pub fn output(rules: &[SanitizeRule], output: &mut QueryOutput) {
+/// and types, values (keys inside JSON values too), and the hint. A column
+/// alias or a JSON key is as much data as a value
+/// (`SELECT 1 AS "alice@example.com"`, `json_object_agg(email, 1)`); the
+/// column names are each row's keys.
+pub fn shaped(rules: &[SanitizeRule], shaped: &mut Shaped) {
     if rules.is_empty() {
         return;
     }
-    for column in &mut output.columns {
+    for column in &mut shaped.columns {
         column.name = text(rules, &column.name).into_owned();
         column.type_name = text(rules, &column.type_name).into_owned();
     }
-    // Two names may now read the same; suffix them as rows do (see `object`).
-    output.columns = crate::shape::unique_names(std::mem::take(&mut output.columns));
-    rows(rules, &mut output.rows);
-    if let Some(hint) = &mut output.hint {
+    // Two names may now read the same; suffix them as repeated names are.
+    shaped.columns = crate::shape::unique_names(std::mem::take(&mut shaped.columns));
+    for row in &mut shaped.rows {
+        for cell in row {
+            value(rules, cell);
+        }
+    }
+    if let Some(hint) = &mut shaped.hint {
         *hint = text(rules, hint).into_owned();
-    }
-}
-
-/// Apply every rule, in order, to every key and string in every row.
-pub fn rows(rules: &[SanitizeRule], rows: &mut [Map<String, Value>]) {
-    if rules.is_empty() {
-        return;
-    }
-    for row in rows {
-        *row = object(rules, std::mem::take(row));
     }
 }
 
@@ -209,16 +204,16 @@ mod tests {
         }
     }
 
-    /// Column names, types and the hint of a result are sanitized, and the
-    /// row keys still match the column names.
+    /// Column names, types, values and the hint of a result are
+    /// sanitized; names that now read the same stay distinct.
     #[test]
-    fn whole_output() {
+    fn whole_result() {
         use crate::backend::{Column, Rows};
         let column = |name: &str| Column {
             name: name.into(),
             type_name: "text".into(),
         };
-        let mut out = crate::shape::query_output(
+        let mut out = crate::shape::shaped(
             Rows {
                 columns: vec![column("alice@example.com"), column("bob@example.com"), column("id")],
                 rows: vec![vec![json!("x"), json!({"eve@example.com": true}), json!(1)]],
@@ -229,30 +224,38 @@ mod tests {
             1,
         );
         out.hint = Some("ask frank@example.com".into());
-        output(&[email()], &mut out);
+        shaped(&[email()], &mut out);
         let names: Vec<&str> = out.columns.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["[email]", "[email]_2", "id"]);
-        assert_eq!(
-            Value::Object(out.rows[0].clone()),
-            json!({"[email]": "x", "[email]_2": {"[email]": true}, "id": 1})
-        );
-        let keys: Vec<&str> = out.rows[0].keys().map(String::as_str).collect();
-        assert_eq!(keys, names);
+        assert_eq!(out.rows[0], [json!("x"), json!({"[email]": true}), json!(1)]);
         assert_eq!(out.hint.as_deref(), Some("ask [email]"));
     }
 
     #[test]
-    fn only_string_fields_of_rows_change() {
-        let mut data: Vec<Map<String, Value>> = vec![
-            serde_json::from_value(
-                json!({"id": 1, "phone": "+62821233447", "ok": true, "meta": {"p": ["+62899887766"]}, "n": null}),
-            )
-            .unwrap(),
-        ];
-        rows(&[phone()], &mut data);
+    fn only_string_values_change() {
+        let mut out = crate::shape::shaped(
+            crate::backend::Rows {
+                rows: vec![vec![
+                    json!(1),
+                    json!("+62821233447"),
+                    json!(true),
+                    json!({"p": ["+62899887766"]}),
+                    Value::Null,
+                ]],
+                ..Default::default()
+            },
+            1,
+        );
+        shaped(&[phone()], &mut out);
         assert_eq!(
-            Value::Object(data[0].clone()),
-            json!({"id": 1, "phone": "+62xxx447", "ok": true, "meta": {"p": ["+62xxx766"]}, "n": null})
+            out.rows[0],
+            [
+                json!(1),
+                json!("+62xxx447"),
+                json!(true),
+                json!({"p": ["+62xxx766"]}),
+                Value::Null
+            ]
         );
     }
 

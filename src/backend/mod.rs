@@ -33,7 +33,7 @@ use crate::error::{DbError, Error};
 use crate::guard::Judge;
 
 /// A result column: its name and its type as the engine spells it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Column {
     pub name: String,
     #[serde(rename = "type")]

@@ -671,9 +671,10 @@ async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Err
         panic!("PostgreSQL only")
     };
     // No catalog version: nothing was judged.
-    pg.execute(stmt, None, &deadline)
-        .await
-        .map(|rows| pgmcp::shape::query_output(rows, 10))
+    pg.execute(stmt, None, &deadline).await.map(|rows| {
+        let answer = pgmcp::answer::encode(pgmcp::shape::shaped(rows, 10), usize::MAX);
+        answer.output().expect("an encoded answer reads back")
+    })
 }
 
 fn db_count(db: &TestDb, table: &str) -> u64 {

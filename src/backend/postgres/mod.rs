@@ -642,7 +642,12 @@ impl PgBackend {
                         match (cell, cut) {
                             (None, _) => Value::Null,
                             (Some(bytes), Some(cut)) => budget::cut_value(&budget::head_text(bytes), cut.len),
-                            (Some(bytes), None) => value::from_text(shape, &String::from_utf8_lossy(bytes)),
+                            // The session's encoding is UTF8: checking is all
+                            // a value needs (lossy reading walks it slower).
+                            (Some(bytes), None) => match std::str::from_utf8(bytes) {
+                                Ok(text) => value::from_text(shape, text),
+                                Err(_) => value::from_text(shape, &String::from_utf8_lossy(bytes)),
+                            },
                         }
                     })
                     .collect()

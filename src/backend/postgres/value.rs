@@ -77,7 +77,9 @@ pub fn from_text(shape: &Shape, text: &str) -> Value {
             "f" => Value::Bool(false),
             _ => Value::String(text.to_owned()),
         },
-        Shape::Integer => number(text),
+        // Every integer type PostgreSQL has fits an i64: read it as one,
+        // which is several times quicker than reading JSON number text.
+        Shape::Integer => text.parse::<i64>().map_or_else(|_| number(text), Value::from),
         Shape::Float => match text {
             "NaN" | "Infinity" | "-Infinity" => Value::String(text.to_owned()),
             _ => number(text),
@@ -305,6 +307,9 @@ mod tests {
             (Shape::Bool, "f", "false"),
             (Shape::Integer, "-32768", "-32768"),
             (Shape::Integer, "9223372036854775807", "9223372036854775807"),
+            (Shape::Integer, "-9223372036854775808", "-9223372036854775808"),
+            (Shape::Integer, "0", "0"),
+            (Shape::Integer, "4294967295", "4294967295"),
             (Shape::Integer, "9007199254740993", "9007199254740993"),
             (Shape::Float, "1.5", "1.5"),
             (Shape::Float, "1e+300", "1e+300"),
