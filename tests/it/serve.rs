@@ -166,6 +166,83 @@ fn negotiates_the_newest_version_and_accepts_older_clients() {
     }
 }
 
+/// MCP's stateless protocol (2026-07-28): no `initialize`; every request
+/// names its version and the client's capabilities in `_meta`. `server/discover`
+/// tells the versions pgmcp speaks, and each tool answers as in a session,
+/// a `query` result's structured content the same JSON as its text.
+#[test]
+fn the_stateless_protocol_needs_no_session() {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE pets (id int PRIMARY KEY, name text); INSERT INTO pets VALUES (1, 'rex')");
+    let dir = tempfile::tempdir().unwrap();
+    let mut mcp = start(&db, dir.path());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+
+    let discover = mcp.request("server/discover", json!({"_meta": meta}));
+    let versions = &discover["result"]["supportedVersions"];
+    assert!(
+        versions.as_array().unwrap().contains(&json!("2026-07-28")),
+        "{discover}"
+    );
+    assert!(
+        versions.as_array().unwrap().contains(&json!("2025-11-25")),
+        "{discover}"
+    );
+    assert!(discover["result"]["capabilities"]["tools"].is_object(), "{discover}");
+    assert!(
+        discover["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("read-only")
+            || discover["result"]["instructions"]
+                .as_str()
+                .unwrap()
+                .contains("may write"),
+        "{discover}"
+    );
+
+    let tools = mcp.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 3, "{tools}");
+
+    let call = |mcp: &mut McpProcess, name: &str, arguments: Value| {
+        let response = mcp.request(
+            "tools/call",
+            json!({"_meta": meta, "name": name, "arguments": arguments}),
+        );
+        response["result"].clone()
+    };
+    let result = call(&mut mcp, "query", json!({"sql": "SELECT id, name FROM pets"}));
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["resultType"], "complete", "{result}");
+    let out = tool_json(&result);
+    assert_eq!(out["rows"], json!([{"id": 1, "name": "rex"}]));
+    assert_eq!(result["structuredContent"], out);
+    let result = call(&mut mcp, "list_tables", json!({}));
+    assert_eq!(tool_json(&result)["tables"][0]["name"], "pets");
+    let result = call(&mut mcp, "query", json!({"sql": "SELECT * FROM petz"}));
+    assert_eq!(result["isError"], true);
+    assert!(tool_text(&result).contains("Did you mean: public.pets?"), "{result}");
+
+    // Without the version in `_meta`, a request is refused with its id: the
+    // client learns what to send.
+    let refused = mcp.request("tools/call", json!({"name": "query", "arguments": {"sql": "SELECT 1"}}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("protocolVersion"),
+        "{refused}"
+    );
+
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}
+
 /// The server starts and answers MCP even when the database is down; each call
 /// then reports the connection error as a tool error.
 #[test]
