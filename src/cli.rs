@@ -60,7 +60,16 @@ pub enum Command {
     /// server.read_only, PGMCP_MAX_ROWS (a whole number above 0) sets
     /// query.max_rows. A variable set to the empty string counts as unset.
     /// Logs go to the log file, never to stdout.
-    Serve,
+    ///
+    /// With --http, serve MCP's Streamable HTTP transport at /mcp instead,
+    /// for many clients at once (see the README's "Serving a team over
+    /// HTTP"): on [HOST:]PORT, or on server.host and server.port when no
+    /// address follows. Anywhere but a loopback address it needs bearer
+    /// tokens (server.auth_tokens_file or PGMCP_HTTP_TOKEN).
+    Serve {
+        #[arg(long, value_name = "[HOST:]PORT", num_args = 0..=1, default_missing_value = "")]
+        http: Option<String>,
+    },
     /// Run one SQL statement through the same guarded pipeline and print the
     /// JSON result, exactly as the `query` tool would return it.
     Query {
@@ -139,6 +148,10 @@ pub enum CliError {
     Install(#[from] crate::install::InstallError),
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Http(#[from] crate::http::ListenError),
+    #[error("--http {given:?}: {message}")]
+    HttpAddress { given: String, message: String },
 }
 
 /// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
@@ -187,7 +200,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     })?;
     // The command itself is not logged: its SQL may hold secrets.
     let name = match cli.command {
-        Command::Serve => "serve",
+        Command::Serve { .. } => "serve",
         Command::Query { .. } => "query",
         Command::Check { .. } => "check",
         Command::Configure => "configure",
@@ -199,7 +212,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Some(ignored) = ConfigLocation::ignored_local(config.source.as_deref()) {
         tracing::warn!(file = %ignored.display(), "config in the working directory ignored: name it with --config to use it");
     }
-    if let Command::Serve = cli.command {
+    if let Command::Serve { .. } = cli.command {
         // Before the runtime: its threads, the engines' and the hooks' are
         // started inside the sandbox.
         crate::sandbox::enter(&config.protection)?;
@@ -209,7 +222,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let result = match cli.command {
-        Command::Serve => runtime.block_on(serve(config, cli.database)),
+        Command::Serve { http: None } => runtime.block_on(serve(config, cli.database)),
+        Command::Serve { http: Some(address) } => runtime.block_on(serve_http(config, cli.database, &address)),
         Command::Query { sql, params, limit } => runtime.block_on(query_once(config, cli.database, sql, params, limit)),
         Command::Check { suggest_role: None } => runtime.block_on(check(config, cli.database)),
         Command::Check {
@@ -300,7 +314,10 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     let answers = stdout.handle();
     let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(max_line);
     let transport = crate::transport::Splicing::new(transport, answers);
-    let service = match mcp::Server::new(engine.clone()).serve(transport).await {
+    let service = match mcp::Server::new(engine.clone(), mcp::Answers::Spliced)
+        .serve(transport)
+        .await
+    {
         Ok(service) => service,
         Err(e) => {
             // stdin closed before the handshake: nothing to serve, not a failure.
@@ -324,6 +341,78 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
         }
     }
     watcher.abort();
+    engine.shutdown(SHUTDOWN_GRACE).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where `--http` listens: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; an empty
+/// value takes `server.host` and `server.port`.
+fn http_address(given: &str, config: &crate::config::HttpConfig) -> Result<std::net::SocketAddr, CliError> {
+    let fail = |message: String| CliError::HttpAddress {
+        given: given.to_owned(),
+        message,
+    };
+    let (host, port) = match given.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() => (host.trim_start_matches('[').trim_end_matches(']'), port),
+        _ if given.is_empty() => match config.port {
+            Some(port) => return http_address(&format!("[{}]:{port}", config.host), config),
+            None => return Err(fail("no port: give one (--http 8080) or set server.port".to_owned())),
+        },
+        _ => (config.host.as_str(), given),
+    };
+    let port: u16 = port
+        .parse()
+        .map_err(|_| fail(format!("{port:?} is not a TCP port (0 to 65535)")))?;
+    let ip: std::net::IpAddr = match host {
+        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
+        host => host.parse().map_err(|_| {
+            fail(format!(
+                "{host:?} is not an IP address (such as 127.0.0.1, 0.0.0.0 or ::1)"
+            ))
+        })?,
+    };
+    Ok(std::net::SocketAddr::new(ip, port))
+}
+
+/// `pgmcp serve --http`: MCP over Streamable HTTP until SIGTERM or Ctrl-C,
+/// then the calls in flight are stopped within the grace period.
+async fn serve_http(config: Config, database: Option<String>, address: &str) -> Result<ExitCode, CliError> {
+    let addr = http_address(address, &config.http)?;
+    let mut tokens = match &config.http.auth_tokens_file {
+        Some(path) => crate::http::read_tokens(path)?,
+        None => Vec::new(),
+    };
+    if let Some(token) = crate::environment::var("PGMCP_HTTP_TOKEN") {
+        tokens.push(token);
+    }
+    let listen = crate::http::Listen {
+        addr,
+        tokens,
+        allowed_origins: config.http.allowed_origins.clone(),
+        health_check_path: config.http.health_check_path.clone(),
+        max_body: max_line(&config),
+    };
+    listen.check()?;
+    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;
+    if let Some(named) = &named {
+        tracing::info!(from = named.setting.name(), "database setting");
+    }
+    let engine = Arc::new(Engine::from_choice(config, choice));
+    let stop = CancellationToken::new();
+    let server = tokio::spawn(crate::http::serve(engine.clone(), listen, stop.clone()));
+    tokio::select! {
+        served = server => {
+            engine.shutdown(SHUTDOWN_GRACE).await;
+            return match served {
+                Ok(result) => result.map(|()| ExitCode::SUCCESS).map_err(CliError::from),
+                Err(e) => Err(CliError::Session(e.to_string())),
+            };
+        }
+        () = shutdown_signal() => tracing::info!("signal received, shutting down"),
+    }
+    // Stop taking requests, stop what runs (each call ends with an answer),
+    // then close the pool.
+    stop.cancel();
     engine.shutdown(SHUTDOWN_GRACE).await;
     Ok(ExitCode::SUCCESS)
 }

@@ -301,6 +301,12 @@ pub struct RawPool {
 #[serde(deny_unknown_fields)]
 pub struct RawServer {
     pub read_only: Option<bool>,
+    pub host: Option<String>,
+    pub port: Option<i64>,
+    pub health_check_enabled: Option<bool>,
+    pub health_check_path: Option<String>,
+    pub auth_tokens_file: Option<String>,
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -354,6 +360,8 @@ pub struct Config {
     /// Replacements applied to every string value of a result.
     pub sanitization: Vec<SanitizeRule>,
     pub hooks: HooksConfig,
+    /// `pgmcp serve --http`'s settings (the `server` section).
+    pub http: HttpConfig,
     /// The fields environment variables set over the file, in the order
     /// applied (see [`Config::with_environment`]).
     pub overrides: Vec<Override>,
@@ -661,7 +669,13 @@ impl RawConfig {
                 max_conn_lifetime_seconds: Some(3600),
                 max_conn_idle_seconds: Some(600),
             },
-            server: RawServer { read_only: Some(true) },
+            server: RawServer {
+                read_only: Some(true),
+                host: Some("127.0.0.1".into()),
+                health_check_enabled: Some(true),
+                health_check_path: Some("/health".into()),
+                ..RawServer::default()
+            },
             logging: RawLogging {
                 level: Some("info".to_owned()),
                 format: Some("text".to_owned()),
@@ -732,6 +746,7 @@ impl RawConfig {
         let connection = connection(raw.connection, file)?;
         let logging = logging(&raw.logging, file)?;
         let read_only = server(&raw.server);
+        let http = http(&raw.server, file)?;
         let protection = protection(raw.protection, read_only, file)?;
         let database = database(raw.database, file)?;
         let sqlite_root = sqlite(&raw.sqlite, file)?;
@@ -750,6 +765,7 @@ impl RawConfig {
             error_prompts,
             sanitization,
             hooks,
+            http,
             overrides: Vec::new(),
         })
     }
@@ -1010,6 +1026,64 @@ fn logging(raw: &RawLogging, file: Option<&Path>) -> Result<LoggingConfig, Confi
 }
 
 /// The `server` section: read-only mode.
+/// How `pgmcp serve --http` listens and whom it lets in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// `server.host`: the address to listen on. Default `127.0.0.1`.
+    pub host: String,
+    /// `server.port`; `--http` can give it instead.
+    pub port: Option<u16>,
+    /// `GET` this path answers `200 {"status":"ok"}` while pgmcp runs, and
+    /// `<path>/ready` whether the database answers. `None`: disabled.
+    pub health_check_path: Option<String>,
+    /// `server.auth_tokens_file`: bearer tokens, one per line, resolved
+    /// against the config file's directory.
+    pub auth_tokens_file: Option<PathBuf>,
+    /// Browser origins (`https://app.example.com:443`) whose requests are
+    /// served; any other `Origin` gets `403`.
+    pub allowed_origins: Vec<String>,
+}
+
+/// The `server` section's HTTP fields.
+fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError> {
+    let port = match raw.port {
+        None => None,
+        Some(port) => Some(
+            u16::try_from(port)
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| fail(file, "server.port", format!("{port} is not a TCP port (1 to 65535)")))?,
+        ),
+    };
+    let health_check_path = match (raw.health_check_enabled, &raw.health_check_path) {
+        (Some(false), _) => None,
+        (_, Some(path)) if !path.starts_with('/') || path.len() < 2 || path == "/mcp" => {
+            return Err(fail(
+                file,
+                "server.health_check_path",
+                format!("{path:?} must be a path of its own starting with \"/\", such as \"/health\""),
+            ));
+        }
+        (_, path) => path.clone(),
+    };
+    let base = file.and_then(Path::parent).unwrap_or(Path::new(""));
+    let allowed_origins = raw.allowed_origins.clone().unwrap_or_default();
+    if let Some(bad) = allowed_origins.iter().find(|o| *o != "null" && !o.contains("://")) {
+        return Err(fail(
+            file,
+            "server.allowed_origins",
+            format!("{bad:?} has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
+        ));
+    }
+    Ok(HttpConfig {
+        host: raw.host.clone().unwrap_or_else(|| "127.0.0.1".to_owned()),
+        port,
+        health_check_path,
+        auth_tokens_file: raw.auth_tokens_file.as_ref().map(|f| base.join(f)),
+        allowed_origins,
+    })
+}
+
 fn server(raw: &RawServer) -> bool {
     // Set by the defaults; anything but an explicit `false` fails safe.
     raw.read_only != Some(false)
@@ -1323,6 +1397,10 @@ mod tests {
             (format!(r#"{{"duckdb": {{"memory_limit": "lots"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.memory_limit: \"lots\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
             (format!(r#"{{"duckdb": {{"memory_limit": "100"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.memory_limit: \"100\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
             (format!(r#"{{"duckdb": {{"threads": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.threads: must be greater than 0, got 0"),
+            (format!(r#"{{"server": {{"port": 70000}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.port: 70000 is not a TCP port (1 to 65535)"),
+            (format!(r#"{{"server": {{"health_check_path": "health"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"health\" must be a path of its own starting with \"/\", such as \"/health\""),
+            (format!(r#"{{"server": {{"health_check_path": "/mcp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"/mcp\" must be a path of its own starting with \"/\", such as \"/health\""),
+            (format!(r#"{{"server": {{"allowed_origins": ["app.example.com"]}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.allowed_origins: \"app.example.com\" has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
             (format!(r#"{{"duckdb": {{"temp_directory": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.temp_directory: invalid JSON: unknown field `temp_directory`, expected `memory_limit` or `threads` at line 1 column 28"),
         ];
         for (text, expected) in cases {
@@ -1331,13 +1409,49 @@ mod tests {
     }
 
     #[test]
+    fn http_settings_have_defaults_and_are_read() {
+        let c = load(MINIMAL).unwrap();
+        assert_eq!(
+            c.http,
+            HttpConfig {
+                host: "127.0.0.1".into(),
+                port: None,
+                health_check_path: Some("/health".into()),
+                auth_tokens_file: None,
+                allowed_origins: vec![],
+            }
+        );
+        let c = load(&format!(
+            r#"{{"server": {{"host": "0.0.0.0", "port": 8080, "health_check_path": "/healthz", "auth_tokens_file": "tokens", "allowed_origins": ["https://app.example.com"]}}, {}"#,
+            &MINIMAL[1..]
+        ))
+        .unwrap();
+        assert_eq!(
+            c.http,
+            HttpConfig {
+                host: "0.0.0.0".into(),
+                port: Some(8080),
+                health_check_path: Some("/healthz".into()),
+                auth_tokens_file: Some(PathBuf::from("/etc/tokens")),
+                allowed_origins: vec!["https://app.example.com".into()],
+            }
+        );
+        let c = load(&format!(
+            r#"{{"server": {{"health_check_enabled": false}}, {}"#,
+            &MINIMAL[1..]
+        ))
+        .unwrap();
+        assert_eq!(c.http.health_check_path, None);
+    }
+
+    #[test]
     fn unknown_and_mistyped_fields_are_rejected_by_path() {
         let e = load(r#"{"query": {"default_timeout_seconds": 30, "max_rowz": 5}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("query.max_rowz"));
         assert!(e.message.starts_with("invalid JSON: unknown field `max_rowz`"), "{e}");
 
-        let e = load(r#"{"server": {"port": 8080}}"#).unwrap_err();
-        assert_eq!(e.field.as_deref(), Some("server.port"), "no HTTP here: {e}");
+        let e = load(r#"{"server": {"prot": 8080}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("server.prot"), "{e}");
 
         let e = load(r#"{"pool": {"max_conns": "four"}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("pool.max_conns"));

@@ -77,6 +77,7 @@ pub mod error_prompts;
 mod fence;
 pub mod guard;
 pub mod hooks;
+mod http;
 mod install;
 mod intake;
 mod json_depth;

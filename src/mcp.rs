@@ -76,13 +76,23 @@ pub struct DescribeTableArgs {
     pub database: Option<String>,
 }
 
-/// The MCP server: three tools over one [`Engine`]. Its `query` answers
-/// are marked for splicing ([`crate::transport`]): serve it through a
-/// transport that splices them.
+/// The MCP server: three tools over one [`Engine`].
 #[derive(Clone)]
 pub struct Server {
     engine: Arc<Engine>,
+    answers: Answers,
     tool_router: ToolRouter<Server>,
+}
+
+/// How a `query` answer's structured content reaches the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    /// Marked for the transport to splice the answer's text in
+    /// (`crate::transport`, stdio): the rows are encoded once.
+    Spliced,
+    /// Built here from the text, for a transport that writes what rmcp
+    /// hands it (HTTP).
+    Built,
 }
 
 /// The `query` tool's description on an SQLite server.
@@ -105,7 +115,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 #[tool_router]
 impl Server {
-    pub fn new(engine: Arc<Engine>) -> Server {
+    pub fn new(engine: Arc<Engine>, answers: Answers) -> Server {
         let mut tool_router = Self::tool_router();
         // `query` only promises not to write when the session is read-only.
         let read_only = engine.config().read_only;
@@ -143,7 +153,11 @@ impl Server {
                 route.attr.input_schema = Arc::new(schema);
             }
         }
-        Server { engine, tool_router }
+        Server {
+            engine,
+            answers,
+            tool_router,
+        }
     }
 
     #[tool(
@@ -173,10 +187,13 @@ impl Server {
             with_progress(&meta, &peer, self.engine.query_answer(&input, ct)).await,
         )
         .map(|Json(answer)| {
-            // The encoded answer is the text; the transport splices the same
-            // bytes in as the structured content.
+            // The encoded answer is the text; the structured content is the
+            // same JSON, spliced in by the transport or built from it.
             let mut result = CallToolResult::success(vec![ContentBlock::text(answer.into_json())]);
-            result.structured_content = Some(crate::transport::SPLICE);
+            result.structured_content = match self.answers {
+                Answers::Spliced => Some(crate::transport::SPLICE),
+                Answers::Built => crate::transport::built(&result),
+            };
             result
         })
     }

@@ -441,6 +441,19 @@ impl Engine {
         self.backend.session_report(&deadline).await
     }
 
+    /// Whether the database answers within `within`, a call slot included:
+    /// a server whose calls all wait is not ready for more.
+    pub async fn ready(&self, within: Duration) -> Result<(), Error> {
+        let call = self.begin(CancellationToken::new());
+        let deadline = self.deadline(within, call.token.clone());
+        let _slot = self.slot(&deadline).await?;
+        let report = self.backend.session_report(&deadline);
+        match tokio::time::timeout(within, report).await {
+            Ok(report) => report.map(|_| ()),
+            Err(_) => Err(Error::Timeout { after: within }),
+        }
+    }
+
     /// SQL that creates `role` as a least-privilege reader of the connected
     /// PostgreSQL database, for `pgmcp check --suggest-role`.
     pub async fn suggest_role(&self, role: &str, cancel: CancellationToken) -> Result<String, Error> {

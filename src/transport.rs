@@ -10,8 +10,9 @@
 //! message with the text's bytes spliced in as `structuredContent`. Every
 //! other message goes through rmcp's own transport unchanged.
 //!
-//! The MCP server (`crate::mcp`) marks every `query` answer: it must be
-//! served through this transport.
+//! The MCP server (`crate::mcp`) marks its `query` answers only when told
+//! its transport splices them (`Answers::Spliced`); over HTTP it builds the
+//! structured value itself.
 
 use std::future::Future;
 

@@ -26,6 +26,7 @@ mod guard_corpus;
 mod guard_fuzz;
 mod harness;
 mod hooks;
+mod http;
 mod install;
 mod install_red_team;
 mod intake;

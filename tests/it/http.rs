@@ -1,0 +1,358 @@
+//! `pgmcp serve --http`: the real binary, spoken to over HTTP/1.1 with a
+//! plain client, as a team's agents would reach it.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::serve::write_config;
+use crate::support::pg::{self, TestDb};
+use crate::support::stdio::McpProcess;
+
+/// A port nothing listens on right now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// What came back: status, headers (lower-case names), body.
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message answered: the body, or the last `data:` of an
+    /// event stream.
+    fn message(&self) -> Value {
+        let text = match self.header("content-type") {
+            Some(t) if t.starts_with("text/event-stream") => self
+                .body
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .rfind(|d| !d.is_empty())
+                .unwrap_or_default()
+                .to_owned(),
+            _ => self.body.clone(),
+        };
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+/// One request on its own connection.
+fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    // A server may answer (413) before reading the whole body.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {raw:?}"));
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect::<Vec<_>>();
+    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v == "chunked");
+    let body = if chunked { dechunk(body) } else { body.to_owned() };
+    Reply { status, headers, body }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+/// A stateless (2026-07-28) `tools/call` of `query`'s headers.
+const STATELESS: [(&str, &str); 5] = [
+    ACCEPT,
+    JSON,
+    ("MCP-Protocol-Version", "2026-07-28"),
+    ("Mcp-Method", "tools/call"),
+    ("Mcp-Name", "query"),
+];
+
+/// The stateless protocol's request metadata.
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+fn rpc(id: u64, method: &str, params: Value) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        .to_string()
+        .into_bytes()
+}
+
+/// `pgmcp serve --http` on a free port, with `envs`; waits until it answers.
+fn start(db_url: &str, dir: &std::path::Path, envs: &[(&str, &str)]) -> (McpProcess, u16) {
+    let config = write_config(dir, r#", "max_sql_length": 1000, "max_params_bytes": 1000"#);
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let mut all = vec![("PGMCP_PG_CONNSTRING", db_url)];
+    all.extend_from_slice(envs);
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--http", &address], &all);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "not listening: {}", mcp.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (mcp, port)
+}
+
+fn db() -> TestDb {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE pets (id int PRIMARY KEY, name text); INSERT INTO pets VALUES (1, 'rex')");
+    db
+}
+
+#[test]
+fn health_and_readiness_answer() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[]);
+    let health = send(port, "GET", "/health", &[], b"");
+    assert_eq!((health.status, health.body.as_str()), (200, r#"{"status":"ok"}"#));
+    let ready = send(port, "GET", "/health/ready", &[], b"");
+    assert_eq!((ready.status, ready.message()["status"].clone()), (200, json!("ready")));
+    let missing = send(port, "GET", "/other", &[], b"");
+    assert_eq!(missing.status, 404);
+    mcp.kill();
+
+    // A database that does not answer: not ready, said within about a second.
+    let dir = tempfile::tempdir().unwrap();
+    let down = format!("postgresql://nobody@127.0.0.1:{}/none?connect_timeout=5", free_port());
+    let (mut mcp, port) = start(&down, dir.path(), &[]);
+    let started = Instant::now();
+    let ready = send(port, "GET", "/health/ready", &[], b"");
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    assert_eq!(ready.message()["status"], "unavailable");
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert_eq!(send(port, "GET", "/health", &[], b"").status, 200);
+    mcp.kill();
+}
+
+#[test]
+fn tools_answer_over_http_in_both_protocol_eras() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[]);
+
+    // Stateless (2026-07-28): each request carries its version.
+    let reply = send(
+        port,
+        "POST",
+        "/mcp",
+        &STATELESS,
+        &rpc(
+            1,
+            "tools/call",
+            json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT id, name FROM pets"}}),
+        ),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let result = &reply.message()["result"];
+    assert_eq!(
+        result["structuredContent"]["rows"],
+        json!([{"id": 1, "name": "rex"}]),
+        "{result}"
+    );
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+
+    // A 2025 session: initialize, then calls under its session id.
+    let init = send(
+        port,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON],
+        &rpc(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "0"}}),
+        ),
+    );
+    assert_eq!(init.status, 200, "{}", init.body);
+    assert_eq!(init.message()["result"]["serverInfo"]["name"], "pgmcp");
+    let session = init.header("mcp-session-id").expect("a session id").to_owned();
+    let with_session = [
+        ACCEPT,
+        JSON,
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    assert_eq!(send(port, "POST", "/mcp", &with_session, note.as_bytes()).status, 202);
+    let reply = send(
+        port,
+        "POST",
+        "/mcp",
+        &with_session,
+        &rpc(2, "tools/call", json!({"name": "list_tables", "arguments": {}})),
+    );
+    assert_eq!(
+        reply.message()["result"]["structuredContent"]["tables"][0]["name"],
+        "pets"
+    );
+    mcp.kill();
+}
+
+#[test]
+fn only_token_holders_and_listed_origins_get_in() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[("PGMCP_HTTP_TOKEN", "s3cret-token")]);
+    let call = rpc(
+        1,
+        "tools/call",
+        json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT 1 AS one"}}),
+    );
+    for auth in [
+        None,
+        Some("Bearer wrong"),
+        Some("Bearer s3cret-toke"),
+        Some("Basic s3cret-token"),
+    ] {
+        let mut headers = STATELESS.to_vec();
+        if let Some(auth) = auth {
+            headers.push(("Authorization", auth));
+        }
+        let reply = send(port, "POST", "/mcp", &headers, &call);
+        assert_eq!(reply.status, 401, "{auth:?}: {}", reply.body);
+        assert_eq!(reply.header("www-authenticate"), Some(r#"Bearer realm="pgmcp""#));
+    }
+    let mut ok = STATELESS.to_vec();
+    ok.push(("Authorization", "Bearer s3cret-token"));
+    let reply = send(port, "POST", "/mcp", &ok, &call);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.message()["result"]["structuredContent"]["rows"],
+        json!([{"one": 1}])
+    );
+
+    // A browser page from an origin not listed is refused, token or not.
+    let mut evil = ok.clone();
+    evil.push(("Origin", "https://evil.example"));
+    assert_eq!(send(port, "POST", "/mcp", &evil, &call).status, 403);
+
+    // A body longer than the longest call the limits accept.
+    let big = vec![b' '; 2 << 20];
+    let reply = send(port, "POST", "/mcp", &ok, &big);
+    assert_eq!(reply.status, 413, "{}", reply.body);
+
+    // The token never reaches the log.
+    mcp.kill();
+    let log = std::fs::read_to_string(dir.path().join("pgmcp.log")).unwrap();
+    assert!(log.contains("serving MCP over HTTP"), "{log}");
+    assert!(!log.contains("s3cret-token"), "token in the log");
+}
+
+#[test]
+fn an_open_address_needs_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "");
+    let address = format!("0.0.0.0:{}", free_port());
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--http", &address], &[]);
+    let status = mcp.wait_exit(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(2), "{}", mcp.stderr());
+    assert!(
+        mcp.stderr().contains("will not listen on 0.0.0.0") && mcp.stderr().contains("PGMCP_HTTP_TOKEN"),
+        "{}",
+        mcp.stderr()
+    );
+
+    // A tokens file others can read is refused.
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "t0ken\n").unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let config = dir.path().join("config.json");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        r#""server": {"#,
+        &format!(r#""server": {{"auth_tokens_file": {:?}, "#, tokens.to_str().unwrap()),
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", config.to_str().unwrap(), "--http", &address],
+        &[],
+    );
+    let status = mcp.wait_exit(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(2), "{}", mcp.stderr());
+    assert!(mcp.stderr().contains("chmod 600"), "{}", mcp.stderr());
+}
+
+/// SIGTERM stops a long call on the server (no backend left running it),
+/// and pgmcp exits 0 within its grace period, the port closed.
+#[test]
+fn sigterm_stops_calls_and_exits() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[]);
+    let long = std::thread::spawn(move || {
+        send(
+            port,
+            "POST",
+            "/mcp",
+            &STATELESS,
+            &rpc(
+                1,
+                "tools/call",
+                json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT pg_sleep(60)"}}),
+            ),
+        )
+    });
+    let running = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while db.psql(running) != "1" {
+        assert!(Instant::now() < deadline, "the call never reached the server");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let started = Instant::now();
+    // SAFETY: signalling the child this test started.
+    assert_eq!(unsafe { libc::kill(mcp.pid() as i32, libc::SIGTERM) }, 0);
+    let status = mcp.wait_exit(Duration::from_secs(15));
+    assert!(status.success(), "{status}: {}", mcp.stderr());
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(db.psql(running), "0", "a backend still runs the call");
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+    let _ = long.join();
+}
