@@ -130,7 +130,7 @@ fn start(db_url: &str, dir: &std::path::Path, envs: &[(&str, &str)]) -> (McpProc
     let address = format!("127.0.0.1:{port}");
     let mut all = vec![("PGMCP_PG_CONNSTRING", db_url)];
     all.extend_from_slice(envs);
-    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--http", &address], &all);
+    let mcp = McpProcess::spawn(&["serve", "--config", &config, "--http", &address], &all);
     let deadline = Instant::now() + Duration::from_secs(20);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "not listening: {}", mcp.stderr());
