@@ -356,3 +356,90 @@ fn sigterm_stops_calls_and_exits() {
     assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
     let _ = long.join();
 }
+
+/// The MCP Python SDK on PyPI, pinned: its Streamable HTTP client is what
+/// many hosted agents use.
+const PYTHON_SDK: &str = "mcp==1.30.0";
+
+/// A Python with the MCP SDK: `PGMCP_TEST_PYTHON`, else a virtual
+/// environment in `~/.cache/pgmcp-tools/py`, made and filled from PyPI on
+/// first use.
+fn python_sdk() -> &'static std::path::Path {
+    static PYTHON: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Some(path) = std::env::var_os("PGMCP_TEST_PYTHON") {
+            return path.into();
+        }
+        let home = std::env::var_os("HOME").expect("HOME names where the client tools are kept");
+        let venv = std::path::Path::new(&home).join(".cache/pgmcp-tools/py");
+        let python = venv.join("bin/python");
+        let has_sdk = |python: &std::path::Path| {
+            std::process::Command::new(python)
+                .args([
+                    "-c",
+                    "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '1.30.0')",
+                ])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !has_sdk(&python) {
+            let status = std::process::Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .expect("python3 is needed for the MCP Python SDK (.ci/run installs it)");
+            assert!(
+                status.success(),
+                "python3 -m venv failed ({status}): install python3-venv"
+            );
+            let status = std::process::Command::new(&python)
+                .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", PYTHON_SDK])
+                .status()
+                .expect("run pip");
+            assert!(status.success(), "pip install {PYTHON_SDK} failed ({status})");
+        }
+        python
+    })
+}
+
+/// The official MCP Python SDK's Streamable HTTP client: a 2025 session
+/// (initialize, tools/list, calls) with the token, and refused without it
+/// or with a wrong one.
+#[test]
+fn the_python_sdk_works_with_and_is_refused_without_a_token() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[("PGMCP_HTTP_TOKEN", "py-t0ken")]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_http.py");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let run = |token: Option<&str>| -> Value {
+        let mut cmd = std::process::Command::new(python_sdk());
+        cmd.arg(script).arg(&url);
+        if let Some(token) = token {
+            cmd.arg(token);
+        }
+        let out = cmd.output().expect("run the Python client");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let seen = run(Some("py-t0ken"));
+    assert_eq!(seen["server"], "pgmcp", "{seen}");
+    assert_eq!(seen["tools"], json!(["describe_table", "list_tables", "query"]));
+    assert_eq!(seen["structured"]["rows"], json!([{"id": 1, "name": "rex"}]), "{seen}");
+    let text: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, seen["structured"]);
+    assert_eq!(seen["is_error"], false);
+    assert_eq!(seen["refused"], true, "{seen}");
+    assert!(seen["refused_text"].as_str().unwrap().starts_with("DROP"), "{seen}");
+    assert_eq!(db.psql("SELECT count(*) FROM pets"), "1", "the table is still there");
+
+    for token in [None, Some("wrong")] {
+        let seen = run(token);
+        assert!(
+            seen["error"].as_str().is_some_and(|e| e.contains("401 Unauthorized")),
+            "{token:?}: {seen}"
+        );
+    }
+    mcp.kill();
+}
