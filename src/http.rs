@@ -29,6 +29,9 @@ use crate::pipeline::Engine;
 /// Where MCP is served.
 pub const MCP_PATH: &str = "/mcp";
 
+/// The longest a client may take to send a request's headers.
+const HEADER_WITHIN: Duration = Duration::from_secs(10);
+
 /// The longest a readiness check waits for the database.
 pub const READY_WITHIN: Duration = Duration::from_secs(1);
 
@@ -202,7 +205,11 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
                 let front = front.clone();
                 async move { Ok::<_, std::convert::Infallible>(front.route(request).await) }
             });
+            // A client that never finishes its headers does not hold a
+            // connection open for ever.
             let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_WITHIN)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
             tokio::pin!(connection);
             tokio::select! {

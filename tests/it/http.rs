@@ -443,3 +443,106 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
     }
     mcp.kill();
 }
+
+/// The MCP Inspector from the npm registry, pinned (its CLI mode; 0.17 is
+/// the newest that runs on Node 20).
+const INSPECTOR: &str = "@modelcontextprotocol/inspector@0.17.5";
+
+/// The Inspector's command: `PGMCP_TEST_INSPECTOR`, else the copy in
+/// `~/.cache/pgmcp-tools/inspector`, installed there on first use.
+fn inspector() -> &'static std::path::Path {
+    static INSPECTOR_BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    INSPECTOR_BIN.get_or_init(|| {
+        if let Some(path) = std::env::var_os("PGMCP_TEST_INSPECTOR") {
+            return path.into();
+        }
+        let home = std::env::var_os("HOME").expect("HOME names where the client tools are kept");
+        let prefix = std::path::Path::new(&home).join(".cache/pgmcp-tools/inspector");
+        let bin = prefix.join("node_modules/.bin/mcp-inspector");
+        if !bin.exists() {
+            let status = std::process::Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&prefix)
+                .arg(INSPECTOR)
+                .status()
+                .unwrap_or_else(|e| panic!("npm is needed to install {INSPECTOR} (.ci/run installs it): {e}"));
+            assert!(status.success(), "npm install {INSPECTOR} failed ({status})");
+        }
+        bin
+    })
+}
+
+/// The MCP Inspector's CLI over Streamable HTTP: lists the tools and runs a
+/// query with the token; without it, it cannot connect and says why.
+#[test]
+fn the_inspector_works_with_and_is_refused_without_a_token() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[("PGMCP_HTTP_TOKEN", "insp-t0ken")]);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let run = |args: &[&str]| {
+        std::process::Command::new(inspector())
+            .args(["--cli", &url, "--transport", "http"])
+            .args(args)
+            .output()
+            .expect("run the Inspector")
+    };
+    let auth = ["--header", "Authorization: Bearer insp-t0ken"];
+    let out = run(&[&["--method", "tools/list"][..], &auth[..]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["describe_table", "list_tables", "query"]);
+
+    let call = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "query",
+        "--tool-arg",
+        "sql=SELECT id, name FROM pets",
+    ];
+    let out = run(&[&call[..], &auth[..]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        result["structuredContent"]["rows"],
+        json!([{"id": 1, "name": "rex"}]),
+        "{result}"
+    );
+
+    let out = run(&call);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("a bearer token is required"), "{stderr}");
+    mcp.kill();
+}
+
+/// A client that opens a connection and never finishes its headers is
+/// dropped, rather than holding the connection for ever.
+#[test]
+fn a_client_that_never_finishes_its_headers_is_dropped() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "still open after {:?}",
+        started.elapsed()
+    );
+    // And the server still serves others.
+    assert_eq!(send(port, "GET", "/health", &[], b"").status, 200);
+    mcp.kill();
+}
