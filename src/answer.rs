@@ -359,14 +359,8 @@ mod tests {
     use super::*;
     use crate::backend::Rows;
     use crate::shape::shaped;
+    use crate::shape::tests::col;
     use serde_json::{Map, json};
-
-    fn col(name: &str) -> Column {
-        Column {
-            name: name.into(),
-            type_name: "integer".into(),
-        }
-    }
 
     fn rows_of(columns: Vec<Column>, rows: Vec<Vec<Value>>) -> Shaped {
         shaped(

@@ -195,11 +195,12 @@ pub(crate) fn unique_names(columns: Vec<Column>) -> Vec<Column> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn col(name: &str) -> Column {
+    /// An integer column named `name`.
+    pub(crate) fn col(name: &str) -> Column {
         Column {
             name: name.into(),
             type_name: "integer".into(),

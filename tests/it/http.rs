@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::serve::write_config;
 use crate::support::pg::{self, TestDb};
-use crate::support::stdio::McpProcess;
+use crate::support::stdio::{McpProcess, tool_names};
+use crate::support::tools;
 
 /// A port nothing listens on right now.
 fn free_port() -> u16 {
@@ -357,50 +358,10 @@ fn sigterm_stops_calls_and_exits() {
     let _ = long.join();
 }
 
-/// The MCP Python SDK on PyPI, pinned: its Streamable HTTP client is what
-/// many hosted agents use.
+/// The MCP Python SDK on PyPI, pinned (`PGMCP_TEST_PYTHON` names a Python
+/// that has it instead): its Streamable HTTP client is what many hosted
+/// agents use.
 const PYTHON_SDK: &str = "mcp==1.30.0";
-
-/// A Python with the MCP SDK: `PGMCP_TEST_PYTHON`, else a virtual
-/// environment in `~/.cache/pgmcp-tools/py`, made and filled from PyPI on
-/// first use.
-fn python_sdk() -> &'static std::path::Path {
-    static PYTHON: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    PYTHON.get_or_init(|| {
-        if let Some(path) = std::env::var_os("PGMCP_TEST_PYTHON") {
-            return path.into();
-        }
-        let home = std::env::var_os("HOME").expect("HOME names where the client tools are kept");
-        let venv = std::path::Path::new(&home).join(".cache/pgmcp-tools/py");
-        let python = venv.join("bin/python");
-        let has_sdk = |python: &std::path::Path| {
-            std::process::Command::new(python)
-                .args([
-                    "-c",
-                    "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '1.30.0')",
-                ])
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !has_sdk(&python) {
-            let status = std::process::Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .status()
-                .expect("python3 is needed for the MCP Python SDK (.ci/run installs it)");
-            assert!(
-                status.success(),
-                "python3 -m venv failed ({status}): install python3-venv"
-            );
-            let status = std::process::Command::new(&python)
-                .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", PYTHON_SDK])
-                .status()
-                .expect("run pip");
-            assert!(status.success(), "pip install {PYTHON_SDK} failed ({status})");
-        }
-        python
-    })
-}
 
 /// The official MCP Python SDK's Streamable HTTP client: a 2025 session
 /// (initialize, tools/list, calls) with the token, and refused without it
@@ -413,7 +374,7 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_http.py");
     let url = format!("http://127.0.0.1:{port}/mcp");
     let run = |token: Option<&str>| -> Value {
-        let mut cmd = std::process::Command::new(python_sdk());
+        let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", PYTHON_SDK));
         cmd.arg(script).arg(&url);
         if let Some(token) = token {
             cmd.arg(token);
@@ -444,33 +405,10 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
     mcp.kill();
 }
 
-/// The MCP Inspector from the npm registry, pinned (its CLI mode; 0.17 is
-/// the newest that runs on Node 20).
+/// The MCP Inspector from the npm registry, pinned (`PGMCP_TEST_INSPECTOR`
+/// names another copy): its CLI mode; 0.17 is the newest that runs on Node
+/// 20.
 const INSPECTOR: &str = "@modelcontextprotocol/inspector@0.17.5";
-
-/// The Inspector's command: `PGMCP_TEST_INSPECTOR`, else the copy in
-/// `~/.cache/pgmcp-tools/inspector`, installed there on first use.
-fn inspector() -> &'static std::path::Path {
-    static INSPECTOR_BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    INSPECTOR_BIN.get_or_init(|| {
-        if let Some(path) = std::env::var_os("PGMCP_TEST_INSPECTOR") {
-            return path.into();
-        }
-        let home = std::env::var_os("HOME").expect("HOME names where the client tools are kept");
-        let prefix = std::path::Path::new(&home).join(".cache/pgmcp-tools/inspector");
-        let bin = prefix.join("node_modules/.bin/mcp-inspector");
-        if !bin.exists() {
-            let status = std::process::Command::new("npm")
-                .args(["install", "--no-audit", "--no-fund", "--prefix"])
-                .arg(&prefix)
-                .arg(INSPECTOR)
-                .status()
-                .unwrap_or_else(|e| panic!("npm is needed to install {INSPECTOR} (.ci/run installs it): {e}"));
-            assert!(status.success(), "npm install {INSPECTOR} failed ({status})");
-        }
-        bin
-    })
-}
 
 /// The MCP Inspector's CLI over Streamable HTTP: lists the tools and runs a
 /// query with the token; without it, it cannot connect and says why.
@@ -481,24 +419,22 @@ fn the_inspector_works_with_and_is_refused_without_a_token() {
     let (mut mcp, port) = start(&db.url, dir.path(), &[("PGMCP_HTTP_TOKEN", "insp-t0ken")]);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let run = |args: &[&str]| {
-        std::process::Command::new(inspector())
-            .args(["--cli", &url, "--transport", "http"])
-            .args(args)
-            .output()
-            .expect("run the Inspector")
+        std::process::Command::new(tools::npm(
+            "PGMCP_TEST_INSPECTOR",
+            "inspector",
+            INSPECTOR,
+            "mcp-inspector",
+        ))
+        .args(["--cli", &url, "--transport", "http"])
+        .args(args)
+        .output()
+        .expect("run the Inspector")
     };
     let auth = ["--header", "Authorization: Bearer insp-t0ken"];
     let out = run(&[&["--method", "tools/list"][..], &auth[..]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort_unstable();
-    assert_eq!(names, ["describe_table", "list_tables", "query"]);
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tool_names(&listed), ["describe_table", "list_tables", "query"]);
 
     let call = [
         "--method",

@@ -52,26 +52,7 @@ fn ok(output: Output, what: &str) -> String {
 /// `~/.cache/pgmcp-tools`, installed there from the npm registry on first use.
 fn mcpb() -> &'static Path {
     static MCPB: OnceLock<PathBuf> = OnceLock::new();
-    MCPB.get_or_init(|| {
-        if let Some(path) = std::env::var_os("PGMCP_TEST_MCPB") {
-            return PathBuf::from(path);
-        }
-        let home = std::env::var_os("HOME").expect("HOME names where the npm tools are kept");
-        let prefix = Path::new(&home).join(".cache/pgmcp-tools");
-        let bin = prefix.join("node_modules/.bin/mcpb");
-        if !bin.exists() {
-            let status = Command::new("npm")
-                .args(["install", "--no-audit", "--no-fund", "--prefix"])
-                .arg(&prefix)
-                .arg(MCPB_PACKAGE)
-                .status()
-                .unwrap_or_else(|e| {
-                    panic!("npm is needed to install {MCPB_PACKAGE} (install Node.js and npm; .ci/run does): {e}")
-                });
-            assert!(status.success(), "npm install {MCPB_PACKAGE} failed ({status})");
-        }
-        bin
-    })
+    MCPB.get_or_init(|| crate::support::tools::npm("PGMCP_TEST_MCPB", "", MCPB_PACKAGE, "mcpb"))
 }
 
 /// One bundle of the binary under test, built once, and the official tool's
@@ -305,14 +286,10 @@ fn the_declared_tools_are_the_ones_the_server_lists() {
         .map(|t| json!({"name": t["name"], "description": t["description"]}))
         .collect();
     assert_eq!(Value::Array(listed), bundle.manifest["tools"]);
-    let mut names: Vec<&str> = bundle.manifest["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort_unstable();
-    assert_eq!(names, ["describe_table", "list_tables", "query"]);
+    assert_eq!(
+        crate::support::stdio::tool_names(&bundle.manifest),
+        ["describe_table", "list_tables", "query"]
+    );
 }
 
 #[test]

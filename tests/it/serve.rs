@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::pg::{self, TestDb};
-use crate::support::stdio::{McpProcess, tool_json, tool_text};
+use crate::support::stdio::{McpProcess, tool_json, tool_names, tool_text};
 
 /// A config file in `dir` (writes allowed, logs to `dir/pgmcp.log`).
 pub fn write_config(dir: &Path, extra_query: &str) -> String {
@@ -49,14 +49,7 @@ fn a_full_session_transcript() {
     );
 
     let tools = mcp.request("tools/list", json!({}));
-    let mut names: Vec<&str> = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["describe_table", "list_tables", "query"]);
+    assert_eq!(tool_names(&tools["result"]), ["describe_table", "list_tables", "query"]);
     let query_tool = tools["result"]["tools"]
         .as_array()
         .unwrap()

@@ -16,6 +16,7 @@ pub mod findings;
 pub mod pg;
 pub mod protection;
 pub mod stdio;
+pub mod tools;
 
 use std::path::{Path, PathBuf};
 

@@ -470,3 +470,15 @@ pub fn tool_json(result: &Value) -> Value {
     serde_json::from_str(text)
         .unwrap_or_else(|err| panic!("tool text is not JSON ({err}):\n{text}\n\nresult: {result:#}"))
 }
+
+/// The names of the tools a `tools/list` result lists, sorted.
+pub fn tool_names(list: &Value) -> Vec<&str> {
+    let mut names: Vec<&str> = list["tools"]
+        .as_array()
+        .expect("a list of tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a tool name"))
+        .collect();
+    names.sort_unstable();
+    names
+}

@@ -1,0 +1,70 @@
+//! Client tools the tests drive pgmcp with, from the registries: installed
+//! on first use under `~/.cache/pgmcp-tools`, or named by a variable.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `bin` of the npm `package` (pinned by the caller): the path in `variable`
+/// when set, else installed into `~/.cache/pgmcp-tools/<dir>` on first use.
+pub fn npm(variable: &str, dir: &str, package: &str, bin: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(variable) {
+        return PathBuf::from(path);
+    }
+    let prefix = cache().join(dir);
+    let path = prefix.join("node_modules/.bin").join(bin);
+    if !path.exists() {
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg(package)
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("npm is needed to install {package} (install Node.js and npm; .ci/run does): {e}")
+            });
+        assert!(status.success(), "npm install {package} failed ({status})");
+    }
+    path
+}
+
+/// A Python with `requirement` (`name==version`): the path in `variable`
+/// when set, else a virtual environment in `~/.cache/pgmcp-tools/<dir>`,
+/// made and filled from PyPI on first use.
+pub fn python(variable: &str, dir: &str, requirement: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(variable) {
+        return PathBuf::from(path);
+    }
+    let venv = cache().join(dir);
+    let python = venv.join("bin/python");
+    let (name, version) = requirement.split_once("==").expect("a pinned requirement");
+    let installed = Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.metadata as m, sys; sys.exit(m.version(sys.argv[1]) != sys.argv[2])",
+            name,
+            version,
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 is needed for the Python client tools (.ci/run installs it)");
+        assert!(
+            status.success(),
+            "python3 -m venv failed ({status}): install python3-venv"
+        );
+        let status = Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", requirement])
+            .status()
+            .expect("run pip");
+        assert!(status.success(), "pip install {requirement} failed ({status})");
+    }
+    python
+}
+
+fn cache() -> PathBuf {
+    let home = std::env::var_os("HOME").expect("HOME names where the client tools are kept");
+    Path::new(&home).join(".cache/pgmcp-tools")
+}
