@@ -13,7 +13,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
@@ -186,6 +186,7 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         tokens: listen.tokens,
         health: listen.health_check_path,
         mcp,
+        readiness: tokio::sync::Mutex::new(None),
     });
     loop {
         let (stream, peer) = tokio::select! {
@@ -230,6 +231,8 @@ struct Front {
     tokens: Vec<String>,
     health: Option<String>,
     mcp: StreamableHttpService<Server, LocalSessionManager>,
+    /// The last readiness check: when it ran, and the failure's label.
+    readiness: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
 }
 
 impl Front {
@@ -273,17 +276,30 @@ impl Front {
         }
     }
 
-    /// Whether the database answers within [`READY_WITHIN`].
+    /// Whether the database answers within [`READY_WITHIN`]. The health
+    /// paths need no token, so the database is asked at most once per
+    /// [`READY_WITHIN`], however many probes arrive: the others get the
+    /// last answer, and no one can spend the call slots with probes.
     async fn ready(&self) -> Response<Body> {
-        match self.engine.ready(READY_WITHIN).await {
-            Ok(()) => answer(StatusCode::OK, r#"{"status":"ready"}"#.to_owned()),
-            Err(e) => {
-                tracing::info!(error = %e.label(), "readiness check failed");
-                answer(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    serde_json::json!({"status": "unavailable", "error": e.label()}).to_string(),
-                )
+        let mut last = self.readiness.lock().await;
+        let fresh = last.as_ref().filter(|(at, _)| at.elapsed() < READY_WITHIN);
+        let verdict = match fresh {
+            Some((_, verdict)) => verdict.clone(),
+            None => {
+                let verdict = self.engine.ready(READY_WITHIN).await.map_err(|e| e.label());
+                if let Err(label) = &verdict {
+                    tracing::info!(error = %label, "readiness check failed");
+                }
+                *last = Some((Instant::now(), verdict.clone()));
+                verdict
             }
+        };
+        match verdict {
+            Ok(()) => answer(StatusCode::OK, r#"{"status":"ready"}"#.to_owned()),
+            Err(label) => answer(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({"status": "unavailable", "error": label}).to_string(),
+            ),
         }
     }
 }

@@ -482,3 +482,38 @@ fn a_client_that_never_finishes_its_headers_is_dropped() {
     assert_eq!(send(port, "GET", "/health", &[], b"").status, 200);
     mcp.kill();
 }
+
+/// The health paths need no token, so probes must not reach the database
+/// one each: however many arrive, the database is asked at most once a
+/// second, and every probe still gets its answer within about a second.
+#[test]
+fn readiness_probes_cannot_flood_the_database() {
+    // A "database" that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let accepted = accepted.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in silent.incoming().flatten() {
+                accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(stream);
+            }
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("postgresql://nobody@127.0.0.1:{silent_port}/none?connect_timeout=30");
+    let (mut mcp, port) = start(&url, dir.path(), &[]);
+    let started = Instant::now();
+    let probes: Vec<_> = (0..12)
+        .map(|_| std::thread::spawn(move || send(port, "GET", "/health/ready", &[], b"").status))
+        .collect();
+    for probe in probes {
+        assert_eq!(probe.join().unwrap(), 503);
+    }
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    let asked = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(asked <= 2, "12 probes reached the database {asked} times");
+    mcp.kill();
+}
