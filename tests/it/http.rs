@@ -517,3 +517,44 @@ fn readiness_probes_cannot_flood_the_database() {
     assert!(asked <= 2, "12 probes reached the database {asked} times");
     mcp.kill();
 }
+
+/// A client that goes away mid-call does not leave its statement running
+/// on the server.
+#[test]
+fn a_client_that_disconnects_cancels_its_statement() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = start(&db.url, dir.path(), &[]);
+    let running = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'";
+    let body = rpc(
+        1,
+        "tools/call",
+        json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT pg_sleep(60)"}}),
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in STATELESS {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(&body).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while db.psql(running) != "1" {
+        assert!(Instant::now() < deadline, "the call never reached the server");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while db.psql(running) != "0" {
+        assert!(
+            Instant::now() < deadline,
+            "the statement still runs 10 s after its client left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    mcp.kill();
+}
