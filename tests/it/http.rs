@@ -558,3 +558,60 @@ fn a_client_that_disconnects_cancels_its_statement() {
     }
     mcp.kill();
 }
+
+/// Many clients share one pool: with `pool.max_conns` at 2, twelve calls in
+/// flight from twelve connections never hold more than two backends, and
+/// every call is answered.
+#[test]
+fn many_clients_share_the_pool() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = {
+        let config = write_config(dir.path(), "");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, text.replacen('{', r#"{"pool": {"max_conns": 2},"#, 1)).unwrap();
+        let port = free_port();
+        let address = format!("127.0.0.1:{port}");
+        let mcp = McpProcess::spawn(
+            &["serve", "--config", &config, "--http", &address],
+            &[("PGMCP_PG_CONNSTRING", &db.url)],
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "not listening: {}", mcp.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (mcp, port)
+    };
+    let calls: Vec<_> = (0..12)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let sql = format!("SELECT {i} AS n, pg_sleep(0.3)");
+                let reply = send(
+                    port,
+                    "POST",
+                    "/mcp",
+                    &STATELESS,
+                    &rpc(
+                        1,
+                        "tools/call",
+                        json!({"_meta": meta(), "name": "query", "arguments": {"sql": sql}}),
+                    ),
+                );
+                reply.message()["result"]["structuredContent"]["rows"][0]["n"].clone()
+            })
+        })
+        .collect();
+    let backends =
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgmcp' AND backend_type = 'client backend'";
+    let mut most = 0;
+    while calls.iter().any(|c| !c.is_finished()) {
+        most = most.max(db.psql(backends).parse::<u32>().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut answered: Vec<Value> = calls.into_iter().map(|c| c.join().unwrap()).collect();
+    answered.sort_by_key(|n| n.as_i64());
+    assert_eq!(answered, (0..12).map(|i| json!(i)).collect::<Vec<_>>());
+    assert!((1..=2).contains(&most), "{most} backends at once");
+    mcp.kill();
+}
