@@ -391,6 +391,7 @@ async fn serve_http(config: Config, database: Option<String>, address: &str) -> 
         allowed_origins: config.http.allowed_origins.clone(),
         health_check_path: config.http.health_check_path.clone(),
         max_body: max_line(&config),
+        max_sessions: config.http.max_sessions,
     };
     listen.check()?;
     let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;

@@ -307,6 +307,7 @@ pub struct RawServer {
     pub health_check_path: Option<String>,
     pub auth_tokens_file: Option<String>,
     pub allowed_origins: Option<Vec<String>>,
+    pub max_sessions: Option<i64>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -674,6 +675,7 @@ impl RawConfig {
                 host: Some("127.0.0.1".into()),
                 health_check_enabled: Some(true),
                 health_check_path: Some("/health".into()),
+                max_sessions: Some(100),
                 ..RawServer::default()
             },
             logging: RawLogging {
@@ -1042,6 +1044,9 @@ pub struct HttpConfig {
     /// Browser origins (`https://app.example.com:443`) whose requests are
     /// served; any other `Origin` gets `403`.
     pub allowed_origins: Vec<String>,
+    /// `server.max_sessions`: most 2025-protocol sessions open at once.
+    /// Default 100.
+    pub max_sessions: usize,
 }
 
 /// The `server` section's HTTP fields.
@@ -1075,7 +1080,15 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
             format!("{bad:?} has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
         ));
     }
+    let max_sessions = match raw.max_sessions {
+        None => 100,
+        Some(n) => usize::try_from(n)
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| fail(file, "server.max_sessions", format!("must be greater than 0, got {n}")))?,
+    };
     Ok(HttpConfig {
+        max_sessions,
         host: raw.host.clone().unwrap_or_else(|| "127.0.0.1".to_owned()),
         port,
         health_check_path,
@@ -1398,6 +1411,7 @@ mod tests {
             (format!(r#"{{"duckdb": {{"memory_limit": "100"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.memory_limit: \"100\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
             (format!(r#"{{"duckdb": {{"threads": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.threads: must be greater than 0, got 0"),
             (format!(r#"{{"server": {{"port": 70000}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.port: 70000 is not a TCP port (1 to 65535)"),
+            (format!(r#"{{"server": {{"max_sessions": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_sessions: must be greater than 0, got 0"),
             (format!(r#"{{"server": {{"health_check_path": "health"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"health\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"health_check_path": "/mcp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"/mcp\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"allowed_origins": ["app.example.com"]}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.allowed_origins: \"app.example.com\" has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
@@ -1419,10 +1433,11 @@ mod tests {
                 health_check_path: Some("/health".into()),
                 auth_tokens_file: None,
                 allowed_origins: vec![],
+                max_sessions: 100,
             }
         );
         let c = load(&format!(
-            r#"{{"server": {{"host": "0.0.0.0", "port": 8080, "health_check_path": "/healthz", "auth_tokens_file": "tokens", "allowed_origins": ["https://app.example.com"]}}, {}"#,
+            r#"{{"server": {{"host": "0.0.0.0", "port": 8080, "health_check_path": "/healthz", "auth_tokens_file": "tokens", "allowed_origins": ["https://app.example.com"], "max_sessions": 3}}, {}"#,
             &MINIMAL[1..]
         ))
         .unwrap();
@@ -1434,6 +1449,7 @@ mod tests {
                 health_check_path: Some("/healthz".into()),
                 auth_tokens_file: Some(PathBuf::from("/etc/tokens")),
                 allowed_origins: vec!["https://app.example.com".into()],
+                max_sessions: 3,
             }
         );
         let c = load(&format!(

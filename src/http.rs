@@ -19,7 +19,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -45,6 +48,8 @@ pub struct Listen {
     pub health_check_path: Option<String>,
     /// Longest request body taken (the stdio line limit).
     pub max_body: usize,
+    /// Most 2025-protocol sessions open at once.
+    pub max_sessions: usize,
 }
 
 /// Why the listener cannot start.
@@ -177,7 +182,10 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         let engine = engine.clone();
         StreamableHttpService::new(
             move || Ok(Server::new(engine.clone(), Answers::Built)),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(Sessions {
+                open: LocalSessionManager::default(),
+                max: listen.max_sessions,
+            }),
             config,
         )
     };
@@ -230,7 +238,7 @@ struct Front {
     engine: Arc<Engine>,
     tokens: Vec<String>,
     health: Option<String>,
-    mcp: StreamableHttpService<Server, LocalSessionManager>,
+    mcp: StreamableHttpService<Server, Sessions>,
     /// The last readiness check: when it ran, and the failure's label.
     readiness: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
 }
@@ -301,6 +309,84 @@ impl Front {
                 serde_json::json!({"status": "unavailable", "error": label}).to_string(),
             ),
         }
+    }
+}
+
+/// rmcp's sessions, at most `max` open at once: a client past it gets an
+/// error rather than memory growing with every `initialize`. An idle
+/// session ends after 5 minutes (rmcp's default), which frees its place.
+struct Sessions {
+    open: LocalSessionManager,
+    max: usize,
+}
+
+/// Why a session call failed.
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    #[error(
+        "too many open sessions ({0}, server.max_sessions): end an unused one (HTTP DELETE with its \
+         Mcp-Session-Id), wait for an idle one to expire, or use the stateless protocol"
+    )]
+    Full(usize),
+    #[error(transparent)]
+    Open(#[from] LocalSessionManagerError),
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        // Checked, then created: two requests racing for the last place may
+        // both get one, which bounds the count at `max` plus the requests
+        // in flight.
+        if self.open.sessions.read().await.len() >= self.max {
+            return Err(SessionError::Full(self.max));
+        }
+        Ok(self.open.create_session().await?)
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(self.open.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.open.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        Ok(self.open.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.open.create_stream(id, message).await?)
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        Ok(self.open.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.open.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.open.resume(id, last_event_id).await?)
     }
 }
 

@@ -615,3 +615,63 @@ fn many_clients_share_the_pool() {
     assert!((1..=2).contains(&most), "{most} backends at once");
     mcp.kill();
 }
+
+/// `server.max_sessions` bounds the 2025 sessions open at once: past it,
+/// `initialize` is refused with a message saying what to do, and ending a
+/// session frees its place.
+#[test]
+fn open_sessions_are_capped() {
+    let db = db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut mcp, port) = {
+        let config = write_config(dir.path(), "");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            text.replacen(r#""server": {"#, r#""server": {"max_sessions": 2, "#, 1),
+        )
+        .unwrap();
+        let port = free_port();
+        let address = format!("127.0.0.1:{port}");
+        let mcp = McpProcess::spawn(
+            &["serve", "--config", &config, "--http", &address],
+            &[("PGMCP_PG_CONNSTRING", &db.url)],
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "not listening: {}", mcp.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (mcp, port)
+    };
+    let initialize = || {
+        send(
+            port,
+            "POST",
+            "/mcp",
+            &[ACCEPT, JSON],
+            &rpc(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "0"}}),
+            ),
+        )
+    };
+    let first = initialize();
+    let second = initialize();
+    let ids: Vec<String> = [&first, &second]
+        .iter()
+        .map(|r| r.header("mcp-session-id").expect("a session").to_owned())
+        .collect();
+    let third = initialize();
+    assert!(third.status >= 400, "{} {}", third.status, third.body);
+    assert!(third.body.contains("too many open sessions"), "{}", third.body);
+    assert!(third.header("mcp-session-id").is_none());
+
+    let end = send(port, "DELETE", "/mcp", &[ACCEPT, ("Mcp-Session-Id", &ids[0])], b"");
+    assert!(end.status < 300, "{} {}", end.status, end.body);
+    let again = initialize();
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(again.header("mcp-session-id").is_some());
+    mcp.kill();
+}
