@@ -147,8 +147,10 @@ fn main() {
     tallies.report(rounds, &mut table);
     bench.default_answer(&bin, node.as_ref(), &mut table);
     bench.big_table(&bin, &mut table);
+    let http = bench.http_beside_stdio(&pgmcp);
 
     println!("\n{}", table.markdown());
+    println!("\npgmcp over HTTP beside pgmcp over stdio (same config and database):\n\n{http}");
 }
 
 #[cfg(unix)]
@@ -709,6 +711,77 @@ could not find one SELECT 1 call's statements in the server's log ({}); pgbench 
         });
     }
 
+    /// pgmcp over Streamable HTTP (`serve --http`, the stateless protocol,
+    /// one keep-alive connection per client) beside pgmcp over stdio, with
+    /// the same config: `SELECT 1` and the 1,000 × 8 query, one call at a
+    /// time (p50) and 16 in flight (req/s), each pair measured back to back.
+    /// Returns a markdown table.
+    fn http_beside_stdio(&self, pgmcp: &Server) -> String {
+        let Server::Pgmcp { bin, settings } = pgmcp else {
+            return String::new();
+        };
+        let mut stdio = self.spawn(pgmcp, "bench-stdio");
+        stdio.initialize();
+        let dir = tempfile::Builder::new()
+            .prefix("pgmcp-bench-http-")
+            .tempdir()
+            .expect("a temp dir for the server");
+        let config = dir.path().join("config.json");
+        fs::write(&config, settings.config(&dir.path().join("server.log")).to_string()).expect("write the config");
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            probe.local_addr().expect("its address").port()
+        };
+        let separator = if self.db.url.contains('?') { '&' } else { '?' };
+        let mut child = clean_command(bin, dir.path())
+            .arg("--config")
+            .arg(&config)
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .env(
+                "PGMCP_PG_CONNSTRING",
+                format!("{}{separator}application_name=bench-http", self.db.url),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start pgmcp serve --http");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "pgmcp serve --http did not listen");
+            thread::sleep(Duration::from_millis(20));
+        }
+        let mut out = String::from("| Workload | stdio | HTTP | HTTP / stdio |\n| --- | --- | --- | --- |\n");
+        for (label, sql) in [("`SELECT 1`", "SELECT 1"), ("1,000 × 8", WIDE_SQL)] {
+            let over_stdio = sequential(&mut stdio, sql, 20).p(0.50);
+            let over_http = http_sequential(port, sql).p(0.50);
+            println!(
+                "  {label} one at a time: stdio p50 {}   HTTP p50 {}",
+                ms(over_stdio),
+                ms(over_http)
+            );
+            out.push_str(&format!(
+                "| {label}, one call at a time, p50 | {} | {} | {} |\n",
+                ms(over_stdio),
+                ms(over_http),
+                ratio(secs(over_http), secs(over_stdio))
+            ));
+            stdio.pipelined(sql, 16, Duration::from_millis(500));
+            let stdio_rate = stdio.pipelined(sql, 16, Duration::from_secs(3)).rate;
+            http_in_flight(port, sql, 16, Duration::from_millis(500));
+            let http_rate = http_in_flight(port, sql, 16, Duration::from_secs(3));
+            println!("  {label} 16 in flight: stdio {stdio_rate:.0} req/s   HTTP {http_rate:.0} req/s");
+            out.push_str(&format!(
+                "| {label}, 16 in flight, throughput | {} req/s | {} req/s | {} |\n",
+                thousands(stdio_rate as usize),
+                thousands(http_rate as usize),
+                ratio(http_rate, stdio_rate)
+            ));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        out
+    }
+
     /// `SELECT *` on a 200,000-row table with pgmcp's default caps, on a fresh
     /// process so its peak RSS is this workload's.
     fn big_table(&self, bin: &str, table: &mut Table) {
@@ -899,6 +972,105 @@ fn sequential(mcp: &mut Mcp, sql: &str, warm_up: usize) -> Stats {
         calls += 1;
     }
     Stats::of((0..SEQUENTIAL_CALLS).map(|_| mcp.query(sql).latency).collect())
+}
+
+/// One keep-alive HTTP/1.1 connection to `pgmcp serve --http`, calling
+/// `query` with the stateless protocol.
+struct HttpClient {
+    stream: BufReader<std::net::TcpStream>,
+    port: u16,
+}
+
+impl HttpClient {
+    fn connect(port: u16) -> HttpClient {
+        let stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to pgmcp over HTTP");
+        stream.set_nodelay(true).expect("TCP_NODELAY");
+        HttpClient {
+            stream: BufReader::with_capacity(1 << 16, stream),
+            port,
+        }
+    }
+
+    /// One call; panics unless it is answered `200` with a result.
+    fn query(&mut self, sql: &str) -> Duration {
+        let body = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"_meta\":{{\
+             \"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\
+             \"io.modelcontextprotocol/clientCapabilities\":{{}}}},\"name\":\"query\",\"arguments\":{{\"sql\":{}}}}}}}",
+            sql_json(sql)
+        );
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+             Mcp-Name: query\r\nContent-Length: {}\r\n\r\n{body}",
+            self.port,
+            body.len()
+        );
+        let sent = Instant::now();
+        self.stream
+            .get_mut()
+            .write_all(request.as_bytes())
+            .expect("send over HTTP");
+        let mut length = None;
+        let mut status = String::new();
+        self.stream.read_line(&mut status).expect("read the status line");
+        loop {
+            let mut line = String::new();
+            self.stream.read_line(&mut line).expect("read a header");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+        let length = length.unwrap_or_else(|| panic!("no Content-Length in the answer ({status})"));
+        let mut body = vec![0; length];
+        std::io::Read::read_exact(&mut self.stream, &mut body).expect("read the answer");
+        let at = Instant::now();
+        assert!(
+            status.starts_with("HTTP/1.1 200") && body.windows(9).any(|w| w == b"\"result\":"),
+            "{status}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        );
+        at.duration_since(sent)
+    }
+}
+
+/// One call at a time over one connection: warm-up, then the measured calls.
+fn http_sequential(port: u16, sql: &str) -> Stats {
+    let mut client = HttpClient::connect(port);
+    let started = Instant::now();
+    while started.elapsed() < WARM_UP {
+        client.query(sql);
+    }
+    Stats::of((0..SEQUENTIAL_CALLS).map(|_| client.query(sql)).collect())
+}
+
+/// `clients` connections calling one after another for `duration`: calls
+/// answered per second.
+fn http_in_flight(port: u16, sql: &str, clients: usize, duration: Duration) -> f64 {
+    let started = Instant::now();
+    let done: usize = thread::scope(|scope| {
+        let workers: Vec<_> = (0..clients)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut client = HttpClient::connect(port);
+                    let mut calls = 0;
+                    while started.elapsed() < duration {
+                        client.query(sql);
+                        calls += 1;
+                    }
+                    calls
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("an HTTP client")).sum()
+    });
+    done as f64 / started.elapsed().as_secs_f64()
 }
 
 /// Stops the run when the 1,000 × 8 answer is not whole: timing a cut answer

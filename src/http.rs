@@ -170,6 +170,9 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
         .with_max_request_body_bytes(listen.max_body)
+        // A stateless call's answer as one JSON body rather than an event
+        // stream, when nothing else (progress) is sent before it.
+        .with_json_response(true)
         .with_allowed_origins(listen.allowed_origins.clone())
         // A browser page may not reach pgmcp unless its origin is listed.
         .enforce_origin_validation();
