@@ -58,6 +58,11 @@ impl QueryAnswer {
     }
 }
 
+/// The most reserved ahead for rows: the first row's size times the row
+/// count guesses, and an uncapped answer (the one a hook reads) must not
+/// ask for more than the rows can hold.
+const MAX_RESERVE: usize = 16 << 20;
+
 /// Bytes kept for the hint's JSON string: the hints this module writes are
 /// shorter, and a hook's hint is cut to fit.
 const HINT_ROOM: usize = 400;
@@ -105,7 +110,7 @@ pub fn encode(mut shaped: Shaped, max_bytes: usize) -> QueryAnswer {
             // Room for rows like the first, within the cap: one allocation
             // instead of a copy at every doubling.
             let rows = (out.len() - head + 1).saturating_mul(shaped.rows.len());
-            out.reserve(rows.min(budget) + TAIL_ROOM + HINT_ROOM);
+            out.reserve(rows.min(budget).min(MAX_RESERVE) + TAIL_ROOM + HINT_ROOM);
         }
     }
     if kept < shaped.rows.len() {

@@ -345,33 +345,54 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where `--http` listens: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; an empty
-/// value takes `server.host` and `server.port`.
+/// Where `--http` listens: `PORT` (on `server.host`), `HOST:PORT`,
+/// `[IPv6]:PORT` or `:PORT`; an empty value takes `server.host` and
+/// `server.port`. `localhost` is `127.0.0.1`.
 fn http_address(given: &str, config: &crate::config::HttpConfig) -> Result<std::net::SocketAddr, CliError> {
+    use std::net::{IpAddr, SocketAddr};
     let fail = |message: String| CliError::HttpAddress {
         given: given.to_owned(),
         message,
     };
-    let (host, port) = match given.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() => (host.trim_start_matches('[').trim_end_matches(']'), port),
-        _ if given.is_empty() => match config.port {
-            Some(port) => return http_address(&format!("[{}]:{port}", config.host), config),
-            None => return Err(fail("no port: give one (--http 8080) or set server.port".to_owned())),
-        },
-        _ => (config.host.as_str(), given),
+    let ip = |host: &str| -> Result<IpAddr, CliError> {
+        let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        match bare {
+            "localhost" => Ok(IpAddr::from([127, 0, 0, 1])),
+            bare => bare.parse().map_err(|_| {
+                fail(format!(
+                    "{host:?} is not an IP address (such as 127.0.0.1, 0.0.0.0 or [::1])"
+                ))
+            }),
+        }
     };
-    let port: u16 = port
-        .parse()
-        .map_err(|_| fail(format!("{port:?} is not a TCP port (0 to 65535)")))?;
-    let ip: std::net::IpAddr = match host {
-        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
-        host => host.parse().map_err(|_| {
-            fail(format!(
-                "{host:?} is not an IP address (such as 127.0.0.1, 0.0.0.0 or ::1)"
-            ))
-        })?,
+    let port = |text: &str| -> Result<u16, CliError> {
+        text.parse()
+            .map_err(|_| fail(format!("{text:?} is not a TCP port (0 to 65535)")))
     };
-    Ok(std::net::SocketAddr::new(ip, port))
+    if given.is_empty() {
+        return match config.port {
+            Some(p) => Ok(SocketAddr::new(ip(&config.host)?, p)),
+            None => Err(fail("no port: give one (--http 8080) or set server.port".to_owned())),
+        };
+    }
+    if let Ok(addr) = given.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if given.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(SocketAddr::new(ip(&config.host)?, port(given)?));
+    }
+    // An address without a port (`::1`, `[::1]`, `10.0.0.5`) says nothing
+    // of where to listen: ask for one rather than guess.
+    if ip(given).is_ok() {
+        return Err(fail(
+            "no port: add one, such as 127.0.0.1:8080 or [::1]:8080".to_owned(),
+        ));
+    }
+    match given.rsplit_once(':') {
+        Some(("", p)) => Ok(SocketAddr::new(ip(&config.host)?, port(p)?)),
+        Some((host, p)) => Ok(SocketAddr::new(ip(host)?, port(p)?)),
+        None => Err(fail("expected PORT, HOST:PORT or [IPv6]:PORT".to_owned())),
+    }
 }
 
 /// `pgmcp serve --http`: MCP over Streamable HTTP until SIGTERM or Ctrl-C,
@@ -382,8 +403,10 @@ async fn serve_http(config: Config, database: Option<String>, address: &str) -> 
         Some(path) => crate::http::read_tokens(path)?,
         None => Vec::new(),
     };
-    if let Some(token) = crate::environment::var("PGMCP_HTTP_TOKEN") {
-        tokens.push(token);
+    // A token pasted with a newline or spaces around it still works, as a
+    // line of the tokens file does.
+    if let Some(token) = crate::environment::var("PGMCP_HTTP_TOKEN").filter(|t| !t.trim().is_empty()) {
+        tokens.push(token.trim().to_owned());
     }
     let listen = crate::http::Listen {
         addr,
@@ -741,4 +764,77 @@ fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>)
         eprintln!("note: {}", install::PASSWORD_NOTE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One case: (--http value, server.host, server.port, the address or
+    /// the error's end).
+    type AddressCase = (
+        &'static str,
+        &'static str,
+        Option<u16>,
+        Result<&'static str, &'static str>,
+    );
+
+    #[test]
+    fn http_addresses() {
+        let cases: [AddressCase; 13] = [
+            ("8080", "127.0.0.1", None, Ok("127.0.0.1:8080")),
+            ("8080", "::1", None, Ok("[::1]:8080")),
+            ("8080", "[::1]", None, Ok("[::1]:8080")),
+            (":8080", "0.0.0.0", None, Ok("0.0.0.0:8080")),
+            ("0.0.0.0:9000", "127.0.0.1", None, Ok("0.0.0.0:9000")),
+            ("[::1]:9000", "127.0.0.1", None, Ok("[::1]:9000")),
+            ("localhost:9000", "127.0.0.1", None, Ok("127.0.0.1:9000")),
+            ("", "127.0.0.1", Some(7000), Ok("127.0.0.1:7000")),
+            (
+                "",
+                "127.0.0.1",
+                None,
+                Err("no port: give one (--http 8080) or set server.port"),
+            ),
+            (
+                "::1",
+                "127.0.0.1",
+                None,
+                Err("no port: add one, such as 127.0.0.1:8080 or [::1]:8080"),
+            ),
+            (
+                "[::1]",
+                "127.0.0.1",
+                None,
+                Err("no port: add one, such as 127.0.0.1:8080 or [::1]:8080"),
+            ),
+            (
+                "127.0.0.1:99999",
+                "127.0.0.1",
+                None,
+                Err("\"99999\" is not a TCP port (0 to 65535)"),
+            ),
+            (
+                "example.com:80",
+                "127.0.0.1",
+                None,
+                Err("is not an IP address (such as 127.0.0.1, 0.0.0.0 or [::1])"),
+            ),
+        ];
+        for (given, host, port, expected) in cases {
+            let config = crate::config::HttpConfig {
+                host: host.into(),
+                port,
+                health_check_path: None,
+                auth_tokens_file: None,
+                allowed_origins: vec![],
+                max_sessions: 1,
+            };
+            match (http_address(given, &config), expected) {
+                (Ok(addr), Ok(want)) => assert_eq!(addr.to_string(), want, "{given:?}"),
+                (Err(e), Err(end)) => assert!(e.to_string().ends_with(end), "{given:?}: {e}"),
+                (got, want) => panic!("{given:?}: {:?} against {want:?}", got.map_err(|e| e.to_string())),
+            }
+        }
+    }
 }

@@ -32,6 +32,9 @@ use crate::pipeline::Engine;
 /// Where MCP is served.
 pub const MCP_PATH: &str = "/mcp";
 
+/// Most client connections open at once.
+const MAX_CONNECTIONS: usize = 256;
+
 /// The longest a client may take to send a request's headers.
 const HEADER_WITHIN: Duration = Duration::from_secs(10);
 
@@ -166,6 +169,13 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         })?;
     let addr = listener.local_addr().unwrap_or(listen.addr);
     tracing::info!(%addr, tokens = listen.tokens.len(), "serving MCP over HTTP");
+    if listen.tokens.is_empty() {
+        tracing::warn!(
+            %addr,
+            "no bearer tokens: every local user and process, and anything a proxy forwards here, can query the \
+             database as pgmcp does"
+        );
+    }
 
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
@@ -199,12 +209,25 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         mcp,
         readiness: tokio::sync::Mutex::new(None),
     });
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        // At most MAX_CONNECTIONS open: past it, new clients wait in the
+        // kernel's backlog rather than use up the process's descriptors,
+        // which the database connections and hooks need too.
+        let permit = tokio::select! {
+            permit = connections.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return Ok(()),
+            },
+            () = stop.cancelled() => return Ok(()),
+        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
+                    // Out of descriptors or memory: wait rather than spin.
                     tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
             },
@@ -213,6 +236,7 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         let front = front.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let front = front.clone();
                 async move { Ok::<_, std::convert::Infallible>(front.route(request).await) }

@@ -87,6 +87,10 @@ pub fn shaped(rows: Rows, max_rows: usize) -> Shaped {
     }
 }
 
+/// Most columns a result an `after_query` hook returns may have: as many as
+/// a PostgreSQL result can.
+pub const MAX_HOOK_COLUMNS: usize = 1600;
+
 /// Read back a result an `after_query` hook rewrote. Missing fields get
 /// defaults, and a column may be given as just its name. Rows are read
 /// against the columns: a key no column names becomes a column of its own
@@ -153,6 +157,14 @@ pub fn from_hook_json(text: &str) -> Result<Shaped, serde_json::Error> {
         }
         rows.push(cells);
     }
+    // Rows with scattered keys make a grid as wide as every key seen: past
+    // PostgreSQL's own limit of columns the result cannot be one anyway.
+    if columns.len() > MAX_HOOK_COLUMNS {
+        return Err(serde::de::Error::custom(format!(
+            "{} columns (listed, or keys of rows): at most {MAX_HOOK_COLUMNS}",
+            columns.len()
+        )));
+    }
     let width = columns.len();
     let rows = rows
         .into_iter()
@@ -175,19 +187,30 @@ pub fn from_hook_json(text: &str) -> Result<Shaped, serde_json::Error> {
     })
 }
 
-/// `SELECT 1 AS a, 2 AS a` would lose a value in a JSON object; suffix repeats.
+/// `SELECT 1 AS a, 2 AS a` would lose a value in a JSON object; suffix
+/// repeats. Every name as given is kept where it first appears, and a repeat
+/// gets the first `_2`, `_3`... that no column is named, so a suffix never
+/// takes a name written later (`a, a, a_2` → `a, a_3, a_2`).
 pub(crate) fn unique_names(columns: Vec<Column>) -> Vec<Column> {
-    let mut seen = std::collections::HashSet::new();
+    use std::collections::{HashMap, HashSet};
+    let given: HashSet<String> = columns.iter().map(|c| c.name.clone()).collect();
+    let mut taken: HashSet<String> = HashSet::with_capacity(columns.len());
+    // The next suffix to try for each name: repeats cost one look each, not
+    // one per earlier repeat.
+    let mut next: HashMap<String, usize> = HashMap::new();
     columns
         .into_iter()
         .map(|mut c| {
-            if !seen.insert(c.name.clone()) {
-                let base = c.name.clone();
-                let mut n = 2;
-                while !seen.insert(format!("{base}_{n}")) {
-                    n += 1;
+            if !taken.insert(c.name.clone()) {
+                let n = next.entry(c.name.clone()).or_insert(2);
+                loop {
+                    let name = format!("{}_{n}", c.name);
+                    *n += 1;
+                    if !given.contains(&name) && taken.insert(name.clone()) {
+                        c.name = name;
+                        break;
+                    }
                 }
-                c.name = format!("{base}_{n}");
             }
             c
         })
@@ -217,8 +240,22 @@ pub(crate) mod tests {
             spent: false,
         };
         let out = shaped(rows, 500);
+        // (names, unique names)
+        let cases: [(&[&str], &[&str]); 4] = [
+            (&["a", "a", "a"], &["a", "a_2", "a_3"]),
+            (&["a_2", "a", "a"], &["a_2", "a", "a_3"]),
+            (&["x", "x_2", "x", "x_3", "x"], &["x", "x_2", "x_4", "x_3", "x_5"]),
+            (&["", ""], &["", "_2"]),
+        ];
+        for (names, want) in cases {
+            let got: Vec<String> = unique_names(names.iter().map(|n| col(n)).collect())
+                .into_iter()
+                .map(|c| c.name)
+                .collect();
+            assert_eq!(got, want, "{names:?}");
+        }
         let names: Vec<_> = out.columns.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["a", "a_2", "a_2_2", "b"]);
+        assert_eq!(names, ["a", "a_3", "a_2", "b"]);
         assert_eq!(out.rows, [vec![json!(1), json!(2), json!(3), Value::Null]]);
         assert!(!out.truncated);
         assert_eq!(out.hint, None);
@@ -305,5 +342,9 @@ pub(crate) mod tests {
             (Some(4), Some(9), true, Some("h"))
         );
         assert!(from_hook_json("not json").is_err());
+        // Scattered keys past the most columns a result can have.
+        let rows: Vec<String> = (0..=MAX_HOOK_COLUMNS).map(|i| format!("{{\"k{i}\":0}}")).collect();
+        let e = from_hook_json(&format!("{{\"rows\":[{}]}}", rows.join(","))).unwrap_err();
+        assert!(e.to_string().contains("1601 columns"), "{e}");
     }
 }
