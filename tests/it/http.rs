@@ -126,7 +126,18 @@ fn rpc(id: u64, method: &str, params: Value) -> Vec<u8> {
 
 /// `pgmcp serve --http` on a free port, with `envs`; waits until it answers.
 fn start(db_url: &str, dir: &std::path::Path, envs: &[(&str, &str)]) -> (McpProcess, u16) {
+    start_with(db_url, dir, envs, |config| config)
+}
+
+/// [`start`] with the config file's text changed by `edit` first.
+fn start_with(
+    db_url: &str,
+    dir: &std::path::Path,
+    envs: &[(&str, &str)],
+    edit: impl Fn(String) -> String,
+) -> (McpProcess, u16) {
     let config = write_config(dir, r#", "max_sql_length": 1000, "max_params_bytes": 1000"#);
+    std::fs::write(&config, edit(std::fs::read_to_string(&config).unwrap())).unwrap();
     let port = free_port();
     let address = format!("127.0.0.1:{port}");
     let mut all = vec![("PGMCP_PG_CONNSTRING", db_url)];
@@ -566,23 +577,9 @@ fn a_client_that_disconnects_cancels_its_statement() {
 fn many_clients_share_the_pool() {
     let db = db();
     let dir = tempfile::tempdir().unwrap();
-    let (mut mcp, port) = {
-        let config = write_config(dir.path(), "");
-        let text = std::fs::read_to_string(&config).unwrap();
-        std::fs::write(&config, text.replacen('{', r#"{"pool": {"max_conns": 2},"#, 1)).unwrap();
-        let port = free_port();
-        let address = format!("127.0.0.1:{port}");
-        let mcp = McpProcess::spawn(
-            &["serve", "--config", &config, "--http", &address],
-            &[("PGMCP_PG_CONNSTRING", &db.url)],
-        );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "not listening: {}", mcp.stderr());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        (mcp, port)
-    };
+    let (mut mcp, port) = start_with(&db.url, dir.path(), &[], |config| {
+        config.replacen('{', r#"{"pool": {"max_conns": 2},"#, 1)
+    });
     let calls: Vec<_> = (0..12)
         .map(|i| {
             std::thread::spawn(move || {
@@ -623,27 +620,9 @@ fn many_clients_share_the_pool() {
 fn open_sessions_are_capped() {
     let db = db();
     let dir = tempfile::tempdir().unwrap();
-    let (mut mcp, port) = {
-        let config = write_config(dir.path(), "");
-        let text = std::fs::read_to_string(&config).unwrap();
-        std::fs::write(
-            &config,
-            text.replacen(r#""server": {"#, r#""server": {"max_sessions": 2, "#, 1),
-        )
-        .unwrap();
-        let port = free_port();
-        let address = format!("127.0.0.1:{port}");
-        let mcp = McpProcess::spawn(
-            &["serve", "--config", &config, "--http", &address],
-            &[("PGMCP_PG_CONNSTRING", &db.url)],
-        );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "not listening: {}", mcp.stderr());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        (mcp, port)
-    };
+    let (mut mcp, port) = start_with(&db.url, dir.path(), &[], |config| {
+        config.replacen(r#""server": {"#, r#""server": {"max_sessions": 2, "#, 1)
+    });
     let initialize = || {
         send(
             port,
