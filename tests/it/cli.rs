@@ -54,8 +54,8 @@ fn invalid_config_exits_2_naming_file_and_field() {
             "pool.max_conns: must be greater than 0, got 0",
         ),
         (
-            r#"{"server": {"port": 8080}}"#,
-            "server.port: invalid JSON: unknown field `port`",
+            r#"{"server": {"prot": 8080}}"#,
+            "server.prot: invalid JSON: unknown field `prot`",
         ),
         (
             r#"{"query": {"max_rows": "many"}}"#,
