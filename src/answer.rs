@@ -49,12 +49,8 @@ impl QueryAnswer {
     /// The answer as Rust values, read from its text: exactly what the client
     /// reads, every digit of every number kept.
     pub fn output(&self) -> Result<QueryOutput, serde_json::Error> {
-        let mut reader = serde_json::Deserializer::from_str(&self.json);
         // Values nest as deep as the backends allow (`MAX_JSON_DEPTH`).
-        reader.disable_recursion_limit();
-        let output = <QueryOutput as serde::Deserialize>::deserialize(&mut reader)?;
-        reader.end()?;
-        Ok(output)
+        crate::json_depth::read_measured(&self.json)
     }
 }
 

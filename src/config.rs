@@ -672,10 +672,10 @@ impl RawConfig {
             },
             server: RawServer {
                 read_only: Some(true),
-                host: Some("127.0.0.1".into()),
+                host: Some(DEFAULT_HTTP_HOST.into()),
                 health_check_enabled: Some(true),
                 health_check_path: Some("/health".into()),
-                max_sessions: Some(100),
+                max_sessions: Some(DEFAULT_MAX_SESSIONS as i64),
                 ..RawServer::default()
             },
             logging: RawLogging {
@@ -1027,7 +1027,12 @@ fn logging(raw: &RawLogging, file: Option<&Path>) -> Result<LoggingConfig, Confi
     })
 }
 
-/// The `server` section: read-only mode.
+/// `server.host`'s default: loopback, where no token is required.
+const DEFAULT_HTTP_HOST: &str = "127.0.0.1";
+
+/// `server.max_sessions`'s default.
+const DEFAULT_MAX_SESSIONS: usize = 100;
+
 /// How `pgmcp serve --http` listens and whom it lets in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
@@ -1081,7 +1086,7 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
         ));
     }
     let max_sessions = match raw.max_sessions {
-        None => 100,
+        None => DEFAULT_MAX_SESSIONS,
         Some(n) => usize::try_from(n)
             .ok()
             .filter(|n| *n > 0)
@@ -1089,7 +1094,7 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
     };
     Ok(HttpConfig {
         max_sessions,
-        host: raw.host.clone().unwrap_or_else(|| "127.0.0.1".to_owned()),
+        host: raw.host.clone().unwrap_or_else(|| DEFAULT_HTTP_HOST.to_owned()),
         port,
         health_check_path,
         auth_tokens_file: raw.auth_tokens_file.as_ref().map(|f| base.join(f)),
@@ -1097,6 +1102,7 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
     })
 }
 
+/// The `server` section: read-only mode.
 fn server(raw: &RawServer) -> bool {
     // Set by the defaults; anything but an explicit `false` fails safe.
     raw.read_only != Some(false)

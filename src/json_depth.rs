@@ -4,7 +4,19 @@
 //! per level, so each place pgmcp reads JSON it did not write measures it
 //! first and refuses (or keeps as text) what is too deep: stdin lines ([`crate::intake`]),
 //! libpg_query's parse tree ([`crate::guard`]), PostgreSQL's `json` values
-//! ([`crate::backend::postgres::value`]). Each sets its own limit.
+//! ([`crate::backend::postgres::value`]). Each sets its own limit, then
+//! reads with [`read_measured`], past serde_json's fixed one.
+
+/// Read JSON `text` whose depth the caller has bounded (measured with
+/// [`nesting_depth`], or written by pgmcp from values that were), past
+/// serde_json's own recursion limit of 128: the whole text must be one value.
+pub fn read_measured<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    reader.disable_recursion_limit();
+    let value = T::deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(value)
+}
 
 /// How deeply objects and arrays nest in JSON `text`, without recursing.
 pub fn nesting_depth(text: &str) -> usize {

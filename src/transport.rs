@@ -140,12 +140,8 @@ pub fn built(result: &CallToolResult) -> Option<Value> {
     let [ContentBlock::Text(text)] = result.content.as_slice() else {
         return None;
     };
-    let mut reader = serde_json::Deserializer::from_str(&text.text);
     // Values nest as deep as the backends allow.
-    reader.disable_recursion_limit();
-    let value = <Value as serde::Deserialize>::deserialize(&mut reader).ok()?;
-    reader.end().ok()?;
-    Some(value)
+    crate::json_depth::read_measured(&text.text).ok()
 }
 
 #[cfg(test)]

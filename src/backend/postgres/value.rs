@@ -103,11 +103,7 @@ fn json(text: &str) -> Option<Value> {
     if nesting_depth(text) > MAX_JSON_DEPTH {
         return None;
     }
-    let mut reader = serde_json::Deserializer::from_str(text);
-    reader.disable_recursion_limit();
-    let value = <Value as serde::Deserialize>::deserialize(&mut reader).ok()?;
-    reader.end().ok()?;
-    Some(value)
+    crate::json_depth::read_measured(text).ok()
 }
 
 fn number(text: &str) -> Value {
