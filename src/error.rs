@@ -61,6 +61,11 @@ pub enum Error {
     /// the statement did not run; the pipeline checks it again once.
     #[error("the database's catalog changed while the query was being checked, so it did not run: send it again")]
     CatalogChanged,
+    /// Something committed on the server since the connection last checked
+    /// the catalog in full, so the statement did not run: the PostgreSQL
+    /// backend runs it again after the full check. Never reaches a caller.
+    #[error("the database changed while the query was being checked, so it did not run: send it again")]
+    CatalogUnconfirmed,
     /// The database could not be reached or the connection broke.
     #[error("cannot reach the database: {0}")]
     Connection(String),
@@ -104,6 +109,7 @@ impl Error {
             Error::PasswordRequired { .. } => "password required".to_owned(),
             Error::Role { code, .. } => format!("cannot run as connection.role (SQLSTATE {code})"),
             Error::CatalogChanged => "catalog changed".to_owned(),
+            Error::CatalogUnconfirmed => "catalog unconfirmed".to_owned(),
             Error::Connection(_) => "connection failed".to_owned(),
             Error::Input(_) => "unusable arguments".to_owned(),
             Error::Hook(h) => format!("hook: {}", h.label()),

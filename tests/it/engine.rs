@@ -271,13 +271,23 @@ async fn session_state_does_not_leak_between_calls() {
         Err(Error::Db(e)) => assert_eq!(e.code(), "26000"),
         other => panic!("prepared statement leaked: {other:?}"),
     }
-    // pgmcp's own catalog check is the one statement kept prepared, and
-    // calls go on after the caller's were deallocated.
-    for _ in 0..2 {
-        assert_eq!(
-            rows(&engine, "SELECT name FROM pg_prepared_statements").await,
-            json!([{"name": "pgmcp_catalog_version"}])
-        );
+    // pgmcp's own statements are the only ones kept prepared, and calls go
+    // on after the caller's were deallocated.
+    for _ in 0..3 {
+        let names = rows(&engine, "SELECT name FROM pg_prepared_statements ORDER BY name").await;
+        let names: Vec<&str> = names
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"pgmcp_settings"), "{names:?}");
+        for name in names {
+            assert!(
+                ["pgmcp_catalog_unchanged", "pgmcp_catalog_version", "pgmcp_settings"].contains(&name),
+                "{name} kept prepared"
+            );
+        }
     }
 
     // All of the above ran on one connection, so reset really happened.

@@ -303,3 +303,36 @@ async fn the_catalog_check_looks_again_only_after_a_commit() {
         "a call after a commit looks the catalog up again"
     );
 }
+
+/// While nothing commits, a connection's calls make the quick catalog check
+/// (only that the server's snapshot has not moved); a view replaced since
+/// moves it, so the call makes the full check, finds the catalog changed,
+/// and is judged again with new facts: refused, and the view's large object
+/// never made. A cluster of its own, so that nothing else commits.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quiet_connection_still_sees_a_view_replaced() {
+    let server = pg::private_server();
+    server.configure(&[("autovacuum", "off")]);
+    let db = server.database();
+    db.psql("CREATE VIEW public.shown AS SELECT 1 AS one");
+    let engine = engine_for(&db, |c| c.pool.max_conns = 1);
+    for _ in 0..4 {
+        assert_eq!(
+            rows(&engine, "SELECT one FROM shown").await,
+            serde_json::json!([{"one": 1}])
+        );
+    }
+    let prepared = rows(&engine, "SELECT name FROM pg_prepared_statements ORDER BY name").await;
+    assert!(
+        prepared.to_string().contains("pgmcp_catalog_unchanged"),
+        "calls while nothing commits make the quick check: {prepared}"
+    );
+    db.psql("CREATE OR REPLACE VIEW public.shown AS SELECT 1 AS one, pg_catalog.lo_create(0) AS made");
+    match run(&engine, "SELECT one FROM shown").await {
+        Err(Error::Guard(v)) => assert!(v.message.contains("lo_create"), "{v}"),
+        other => panic!("the replaced view ran: {other:?}"),
+    }
+    assert_eq!(db.psql("SELECT count(*) FROM pg_largeobject_metadata"), "0");
+    // And calls that read go on.
+    assert_eq!(rows(&engine, "SELECT 2 AS two").await, serde_json::json!([{"two": 2}]));
+}

@@ -21,7 +21,7 @@ pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSou
 use role::SessionRole;
 pub use role::{quote_ident, suggest_role_sql};
 use types::TypeCatalog;
-use wire::{CancelTarget, Connection, Exchange, StatementResult, WireError};
+use wire::{CancelTarget, Connection, Exchange, Prepared, StatementResult, WireError};
 
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget;
@@ -69,21 +69,47 @@ const POOLER_TRACKED: &[&str] = &[
 /// What PgBouncer answers a startup parameter it does not track with.
 const UNTRACKED_PARAMETER: &str = "unsupported startup parameter";
 
+/// The name the settings statement is kept prepared under.
+const SETTINGS_NAME: &str = "pgmcp_settings";
+
 /// Every pinned setting but the encoding (which poolers track, and which a
 /// statement cannot change mid-transaction without confusing them) is set
 /// again at the start of each transaction, `SET LOCAL`-style: behind a
 /// pooler the server connection running it may have been another client's
 /// a moment before, or the pooler may have dropped the startup parameters.
-fn pin_in_transaction() -> &'static str {
+/// With them, the statement timeout (`$1`, in milliseconds). One statement,
+/// kept prepared like the catalog check: planned once per connection, not
+/// at every call.
+fn settings(timeout_ms: &[Option<String>; 1], named: bool) -> Prepared<'_> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         let calls: Vec<String> = PINNED
             .iter()
             .filter(|(name, _)| *name != "client_encoding")
             .map(|(name, value)| format!("pg_catalog.set_config('{name}', '{value}', true)"))
             .collect();
-        format!("SELECT {}", calls.join(", "))
+        format!(
+            "SELECT {}, pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, true)",
+            calls.join(", ")
+        )
     });
-    &SQL
+    Prepared {
+        name: if named { SETTINGS_NAME } else { "" },
+        sql: SQL.as_str(),
+        params: timeout_ms,
+    }
+}
+
+/// Whether `db` says one of pgmcp's named statements is not where pgmcp
+/// prepared it (`invalid_sql_statement_name`), or is there already without
+/// pgmcp having prepared it (`duplicate_prepared_statement`): the connection
+/// reaches different server connections from one transaction to the next,
+/// as through a transaction pooler.
+fn lost_to_a_pooler(db: &DbError) -> bool {
+    matches!(db.code(), "26000" | "42P05")
+        && routines::NAMES
+            .iter()
+            .chain([&SETTINGS_NAME])
+            .any(|name| db.message.contains(&format!("\"{name}\"")))
 }
 
 // The text of [`RESET`], a macro so that [`FINISH_POOLED`] can be built
@@ -186,20 +212,25 @@ impl PgBackend {
         }
     }
 
-    /// The statements that open every exchange's transaction: `begin`, the
-    /// switch to `connection.role` (before anything else runs, so nothing
-    /// runs as the login), then the statement timeout.
-    fn setup<'a>(&'a self, begin: &'a str, timeout: &'a str) -> Vec<&'a str> {
+    /// The statements that open every exchange's transaction: `begin`, then
+    /// the switch to `connection.role` (before anything else runs, so
+    /// nothing runs as the login). [`Self::settings`] follows them.
+    fn setup<'a>(&'a self, begin: &'a str) -> Vec<&'a str> {
         let mut setup = vec![begin];
         if let Some(role) = &self.role {
             setup.push(role.set.as_str());
         }
-        // Whatever became of the startup parameters: a pooler may have
-        // dropped them (PgBouncer's ignore_startup_parameters) or handed this
-        // transaction a server connection another client changed.
-        setup.push(pin_in_transaction());
-        setup.push(timeout);
         setup
+    }
+
+    /// The pinned settings and the statement timeout, whatever became of
+    /// the startup parameters: a pooler may have dropped them (PgBouncer's
+    /// ignore_startup_parameters) or handed this transaction a server
+    /// connection another client changed. Behind a pooler the statement
+    /// goes unnamed: the next transaction may run on a server connection
+    /// that never saw it.
+    fn settings<'a>(&self, timeout_ms: &'a [Option<String>; 1]) -> Prepared<'a> {
+        settings(timeout_ms, !self.behind_pooler())
     }
 
     /// A refused switch to `connection.role`, with what to do about it.
@@ -236,26 +267,42 @@ impl PgBackend {
         catalog_version: Option<&str>,
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
-        match self.execute_once(stmt, catalog_version, deadline).await {
-            // A pooler that accepted (and ignored) the pinned startup
-            // parameters shows itself here: the transaction ran on a server
-            // connection that never saw pgmcp's prepared check, or one that
-            // has it from another client connection. The check failed before
-            // the statement ran, so the call is made again, as behind a pooler.
-            Err(Error::Db(db)) if routines::lost_to_a_pooler(&db) => {
-                if !self.pooler.swap(true, Ordering::Relaxed) {
-                    tracing::info!(error = %db.message, "talking to a connection pooler: each call's session changes are undone inside its transaction");
-                }
-                self.execute_once(stmt, catalog_version, deadline).await
+        let mut quick = true;
+        let mut pooler_found = false;
+        loop {
+            match self.execute_once(stmt, catalog_version, quick, deadline).await {
+                // Something committed since the connection last checked the
+                // catalog in full: the statement did not run, and runs now
+                // after the full check.
+                Err(Error::CatalogUnconfirmed) if quick => quick = false,
+                Err(Error::Db(db)) if !pooler_found && self.found_pooler(&db) => pooler_found = true,
+                other => return other,
             }
-            other => other,
         }
     }
 
+    /// Whether `db` shows a pooler that accepted (and ignored) the pinned
+    /// startup parameters: the transaction ran on a server connection that
+    /// never saw pgmcp's prepared statements, or one that has them from
+    /// another client connection. It failed before the statement ran, so the
+    /// caller makes it again, now as behind a pooler.
+    fn found_pooler(&self, db: &DbError) -> bool {
+        if !lost_to_a_pooler(db) {
+            return false;
+        }
+        if !self.pooler.swap(true, Ordering::Relaxed) {
+            tracing::info!(error = %db.message, "talking to a connection pooler: each call's session changes are undone inside its transaction");
+        }
+        true
+    }
+
+    /// One try at [`Self::execute`]. `quick`: the catalog check may be the
+    /// quick one (`routines::Check`).
     async fn execute_once(
         &self,
         stmt: Statement<'_>,
         catalog_version: Option<&str>,
+        quick: bool,
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
         let params: Vec<Option<String>> = stmt.params.iter().map(param_text).collect::<Result<_, _>>()?;
@@ -265,23 +312,22 @@ impl PgBackend {
         } else {
             "BEGIN"
         };
-        let timeout = statement_timeout(deadline);
+        let timeout = timeout_ms(deadline);
         // The guard judged the statement with facts of one catalog version:
-        // the statement runs only if the catalog is still at it. The
-        // connection remembers the snapshot at which it last found it so.
-        let version = catalog_version.filter(|v| !v.is_empty()).map(|v| {
-            let seen = conn.catalog_seen.as_ref().filter(|(at, _)| at == v);
-            [Some(v.to_owned()), seen.map(|(_, snapshot)| snapshot.clone())]
-        });
-        let setup = self.setup(begin, &timeout);
+        // the statement runs only if the catalog is still at it.
+        let check = catalog_version
+            .filter(|v| !v.is_empty())
+            .map(|v| routines::Check::for_call(conn.catalog_seen.as_ref(), v, quick));
         let (finish, deferred) = self.finish();
         // Behind a pooler, the next transaction may run on a server
-        // connection that never saw pgmcp's statement: it is sent unnamed.
+        // connection that never saw pgmcp's statements: they go unnamed.
         let named = !self.behind_pooler();
+        let mut prepared = vec![self.settings(&timeout)];
+        prepared.extend(check.as_ref().map(|check| check.statement(named)));
         let result = run(
             &mut conn,
             &Exchange {
-                setup: &setup,
+                setup: &self.setup(begin),
                 sql: stmt.sql,
                 params: &params,
                 // One row past the limit tells us whether more exist.
@@ -289,17 +335,15 @@ impl PgBackend {
                 budget: Some(stmt.budget),
                 finish,
                 deferred,
-                prepared: version.as_ref().map(|params| routines::version_check(params, named)),
+                prepared: &prepared,
             },
             deadline,
         )
         .await;
         let rows = match result {
             Ok(mut result) => {
-                if let Some([Some(at), _]) = version
-                    && let Some(snapshot) = result.prepared_answer.take()
-                {
-                    conn.catalog_seen = Some((at, snapshot));
+                if let Some(check) = &check {
+                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), result.prepared_answer.take());
                 }
                 let rows = self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await;
                 self.audit_once(&mut conn).await;
@@ -308,6 +352,14 @@ impl PgBackend {
             Err(Error::CatalogChanged) => {
                 self.routines.clear();
                 Err(Error::CatalogChanged)
+            }
+            Err(Error::CatalogUnconfirmed) => {
+                // Not worth trying here again until two calls in a row find
+                // nothing committed between them.
+                if let Some(seen) = conn.catalog_seen.as_mut() {
+                    seen.quiet = false;
+                }
+                Err(Error::CatalogUnconfirmed)
             }
             Err(e) => Err(self.explain(e)),
         };
@@ -327,18 +379,25 @@ impl PgBackend {
             timeout: AUDIT_BUDGET,
             cancel: tokio_util::sync::CancellationToken::new(),
         };
-        let timeout = statement_timeout(&deadline);
-        let ex = Exchange {
-            setup: &self.setup("BEGIN READ ONLY", &timeout),
-            sql: role::PRIVILEGES,
-            params: &[],
-            max_rows: 2,
-            budget: None,
-            finish: &["COMMIT"],
-            deferred: &[],
-            prepared: None,
+        let timeout = timeout_ms(&deadline);
+        let ask = async |conn: &mut Connection| {
+            let ex = Exchange {
+                setup: &self.setup("BEGIN READ ONLY"),
+                sql: role::PRIVILEGES,
+                params: &[],
+                max_rows: 2,
+                budget: None,
+                finish: &["COMMIT"],
+                deferred: &[],
+                prepared: &[self.settings(&timeout)],
+            };
+            run(conn, &ex, &deadline).await
         };
-        let privileges = match run(conn, &ex, &deadline).await {
+        let result = match ask(conn).await {
+            Err(Error::Db(db)) if self.found_pooler(&db) => ask(conn).await,
+            other => other,
+        };
+        let privileges = match result {
             Ok(result) => json_cell(&result).and_then(|v| serde_json::from_value::<role::Privileges>(v).ok()),
             Err(_) => None,
         };
@@ -567,21 +626,33 @@ impl PgBackend {
         params: &[Option<String>],
         deadline: &Deadline,
     ) -> Result<Option<Value>, Error> {
+        match self.catalog_json_once(sql, params, deadline).await {
+            Err(Error::Db(db)) if self.found_pooler(&db) => self.catalog_json_once(sql, params, deadline).await,
+            other => other,
+        }
+    }
+
+    async fn catalog_json_once(
+        &self,
+        sql: &str,
+        params: &[Option<String>],
+        deadline: &Deadline,
+    ) -> Result<Option<Value>, Error> {
         let mut conn = self.checkout(deadline).await?;
-        let timeout = statement_timeout(deadline);
+        let timeout = timeout_ms(deadline);
         let result = run(
             &mut conn,
             &Exchange {
                 // JIT compiling a catalog query costs more (up to seconds
                 // for the function facts) than running it.
-                setup: &[self.setup("BEGIN READ ONLY", &timeout), vec!["SET LOCAL jit = off"]].concat(),
+                setup: &[self.setup("BEGIN READ ONLY"), vec!["SET LOCAL jit = off"]].concat(),
                 sql,
                 params,
                 max_rows: 2,
                 budget: None,
                 finish: &["COMMIT"],
                 deferred: &[],
-                prepared: None,
+                prepared: &[self.settings(&timeout)],
             },
             deadline,
         )
@@ -787,7 +858,7 @@ impl PgBackend {
             budget: None,
             finish: &[],
             deferred: &[],
-            prepared: None,
+            prepared: &[],
         };
         let result = run(conn, &ex, deadline).await?;
         let in_recovery =
@@ -834,11 +905,12 @@ impl PgBackend {
     }
 }
 
-/// `SET LOCAL statement_timeout` for the time left: the server stops the
-/// statement itself even if our cancel request never arrives.
-fn statement_timeout(deadline: &Deadline) -> String {
+/// The time left, in milliseconds, as [`settings`] takes it for the
+/// transaction's `statement_timeout`: the server stops the statement itself
+/// even if our cancel request never arrives.
+fn timeout_ms(deadline: &Deadline) -> [Option<String>; 1] {
     let ms = deadline.at.saturating_duration_since(Instant::now()).as_millis().max(1);
-    format!("SET LOCAL statement_timeout = {ms}")
+    [Some(ms.to_string())]
 }
 
 /// Run an exchange until it finishes, the deadline passes, or the caller
@@ -924,6 +996,7 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
             advice: None,
         },
         WireError::Setup(db) if db.code.sqlstate() == Some(routines::CHANGED) => Error::CatalogChanged,
+        WireError::Setup(db) if db.code.sqlstate() == Some(routines::MOVED) => Error::CatalogUnconfirmed,
         WireError::Setup(db) => Error::Db(db),
         other => Error::Connection(other.to_string()),
     }

@@ -1,7 +1,7 @@
 //! The catalog facts the guard judges functions with ([`Routines`]): read with
 //! one query (`routines.sql`, every name in it schema-qualified so nothing a
 //! database user defines runs in its place) and kept until a statement finds
-//! the catalog at another version ([`version_check`], in the statement's own
+//! the catalog at another version ([`Check`], in the statement's own
 //! round trip), or for [`REREAD`] at most.
 
 use std::sync::{Arc, LazyLock, Mutex};
@@ -37,10 +37,15 @@ const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
     (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_trigger),
     (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_aggregate)]::pg_catalog.text[], ',', '-')";
 
+/// The name the full check is kept prepared under.
+const FULL_NAME: &str = "pgmcp_catalog_version";
+/// The name the quick check is kept prepared under.
+const QUICK_NAME: &str = "pgmcp_catalog_unchanged";
+
 /// A statement for the start of a query's transaction that fails with
-/// `division_by_zero` (SQLSTATE 22012, which nothing else in the setup can
-/// raise) when the catalog is no longer at the version in `params[0]`: the
-/// query is then judged again with new facts, in the same round trip as
+/// `division_by_zero` (SQLSTATE [`CHANGED`], which nothing else in the setup
+/// can raise) when the catalog is no longer at the version in `params[0]`:
+/// the query is then judged again with new facts, in the same round trip as
 /// before. Kept prepared on each connection: its twelve lookups are planned
 /// once, not at every call.
 ///
@@ -49,14 +54,9 @@ const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
 /// found at that version, or NULL. When the snapshot is still that one,
 /// nothing has committed since, so the catalog cannot have changed, and the
 /// lookups are skipped (`CASE` runs a branch's subqueries only when it is
-/// taken): on a database nobody is writing to, the check costs a function
-/// call instead of twelve catalog scans. Any commit anywhere changes the
-/// snapshot and brings the whole check back.
-///
-/// `named`: kept prepared under its name; otherwise sent unnamed, and
-/// planned, at every call (behind a pooler, which may run each transaction
-/// on another server connection).
-pub(super) fn version_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
+/// taken). Any commit anywhere changes the snapshot and brings the whole
+/// check back.
+fn full_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT CASE WHEN server.snapshot OPERATOR(pg_catalog.=) $2::pg_catalog.text THEN server.snapshot \
@@ -66,23 +66,104 @@ pub(super) fn version_check(params: &[Option<String>; 2], named: bool) -> Prepar
         )
     });
     Prepared {
-        name: if named { "pgmcp_catalog_version" } else { "" },
+        name: if named { FULL_NAME } else { "" },
         sql: SQL.as_str(),
         params,
     }
 }
 
-/// Whether `db` says pgmcp's named check is not where pgmcp prepared it
-/// (`invalid_sql_statement_name`), or is there already without pgmcp having
-/// prepared it (`duplicate_prepared_statement`): the connection reaches
-/// different server connections from one transaction to the next, as
-/// through a transaction pooler.
-pub(super) fn lost_to_a_pooler(db: &crate::error::DbError) -> bool {
-    matches!(db.code(), "26000" | "42P05") && db.message.contains("\"pgmcp_catalog_version\"")
+/// The quick check: fails with `numeric_value_out_of_range` (SQLSTATE
+/// [`MOVED`], which nothing else in the setup can raise) unless the server's
+/// snapshot is still `params[0]`, one at which the connection found the
+/// catalog at the guard's version. Even skipping its lookups, the full check
+/// costs the server its twelve scans' setup (locks, relations opened) at
+/// every call, several times what the query `SELECT 1` costs; this costs a
+/// function call. A NULL snapshot fails too.
+fn quick_check(params: &[Option<String>; 1], named: bool) -> Prepared<'_> {
+    const SQL: &str = "SELECT pg_catalog.int2(pg_catalog.int4mul(32768, pg_catalog.int4(NOT COALESCE(\
+        pg_catalog.texteq(pg_catalog.pg_current_snapshot()::pg_catalog.text, $1::pg_catalog.text), false))))";
+    Prepared {
+        name: if named { QUICK_NAME } else { "" },
+        sql: SQL,
+        params,
+    }
 }
 
-/// The SQLSTATE [`version_check`] fails with.
+/// The SQLSTATE the full check fails with when the catalog changed.
 pub(super) const CHANGED: &str = "22012";
+
+/// The SQLSTATE the quick check fails with when something committed since.
+pub(super) const MOVED: &str = "22003";
+
+/// What a connection's catalog check last found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The catalog version the check confirmed.
+    pub version: String,
+    /// The server's snapshot when it did.
+    pub snapshot: String,
+    /// That snapshot was the one the check before it saw: nothing had
+    /// committed between two calls. Only then does the next call try the
+    /// quick check, so a database that is written to all the time keeps
+    /// making the full check in one round trip, instead of a quick check
+    /// that fails and a second try.
+    pub quiet: bool,
+}
+
+/// The catalog check one call makes, with its parameters.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Check {
+    /// Only that nothing has committed since the connection's last check.
+    Quick { params: [Option<String>; 1] },
+    /// The catalog's version, itself skipped while the snapshot is unchanged.
+    Full { params: [Option<String>; 2] },
+}
+
+impl Check {
+    /// The check for a call whose statement the guard judged with facts at
+    /// `version`, on a connection whose checks last found `seen`. `quick`:
+    /// whether the quick check may be tried (not when it just failed).
+    pub(super) fn for_call(seen: Option<&Seen>, version: &str, quick: bool) -> Check {
+        match seen.filter(|s| s.version == version) {
+            Some(s) if quick && s.quiet => Check::Quick {
+                params: [Some(s.snapshot.clone())],
+            },
+            s => Check::Full {
+                params: [Some(version.to_owned()), s.map(|s| s.snapshot.clone())],
+            },
+        }
+    }
+
+    /// The statement that makes the check. `named`: kept prepared under its
+    /// name; otherwise sent unnamed, and planned, at every call (behind a
+    /// pooler, which may run each transaction on another server connection).
+    pub(super) fn statement(&self, named: bool) -> Prepared<'_> {
+        match self {
+            Check::Quick { params } => quick_check(params, named),
+            Check::Full { params } => full_check(params, named),
+        }
+    }
+
+    /// What the connection knows once the check passed: `before`, what it
+    /// knew; `answer`, what the check answered (the full check's snapshot).
+    pub(super) fn seen_after(&self, before: Option<Seen>, answer: Option<String>) -> Option<Seen> {
+        match self {
+            Check::Quick { .. } => before,
+            Check::Full { params: [version, _] } => {
+                let (version, snapshot) = (version.clone()?, answer?);
+                let quiet = before.is_some_and(|b| b.version == version && b.snapshot == snapshot);
+                Some(Seen {
+                    version,
+                    snapshot,
+                    quiet,
+                })
+            }
+        }
+    }
+}
+
+/// The names the checks are kept prepared under on a connection.
+pub(super) const NAMES: [&str; 2] = [FULL_NAME, QUICK_NAME];
 
 /// How long facts are used before they are read again whatever the version
 /// says: it bounds how long a change made in place, which the version does
@@ -121,4 +202,102 @@ impl Cache {
 pub(super) fn from_json(doc: Option<serde_json::Value>) -> Result<Routines, Error> {
     let doc = doc.ok_or_else(|| Error::Connection("the catalog query for functions returned nothing".to_owned()))?;
     Routines::from_json(doc).map_err(|e| Error::Connection(format!("unexpected catalog reply for functions: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(version: &str, snapshot: &str, quiet: bool) -> Seen {
+        Seen {
+            version: version.to_owned(),
+            snapshot: snapshot.to_owned(),
+            quiet,
+        }
+    }
+
+    fn full(version: &str, snapshot: Option<&str>) -> Check {
+        Check::Full {
+            params: [Some(version.to_owned()), snapshot.map(str::to_owned)],
+        }
+    }
+
+    fn quick(snapshot: &str) -> Check {
+        Check::Quick {
+            params: [Some(snapshot.to_owned())],
+        }
+    }
+
+    #[test]
+    fn which_check_a_call_makes() {
+        let cases = [
+            // (what the connection saw, the guard's version, quick allowed, the check)
+            (None, "v1", true, full("v1", None)),
+            (Some(seen("v1", "5:5:", false)), "v1", true, full("v1", Some("5:5:"))),
+            (Some(seen("v1", "5:5:", true)), "v1", true, quick("5:5:")),
+            // The quick check just failed: the full one, with its own skip.
+            (Some(seen("v1", "5:5:", true)), "v1", false, full("v1", Some("5:5:"))),
+            // Facts of another version: the snapshot says nothing about them.
+            (Some(seen("v0", "5:5:", true)), "v1", true, full("v1", None)),
+        ];
+        for (seen, version, allowed, want) in cases {
+            assert_eq!(
+                Check::for_call(seen.as_ref(), version, allowed),
+                want,
+                "{seen:?} {version} {allowed}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_a_passed_check_leaves_known() {
+        let cases = [
+            // (the check, what was known before, its answer, what is known after)
+            (full("v1", None), None, Some("5:5:"), Some(seen("v1", "5:5:", false))),
+            // Two full checks in a row at one snapshot: quiet, so the next is quick.
+            (
+                full("v1", Some("5:5:")),
+                Some(seen("v1", "5:5:", false)),
+                Some("5:5:"),
+                Some(seen("v1", "5:5:", true)),
+            ),
+            // Something committed between them: not quiet.
+            (
+                full("v1", Some("5:5:")),
+                Some(seen("v1", "5:5:", true)),
+                Some("6:6:"),
+                Some(seen("v1", "6:6:", false)),
+            ),
+            // The same snapshot but another version (facts read again meanwhile).
+            (
+                full("v2", None),
+                Some(seen("v1", "5:5:", true)),
+                Some("5:5:"),
+                Some(seen("v2", "5:5:", false)),
+            ),
+            // No answer: nothing is known.
+            (full("v1", None), Some(seen("v1", "5:5:", true)), None, None),
+            // The quick check passed: nothing new.
+            (
+                quick("5:5:"),
+                Some(seen("v1", "5:5:", true)),
+                Some("0"),
+                Some(seen("v1", "5:5:", true)),
+            ),
+        ];
+        for (check, before, answer, want) in cases {
+            let got = check.seen_after(before.clone(), answer.map(str::to_owned));
+            assert_eq!(got, want, "{check:?} {before:?} {answer:?}");
+        }
+    }
+
+    #[test]
+    fn each_check_has_its_own_name_and_none_behind_a_pooler() {
+        let (q, f) = (quick("5:5:"), full("v1", None));
+        assert_eq!(q.statement(true).name, QUICK_NAME);
+        assert_eq!(f.statement(true).name, FULL_NAME);
+        assert_eq!(q.statement(false).name, "");
+        assert_eq!(f.statement(false).name, "");
+        assert_ne!(CHANGED, MOVED);
+    }
 }

@@ -90,7 +90,7 @@ impl TypeCatalog {
             budget: None,
             finish,
             deferred: &[],
-            prepared: None,
+            prepared: &[],
         };
         if let Ok(result) = run(conn, &ex, deadline).await {
             let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
@@ -133,7 +133,7 @@ impl TypeCatalog {
             budget: None,
             finish,
             deferred: &[],
-            prepared: None,
+            prepared: &[],
         };
         let Ok(result) = run(conn, &ex, deadline).await else {
             return;

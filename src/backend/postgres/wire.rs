@@ -149,7 +149,7 @@ pub struct StatementResult {
     pub cuts: Vec<CutValue>,
     /// Rows the server sent after the budget was spent, read and dropped.
     pub skipped: usize,
-    /// The first value of the first row the exchange's [`Prepared`]
+    /// The first value of the first row the exchange's last [`Prepared`]
     /// statement returned, as text.
     pub prepared_answer: Option<String>,
 }
@@ -189,10 +189,10 @@ pub struct Exchange<'a> {
     /// waited for: they are read before the connection's next exchange. Used
     /// for `DISCARD ALL`, so resetting the session adds no latency to the call.
     pub deferred: &'a [&'a str],
-    /// A statement kept prepared on the connection and run after the setup,
-    /// before the main statement: parsed and planned once per connection,
-    /// then only bound and executed.
-    pub prepared: Option<Prepared<'a>>,
+    /// Statements kept prepared on the connection and run in order after
+    /// the setup, before the main statement: parsed and planned once per
+    /// connection, then only bound and executed.
+    pub prepared: &'a [Prepared<'a>],
 }
 
 /// A statement of pgmcp's own, prepared once per connection under its name.
@@ -224,9 +224,8 @@ pub struct Connection {
     /// that parsed one of pgmcp's failed, so whether it exists is unknown.
     forget_prepared: bool,
     /// Kept for the backend with the connection, which is the server's
-    /// session: what its catalog check last answered, and for which version
-    /// (see `routines::version_check`).
-    pub catalog_seen: Option<(String, String)>,
+    /// session: what its catalog check last found (see `routines::Check`).
+    pub catalog_seen: Option<super::routines::Seen>,
     /// Through a connection pooler: the session is not pgmcp's alone, and
     /// a statement sent outside a transaction may reach another server
     /// connection, so nothing is deallocated there.
@@ -542,26 +541,26 @@ impl Connection {
         for sql in ex.setup {
             self.push_statement(sql, &[], None)?;
         }
-        let parsed = match ex.prepared {
-            Some(prepared) => {
-                let unnamed = prepared.name.is_empty();
-                let parse = unnamed || !self.prepared.contains(&prepared.name);
-                if parse {
-                    frontend::parse(
-                        prepared.name,
-                        prepared.sql,
-                        prepared.params.iter().map(|_| 0u32),
-                        &mut self.write_buf,
-                    )?;
-                    if !unnamed {
-                        self.prepared.push(prepared.name);
-                    }
+        // Whether this exchange parses a named statement of pgmcp's: if it
+        // fails, whether the statement now exists is unknown.
+        let mut parsed = false;
+        for prepared in ex.prepared {
+            let unnamed = prepared.name.is_empty();
+            let parse = unnamed || !self.prepared.contains(&prepared.name);
+            if parse {
+                frontend::parse(
+                    prepared.name,
+                    prepared.sql,
+                    prepared.params.iter().map(|_| 0u32),
+                    &mut self.write_buf,
+                )?;
+                if !unnamed {
+                    self.prepared.push(prepared.name);
+                    parsed = true;
                 }
-                self.push_bound(prepared.name, prepared.params, None)?;
-                parse && !unnamed
             }
-            None => false,
-        };
+            self.push_bound(prepared.name, prepared.params, None)?;
+        }
         self.push_statement(ex.sql, ex.params, Some(ex.max_rows))?;
         frontend::sync(&mut self.write_buf);
         for sql in ex.finish.iter().chain(ex.deferred) {
@@ -574,7 +573,7 @@ impl Connection {
         let mut first_error: Option<(DbError, bool)> = None;
         // The setup statements complete first; the main statement is the next.
         let mut completed = 0usize;
-        let main = ex.setup.len() + usize::from(ex.prepared.is_some());
+        let main = ex.setup.len() + ex.prepared.len();
         let mut ready_left = 1 + ex.finish.len();
         let mut budget = ex.budget;
         // What each row costs beyond its values: a key per column.
@@ -619,7 +618,7 @@ impl Connection {
                     }
                 }
                 Message::DataRow(body) => {
-                    if ex.prepared.is_some() && completed + 1 == main && result.prepared_answer.is_none() {
+                    if !ex.prepared.is_empty() && completed + 1 == main && result.prepared_answer.is_none() {
                         let first = split_row(&body)?.into_iter().next().flatten();
                         result.prepared_answer = first.map(|v| String::from_utf8_lossy(&v).into_owned());
                     }
