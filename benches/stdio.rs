@@ -66,6 +66,10 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
+/// Set (to a directory of answers) when this executable is to be the canned
+/// server rather than the bench.
+const CANNED: &str = "PGMCP_BENCH_CANNED";
+
 /// How long to wait for any one response before declaring a server stuck.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -98,6 +102,10 @@ fn main() {
 
 #[cfg(unix)]
 fn main() {
+    if let Some(dir) = env::var_os(CANNED) {
+        canned::serve(Path::new(&dir));
+        return;
+    }
     let bin = env::var("PGMCP_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pgmcp").to_string());
     let rounds = match env::var("PGMCP_BENCH_ROUNDS") {
         Ok(n) => n
@@ -143,13 +151,28 @@ fn main() {
 
     bench.cold_start(&pgmcp, node.as_ref(), &mut table);
     let call = pgbench.as_ref().map(|_| bench.pgmcp_transaction(&pgmcp));
-    let tallies = bench.rounds(&pgmcp, node.as_ref(), pgbench.as_deref().zip(call.as_ref()), rounds);
+    let answers = tempfile::tempdir().expect("a temp dir for the canned answers");
+    bench.capture_answers(&pgmcp, answers.path());
+    let canned = Server::Canned {
+        answers: answers.path().to_path_buf(),
+    };
+    let tallies = bench.rounds(
+        &pgmcp,
+        node.as_ref(),
+        &canned,
+        pgbench.as_deref().zip(call.as_ref()),
+        rounds,
+    );
     tallies.report(rounds, &mut table);
     bench.default_answer(&bin, node.as_ref(), &mut table);
     bench.big_table(&bin, &mut table);
     let http = bench.http_beside_stdio(&pgmcp);
 
     println!("\n{}", table.markdown());
+    println!(
+        "\nThe least a stdio server takes on this machine (same run):\n\n{}",
+        tallies.floor()
+    );
     println!("\npgmcp over HTTP beside pgmcp over stdio (same config and database):\n\n{http}");
 }
 
@@ -167,6 +190,10 @@ enum Server {
     Pgmcp { bin: String, settings: Settings },
     /// `node <entry> <database URL>`: `@modelcontextprotocol/server-postgres`.
     NodeRef { entry: PathBuf },
+    /// This bench's own executable answering every call with pgmcp's bytes
+    /// for it, captured beforehand, without a database ([`canned`]): the
+    /// least any stdio server takes to hand this client that answer.
+    Canned { answers: PathBuf },
 }
 
 impl Server {
@@ -174,6 +201,7 @@ impl Server {
         match self {
             Server::Pgmcp { .. } => "pgmcp",
             Server::NodeRef { .. } => "node-ref",
+            Server::Canned { .. } => "canned",
         }
     }
 
@@ -206,6 +234,12 @@ impl Server {
                 cmd.arg(entry).arg(url);
                 // The URL carries a password: keep it out of what gets printed.
                 (cmd, format!("node {} <database URL>", entry.display()))
+            }
+            Server::Canned { answers } => {
+                let exe = env::current_exe().expect("the bench's own executable");
+                let mut cmd = clean_command(&exe, dir);
+                cmd.env(CANNED, answers);
+                (cmd, format!("{} with {CANNED}={}", exe.display(), answers.display()))
             }
         }
     }
@@ -266,6 +300,8 @@ struct PgbenchTally {
 struct Tallies {
     pgmcp: Tally,
     node: Option<Tally>,
+    /// The canned-answer server's: the floor of the stdio part of a call.
+    canned: Tally,
     pgbench: PgbenchTally,
 }
 
@@ -349,10 +385,11 @@ impl Bench<'_> {
         &self,
         pgmcp: &Server,
         node: Option<&Server>,
+        canned: &Server,
         pgbench: Option<(&Path, &Transaction)>,
         rounds: usize,
     ) -> Tallies {
-        let servers: Vec<&Server> = std::iter::once(pgmcp).chain(node).collect();
+        let servers: Vec<&Server> = std::iter::once(pgmcp).chain(node).chain([canned]).collect();
         let mut tallies: Vec<Tally> = servers
             .iter()
             .map(|server| Tally {
@@ -467,10 +504,12 @@ impl Bench<'_> {
             }
         }
 
+        let canned = tallies.pop().expect("the canned server always runs");
         let mut tallies = tallies.into_iter();
         Tallies {
             pgmcp: tallies.next().expect("pgmcp always runs"),
             node: tallies.next(),
+            canned,
             pgbench: pgbench_tally,
         }
     }
@@ -584,6 +623,31 @@ impl Bench<'_> {
             s.len()
         );
         Some(s.p(0.50))
+    }
+
+    /// pgmcp's responses to `initialize`, `SELECT 1` and the 1,000 × 8
+    /// query, with the contest's config, written to `dir` for the canned
+    /// server: its answers are byte for byte the ones pgmcp gives.
+    fn capture_answers(&self, pgmcp: &Server, dir: &Path) {
+        let mut mcp = self.spawn(pgmcp, "bench-canned");
+        let id = mcp.next_id();
+        mcp.write(&format!(
+            "{}\n",
+            json!({
+                "jsonrpc": "2.0", "id": id, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "pgmcp-bench", "version": "0"},
+                },
+            })
+        ));
+        let initialized = mcp.recv();
+        mcp.expect(id, &initialized);
+        mcp.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        fs::write(dir.join(canned::INITIALIZE), &initialized.line).expect("write a canned answer");
+        fs::write(dir.join(canned::SELECT_ONE), mcp.query("SELECT 1").line).expect("write a canned answer");
+        fs::write(dir.join(canned::WIDE), mcp.query(WIDE_SQL).line).expect("write a canned answer");
     }
 
     /// The statements pgmcp sends PostgreSQL for one `SELECT 1` call, as the
@@ -951,6 +1015,67 @@ impl Tallies {
                 },
             });
         }
+    }
+}
+
+impl Tallies {
+    /// What the ratio targets ask next to what this machine allows: the
+    /// canned server's time (the client and the stdio hop, no database) plus
+    /// pgbench's (PostgreSQL's part of the same call) is about the least any
+    /// stdio server can take for the call, however little work it does
+    /// itself; a target below that sum is out of reach here.
+    fn floor(&self) -> String {
+        let Some(node) = &self.node else {
+            return "(no Node reference server in this run: no targets to compare)\n".to_string();
+        };
+        let canned = &self.canned;
+        let call = (!self.pgbench.call_p50.is_empty()).then(|| median(&self.pgbench.call_p50));
+        let wide = (!self.pgbench.wide_p50.is_empty()).then(|| median(&self.pgbench.wide_p50));
+        let mut out = String::from(
+            "| Workload | Canned answers, no database | PostgreSQL alone (pgbench) | Sum: the least a server takes | Target | Within reach? |\n\
+             | --- | --- | --- | --- | --- | --- |\n",
+        );
+        for (workload, floor, postgres, what, target, ratio) in [
+            (
+                "`SELECT 1`, sequential, p50",
+                median(&canned.select1_p50),
+                call,
+                "pgmcp's per-call transaction",
+                median(&node.select1_p50).mul_f64(0.5),
+                "0.5× Node",
+            ),
+            (
+                "1,000 × 8, sequential, p50",
+                median(&canned.wide_p50),
+                wide,
+                "`BEGIN`; the query; `COMMIT`",
+                median(&node.wide_p50).mul_f64(0.4),
+                "0.4× Node",
+            ),
+        ] {
+            let sum = postgres.map(|p| floor + p);
+            out.push_str(&format!(
+                "| {workload} | {} | {} | {} | ≤ {ratio} = {} | {} |\n",
+                ms(floor),
+                postgres.map_or("–".to_string(), |p| format!("{} ({what})", ms(p))),
+                sum.map_or("–".to_string(), ms),
+                ms(target),
+                sum.map_or("not measured", |sum| if sum <= target { "yes" } else { "**no**" }),
+            ));
+        }
+        let rate = median_f64(&canned.rate16);
+        let target = 2.0 * median_f64(&node.rate16);
+        out.push_str(&format!(
+            "| `SELECT 1`, 16 in flight, throughput | {} req/s | – | – | ≥ 2× Node = {} req/s | {} |\n",
+            thousands(rate.round() as usize),
+            thousands(target.round() as usize),
+            if rate >= target {
+                "yes, as far as the client and the pipe go"
+            } else {
+                "**no**"
+            },
+        ));
+        out
     }
 }
 
@@ -1874,4 +1999,78 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
     env::split_paths(&env::var_os("PATH")?)
         .map(|dir| dir.join(name))
         .find(|path| path.is_file())
+}
+
+/// The canned server: a stdio MCP server that answers from memory, with the
+/// responses pgmcp gave to the same requests (only the `id` changed). No
+/// database, no guard, no encoding: what is left of a call is this client,
+/// the pipes and the reading of one line. It reads each request as a server
+/// must (a line, its `id`), and knows the bench's two statements by sight.
+#[cfg(unix)]
+mod canned {
+    use std::io::{BufRead, Write};
+    use std::path::Path;
+
+    pub const INITIALIZE: &str = "initialize.json";
+    pub const SELECT_ONE: &str = "select1.json";
+    pub const WIDE: &str = "wide.json";
+
+    /// A response split around its `id`: `{"jsonrpc":"2.0","id":` + id + the rest.
+    struct Template {
+        head: Vec<u8>,
+        tail: Vec<u8>,
+    }
+
+    impl Template {
+        fn read(path: &Path) -> Template {
+            let line = std::fs::read_to_string(path).expect("read a canned answer");
+            let head = r#"{"jsonrpc":"2.0","id":"#;
+            let rest = line
+                .strip_prefix(head)
+                .unwrap_or_else(|| panic!("a canned answer starts with {head}: {}", &line[..line.len().min(80)]));
+            let id_len = rest.find(|c: char| !c.is_ascii_digit()).expect("an id, then more");
+            Template {
+                head: head.as_bytes().to_vec(),
+                tail: format!("{}\n", rest[id_len..].trim_end()).into_bytes(),
+            }
+        }
+
+        fn write(&self, out: &mut impl Write, id: &str) {
+            out.write_all(&self.head).expect("write to stdout");
+            out.write_all(id.as_bytes()).expect("write to stdout");
+            out.write_all(&self.tail).expect("write to stdout");
+        }
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        id: Option<serde_json::Value>,
+        method: &'a str,
+    }
+
+    pub fn serve(dir: &Path) {
+        let initialize = Template::read(&dir.join(INITIALIZE));
+        let select_one = Template::read(&dir.join(SELECT_ONE));
+        let wide = Template::read(&dir.join(WIDE));
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if input.read_line(&mut line).expect("read stdin") == 0 {
+                return;
+            }
+            let request: Request = serde_json::from_str(&line).expect("a JSON-RPC request");
+            let Some(id) = request.id else { continue };
+            let answer = match request.method {
+                "initialize" => &initialize,
+                "tools/call" if line.contains("generate_series") => &wide,
+                "tools/call" => &select_one,
+                other => panic!("the canned server has no answer to {other}"),
+            };
+            answer.write(&mut out, &id.to_string());
+            out.flush().expect("flush stdout");
+        }
+    }
 }

@@ -184,7 +184,9 @@ impl Server {
         };
         tool_result(
             &self.engine,
-            with_progress(&meta, &peer, self.engine.query_answer(&input, ct)).await,
+            // Boxed: the pipeline's future is several kilobytes, which rmcp
+            // would otherwise copy into each of its own wrappers per call.
+            with_progress(&meta, &peer, Box::pin(self.engine.query_answer(&input, ct))).await,
         )
         .map(|Json(answer)| {
             // The encoded answer is the text; the structured content is the
