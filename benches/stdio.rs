@@ -658,12 +658,26 @@ impl Bench<'_> {
     /// last known to run stands in, and the output says so.
     fn pgmcp_transaction(&self, pgmcp: &Server) -> Transaction {
         let known = Transaction {
+            // Without the catalog check, whose parameters only the log has.
             statements: [
                 "BEGIN READ ONLY",
-                "SET LOCAL statement_timeout = 30000",
+                "SELECT pg_catalog.set_config('DateStyle', 'ISO, YMD', true), \
+                 pg_catalog.set_config('IntervalStyle', 'postgres', true), \
+                 pg_catalog.set_config('TimeZone', 'UTC', true), \
+                 pg_catalog.set_config('extra_float_digits', '3', true), \
+                 pg_catalog.set_config('bytea_output', 'hex', true), \
+                 pg_catalog.set_config('standard_conforming_strings', 'on', true), \
+                 pg_catalog.set_config('lc_monetary', 'C', true), \
+                 pg_catalog.set_config('statement_timeout', '30000', true)",
                 "SELECT 1",
                 "COMMIT",
-                "DISCARD ALL",
+                "CLOSE ALL",
+                "SET SESSION AUTHORIZATION DEFAULT",
+                "RESET ALL",
+                "UNLISTEN *",
+                "SELECT pg_catalog.pg_advisory_unlock_all()",
+                "DISCARD TEMP",
+                "DISCARD SEQUENCES",
             ]
             .map(str::to_string)
             .to_vec(),
