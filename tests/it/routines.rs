@@ -305,34 +305,86 @@ async fn the_catalog_check_looks_again_only_after_a_commit() {
 }
 
 /// While nothing commits, a connection's calls make the quick catalog check
-/// (only that the server's snapshot has not moved); a view replaced since
-/// moves it, so the call makes the full check, finds the catalog changed,
-/// and is judged again with new facts: refused, and the view's large object
-/// never made. A cluster of its own, so that nothing else commits.
+/// (only that the server's snapshot has not moved). The attacker's variants
+/// of changing what a read runs while the connection is quiet: a view
+/// replaced; a row-level policy added; and a replacement made in a
+/// transaction that was already open (prepared, two-phase) while the calls
+/// went on, committed only afterwards, so the snapshot the quiet calls saw
+/// already held it as in progress; a later transaction committed first, so
+/// the commit only takes it off the snapshot's list of transactions in
+/// progress and moves nothing else. Each moves the snapshot, so the call
+/// makes the full check, finds the catalog changed and is judged again with
+/// new facts: refused, and no large object is ever made. A cluster of its
+/// own, so that nothing else commits.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_quiet_connection_still_sees_a_view_replaced() {
+async fn a_quiet_connection_still_sees_the_catalog_change() {
     let server = pg::private_server();
-    server.configure(&[("autovacuum", "off")]);
-    let db = server.database();
-    db.psql("CREATE VIEW public.shown AS SELECT 1 AS one");
-    let engine = engine_for(&db, |c| c.pool.max_conns = 1);
-    for _ in 0..4 {
+    server.configure(&[("autovacuum", "off"), ("max_prepared_transactions", "2")]);
+    let variants: [(&str, &str, &str, &str); 3] = [
+        (
+            "a view replaced",
+            "CREATE VIEW public.shown AS SELECT 1 AS one",
+            "CREATE OR REPLACE VIEW public.shown AS SELECT 1 AS one, pg_catalog.lo_create(0) AS made",
+            "",
+        ),
+        (
+            "a policy added",
+            "CREATE TABLE public.shown (one int); INSERT INTO public.shown VALUES (1); \
+             ALTER TABLE public.shown ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY",
+            "CREATE POLICY sneaky ON public.shown USING (pg_catalog.lo_create(0) > 0)",
+            "",
+        ),
+        (
+            "a replacement open during the calls, committed after",
+            "CREATE VIEW public.shown AS SELECT 1 AS one",
+            "BEGIN; CREATE OR REPLACE VIEW public.shown AS SELECT 1 AS one, pg_catalog.lo_create(0) AS made; \
+             PREPARE TRANSACTION 'sneaky'; CREATE TABLE public.later ()",
+            "COMMIT PREPARED 'sneaky'",
+        ),
+    ];
+    for (variant, setup, change, commit) in variants {
+        let db = server.database();
+        db.psql(setup);
+        let engine = engine_for(&db, |c| c.pool.max_conns = 1);
+        let open_during_calls = !commit.is_empty();
+        if open_during_calls {
+            // The open transaction locks the view: the quiet calls read
+            // something else.
+            db.psql(change);
+        } else {
+            assert_eq!(
+                rows(&engine, "SELECT one FROM shown").await,
+                serde_json::json!([{"one": 1}]),
+                "{variant}: read before the change"
+            );
+        }
+        for _ in 0..4 {
+            assert_eq!(
+                rows(&engine, "SELECT 1 AS one").await,
+                serde_json::json!([{"one": 1}]),
+                "{variant}"
+            );
+        }
+        let prepared = rows(&engine, "SELECT name FROM pg_prepared_statements ORDER BY name").await;
+        assert!(
+            prepared.to_string().contains("pgmcp_catalog_unchanged"),
+            "{variant}: calls while nothing commits make the quick check: {prepared}"
+        );
+        db.psql(if open_during_calls { commit } else { change });
+        match run(&engine, "SELECT one FROM shown").await {
+            Err(Error::Guard(v)) => assert!(v.message.contains("lo_create"), "{variant}: {v}"),
+            other => panic!("{variant}: the changed relation was read: {other:?}"),
+        }
         assert_eq!(
-            rows(&engine, "SELECT one FROM shown").await,
-            serde_json::json!([{"one": 1}])
+            db.psql("SELECT count(*) FROM pg_largeobject_metadata"),
+            "0",
+            "{variant}"
+        );
+        // And calls that read go on.
+        assert_eq!(
+            rows(&engine, "SELECT 2 AS two").await,
+            serde_json::json!([{"two": 2}]),
+            "{variant}"
         );
     }
-    let prepared = rows(&engine, "SELECT name FROM pg_prepared_statements ORDER BY name").await;
-    assert!(
-        prepared.to_string().contains("pgmcp_catalog_unchanged"),
-        "calls while nothing commits make the quick check: {prepared}"
-    );
-    db.psql("CREATE OR REPLACE VIEW public.shown AS SELECT 1 AS one, pg_catalog.lo_create(0) AS made");
-    match run(&engine, "SELECT one FROM shown").await {
-        Err(Error::Guard(v)) => assert!(v.message.contains("lo_create"), "{v}"),
-        other => panic!("the replaced view ran: {other:?}"),
-    }
-    assert_eq!(db.psql("SELECT count(*) FROM pg_largeobject_metadata"), "0");
-    // And calls that read go on.
-    assert_eq!(rows(&engine, "SELECT 2 AS two").await, serde_json::json!([{"two": 2}]));
 }
