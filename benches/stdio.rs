@@ -630,22 +630,7 @@ impl Bench<'_> {
     /// server: its answers are byte for byte the ones pgmcp gives.
     fn capture_answers(&self, pgmcp: &Server, dir: &Path) {
         let mut mcp = self.spawn(pgmcp, "bench-canned");
-        let id = mcp.next_id();
-        mcp.write(&format!(
-            "{}\n",
-            json!({
-                "jsonrpc": "2.0", "id": id, "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "pgmcp-bench", "version": "0"},
-                },
-            })
-        ));
-        let initialized = mcp.recv();
-        mcp.expect(id, &initialized);
-        mcp.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-        fs::write(dir.join(canned::INITIALIZE), &initialized.line).expect("write a canned answer");
+        fs::write(dir.join(canned::INITIALIZE), mcp.initialize()).expect("write a canned answer");
         fs::write(dir.join(canned::SELECT_ONE), mcp.query("SELECT 1").line).expect("write a canned answer");
         fs::write(dir.join(canned::WIDE), mcp.query(WIDE_SQL).line).expect("write a canned answer");
     }
@@ -1654,8 +1639,9 @@ impl Mcp {
         self.child.id()
     }
 
-    /// The MCP handshake: `initialize`, its response, then `notifications/initialized`.
-    fn initialize(&mut self) {
+    /// The MCP handshake: `initialize`, its response, then
+    /// `notifications/initialized`. Returns the server's response line.
+    fn initialize(&mut self) -> String {
         let id = self.next_id();
         let request = json!({
             "jsonrpc": "2.0", "id": id, "method": "initialize",
@@ -1669,6 +1655,7 @@ impl Mcp {
         let response = self.recv();
         self.expect(id, &response);
         self.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        response.line
     }
 
     /// The `tools/call` line that runs `sql` (already a JSON string) as `id`.

@@ -124,6 +124,15 @@ fn rpc(id: u64, method: &str, params: Value) -> Vec<u8> {
         .into_bytes()
 }
 
+/// A stateless `tools/call` of `query` with `sql`.
+fn query_call(sql: &str) -> Vec<u8> {
+    rpc(
+        1,
+        "tools/call",
+        json!({"_meta": meta(), "name": "query", "arguments": {"sql": sql}}),
+    )
+}
+
 /// `pgmcp serve --http` on a free port, with `envs`; waits until it answers.
 fn start(db_url: &str, dir: &std::path::Path, envs: &[(&str, &str)]) -> (McpProcess, u16) {
     start_with(db_url, dir, envs, |config| config)
@@ -195,11 +204,7 @@ fn tools_answer_over_http_in_both_protocol_eras() {
         "POST",
         "/mcp",
         &STATELESS,
-        &rpc(
-            1,
-            "tools/call",
-            json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT id, name FROM pets"}}),
-        ),
+        &query_call("SELECT id, name FROM pets"),
     );
     assert_eq!(reply.status, 200, "{}", reply.body);
     let result = &reply.message()["result"];
@@ -253,11 +258,7 @@ fn only_token_holders_and_listed_origins_get_in() {
     let db = db();
     let dir = tempfile::tempdir().unwrap();
     let (mut mcp, port) = start(&db.url, dir.path(), &[("PGMCP_HTTP_TOKEN", "s3cret-token")]);
-    let call = rpc(
-        1,
-        "tools/call",
-        json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT 1 AS one"}}),
-    );
+    let call = query_call("SELECT 1 AS one");
     for auth in [
         None,
         Some("Bearer wrong"),
@@ -339,19 +340,7 @@ fn sigterm_stops_calls_and_exits() {
     let db = db();
     let dir = tempfile::tempdir().unwrap();
     let (mut mcp, port) = start(&db.url, dir.path(), &[]);
-    let long = std::thread::spawn(move || {
-        send(
-            port,
-            "POST",
-            "/mcp",
-            &STATELESS,
-            &rpc(
-                1,
-                "tools/call",
-                json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT pg_sleep(60)"}}),
-            ),
-        )
-    });
+    let long = std::thread::spawn(move || send(port, "POST", "/mcp", &STATELESS, &query_call("SELECT pg_sleep(60)")));
     let running = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'";
     let deadline = Instant::now() + Duration::from_secs(10);
     while db.psql(running) != "1" {
@@ -537,11 +526,7 @@ fn a_client_that_disconnects_cancels_its_statement() {
     let dir = tempfile::tempdir().unwrap();
     let (mut mcp, port) = start(&db.url, dir.path(), &[]);
     let running = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'";
-    let body = rpc(
-        1,
-        "tools/call",
-        json!({"_meta": meta(), "name": "query", "arguments": {"sql": "SELECT pg_sleep(60)"}}),
-    );
+    let body = query_call("SELECT pg_sleep(60)");
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
@@ -584,17 +569,7 @@ fn many_clients_share_the_pool() {
         .map(|i| {
             std::thread::spawn(move || {
                 let sql = format!("SELECT {i} AS n, pg_sleep(0.3)");
-                let reply = send(
-                    port,
-                    "POST",
-                    "/mcp",
-                    &STATELESS,
-                    &rpc(
-                        1,
-                        "tools/call",
-                        json!({"_meta": meta(), "name": "query", "arguments": {"sql": sql}}),
-                    ),
-                );
+                let reply = send(port, "POST", "/mcp", &STATELESS, &query_call(&sql));
                 reply.message()["result"]["structuredContent"]["rows"][0]["n"].clone()
             })
         })
