@@ -314,8 +314,8 @@ async fn the_catalog_check_looks_again_only_after_a_commit() {
 /// the commit only takes it off the snapshot's list of transactions in
 /// progress and moves nothing else. Each moves the snapshot, so the call
 /// makes the full check, finds the catalog changed and is judged again with
-/// new facts: refused, and no large object is ever made. A cluster of its
-/// own, so that nothing else commits.
+/// new facts: refused, and no large object is ever made; in read-only and
+/// in writable mode. A cluster of its own, so that nothing else commits.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_quiet_connection_still_sees_the_catalog_change() {
     let server = pg::private_server();
@@ -342,10 +342,15 @@ async fn a_quiet_connection_still_sees_the_catalog_change() {
             "COMMIT PREPARED 'sneaky'",
         ),
     ];
-    for (variant, setup, change, commit) in variants {
+    for ((variant, setup, change, commit), read_only) in variants.iter().flat_map(|v| [(v, true), (v, false)]) {
+        let variant = format!("{variant} ({})", if read_only { "read-only" } else { "writable" });
+        let (setup, change, commit) = (*setup, *change, *commit);
         let db = server.database();
         db.psql(setup);
-        let engine = engine_for(&db, |c| c.pool.max_conns = 1);
+        let engine = engine_for(&db, |c| {
+            c.pool.max_conns = 1;
+            c.read_only = read_only;
+        });
         let open_during_calls = !commit.is_empty();
         if open_during_calls {
             // The open transaction locks the view: the quiet calls read
