@@ -8,15 +8,27 @@
 //! | `ColumnRef` past its first name, `A_Indirection` names | attribute notation: `t.f`, `(x).f`, `(x).a.f` |
 //! | `A_Expr`, `SubLink.operName`, `SortBy.useOp` | an operator: `a + b`, `OPERATOR(s.+)`, `= ANY`, `ORDER BY x USING <` |
 //! | `TypeName` | a type a value becomes: `x::t`, `CAST(x AS t)`, `t 'literal'`, `AS f(a t)`, `XMLTABLE ... COLUMNS a t` |
-//! | `RangeVar`, a statement's `relation` | a relation read (its view query, read policies) or written (also its defaults, triggers, CHECKs, rules, write policies) |
+//! | `RangeVar`, a statement's `relation` | a relation read (its view query, read policies, the types it reaches) or written (also its defaults, triggers, CHECKs, rules, write policies) |
 //! | a user's aggregate | its support functions |
+//! | a function over a user's types | what those types run |
+//! | `domain_in`, `pg_input_is_valid` and their kin | every type's domain checks and casts |
+//!
+//! A type is reached wherever a value of it can appear, and what a value of
+//! it runs (a domain's CHECK, a user's cast, to json by `to_json` as well)
+//! is judged with it. A statement reaches a type by naming it (`TypeName`),
+//! by reading or writing a relation whose row holds it or whose views and
+//! policies use it (followed to the end by the catalog query), by an
+//! operator or function over it, or by one of the functions that make a
+//! value of a type given as data. The types built-in functions take and
+//! return are PostgreSQL's own or polymorphic; a polymorphic one is the type
+//! of an argument, reached by one of those routes.
 //!
 //! A `TABLESAMPLE` method is a function too, but one taking `internal`, which
 //! only C code a superuser installed can be; it is not a route.
 
 use serde_json::{Map, Value};
 
-use super::routines::{Route, Routines, function, judge_cast, judge_json_function, judge_operator, judge_relation};
+use super::routines::{Route, Routines, function, judge_any_type, judge_cast, judge_operator, judge_relation};
 use super::{Judge, Violation};
 
 /// Judge every function node `kind` can run.
@@ -30,7 +42,7 @@ pub(super) fn check(
         "FuncCall" => match last_name(fields.get("funcname")) {
             Some(name) => {
                 function(judge, routines, name, Route::Call)?;
-                judge_json_function(judge, routines, name)
+                judge_any_type(judge, routines, name)
             }
             None => Ok(()),
         },
@@ -44,7 +56,7 @@ pub(super) fn check(
             // BETWEEN's name is the keyword; it compares with <= and >=.
             Some(k) if k.contains("BETWEEN") => ["<=", ">="]
                 .into_iter()
-                .try_for_each(|op| judge_operator(judge, routines, op)),
+                .try_for_each(|op| judge_operator(judge, routines, None, op)),
             _ => operator(judge, routines, fields.get("name")),
         },
         "SubLink" => operator(judge, routines, fields.get("operName")),
@@ -74,10 +86,13 @@ fn attribute(judge: &Judge, routines: &Routines, name: &str) -> Result<(), Viola
     }
 }
 
+/// An operator's name as written: `op`, or `OPERATOR(schema.op)`.
 fn operator(judge: &Judge, routines: &Routines, name: Option<&Value>) -> Result<(), Violation> {
-    match last_name(name) {
-        Some(op) => judge_operator(judge, routines, op),
-        None => Ok(()),
+    let parts: Vec<&str> = names(name).collect();
+    match parts[..] {
+        [] => Ok(()),
+        [op] => judge_operator(judge, routines, None, op),
+        [.., schema, op] => judge_operator(judge, routines, Some(schema), op),
     }
 }
 

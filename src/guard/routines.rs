@@ -55,39 +55,94 @@ pub struct Routines {
     version: String,
     /// Every function name in the database.
     functions: HashMap<String, Trust>,
-    /// A user's aggregate → the support functions it runs.
+    /// A function → what else it runs: a user's aggregate its support
+    /// functions, a function defined outside `pg_catalog` what its argument
+    /// and result types run.
     #[serde(deserialize_with = "null_is_empty")]
-    runs: HashMap<String, Vec<String>>,
+    runs: HashMap<String, Vec<Reach>>,
     /// Every operator name, with the functions behind the ones defined outside
-    /// `pg_catalog` (empty for an operator only PostgreSQL defines).
-    operators: HashMap<String, Vec<String>>,
-    /// Type name → functions a value runs on its way into that type (cast
-    /// functions and domain constraints defined outside `pg_catalog`).
+    /// `pg_catalog` that an unqualified use can find (empty for an operator
+    /// only PostgreSQL defines); and each operator defined outside
+    /// `pg_catalog` again under `schema.op`, for `OPERATOR(schema.op)`.
+    operators: HashMap<String, Vec<Reach>>,
+    /// Type name → what a value of that type runs: a domain's constraints
+    /// and default, a user's cast from or into it, a range's support
+    /// functions, an operator over it; and those of every type it holds
+    /// (an array's element, a composite's attributes, a domain's base type,
+    /// a range's subtype, a multirange's range). Only types that run any.
     #[serde(deserialize_with = "null_is_empty")]
-    casts: HashMap<String, Vec<String>>,
-    /// Functions that run without being named: comparison operators and
-    /// operator-class support functions defined outside `pg_catalog`, which
-    /// sorting, grouping, joins, `IN` and `CASE` use.
+    casts: HashMap<String, Vec<Reach>>,
+    /// Functions that run without being named: comparison operators over
+    /// PostgreSQL's own types defined outside `pg_catalog` (CASE and JOIN
+    /// USING find `=` by name), operator-class support functions defined
+    /// outside `pg_catalog`, a superuser's cast between built-in types.
     #[serde(deserialize_with = "null_is_empty")]
     implicit: Vec<String>,
-    /// Casts a user made into json or jsonb, which the json functions
-    /// (`to_json`, `json_agg`, `row_to_json`, ...) apply by themselves.
+    /// PostgreSQL's own functions that make a value of a type given by its
+    /// oid or its name (`domain_in`, `record_in`, `pg_input_is_valid`): a
+    /// call reaches every type.
     #[serde(deserialize_with = "null_is_empty")]
-    json_casts: Vec<String>,
+    any_type: Vec<String>,
     /// Relation name → the functions it runs when read (a view's query, row
-    /// security policies) and when written (defaults, triggers, CHECK
-    /// constraints, rules, policies), through the relations it reads or
-    /// writes. Only relations that run any.
+    /// security policies, what the types it reaches run) and when written
+    /// (defaults, triggers, CHECK constraints, rules, policies), through the
+    /// relations its views, rules and policies read or write. Only
+    /// relations that run any.
     #[serde(deserialize_with = "null_is_empty")]
     relations: HashMap<String, RelationFunctions>,
+}
+
+/// A function a route runs, and what runs it when that is not the route
+/// itself (`the constraint c of domain public.d`, `the cast from public.t
+/// to pg_catalog.json`). The catalog query writes one without `via` as its
+/// bare name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "ReachJson")]
+pub struct Reach {
+    function: String,
+    via: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ReachJson {
+    Name(String),
+    Through { function: String, via: String },
+}
+
+impl From<ReachJson> for Reach {
+    fn from(json: ReachJson) -> Reach {
+        match json {
+            ReachJson::Name(function) => Reach { function, via: None },
+            ReachJson::Through { function, via } => Reach {
+                function,
+                via: Some(via),
+            },
+        }
+    }
+}
+
+impl From<&str> for Reach {
+    fn from(function: &str) -> Reach {
+        Reach {
+            function: function.to_owned(),
+            via: None,
+        }
+    }
+}
+
+impl From<String> for Reach {
+    fn from(function: String) -> Reach {
+        Reach { function, via: None }
+    }
 }
 
 /// What reading and writing one relation runs.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct RelationFunctions {
-    read: Vec<String>,
-    write: Vec<String>,
+    read: Vec<Reach>,
+    write: Vec<Reach>,
 }
 
 /// `json_object_agg` over no rows is `null`, not `{}`.
@@ -167,27 +222,41 @@ pub(super) enum Route<'a> {
     /// `(x).f` or `t.f`.
     Attribute,
     Operator(&'a str),
+    /// A value of the type: its domain checks, casts, operators.
     Cast(&'a str),
     /// Sorting, grouping, joins and comparisons.
     Implicit,
-    /// A user's aggregate runs its support functions.
-    Aggregate(&'a str),
+    /// A user's aggregate runs its support functions; a function runs
+    /// what its argument and result types run.
+    Runs(&'a str),
     /// Reading or writing a relation runs its view query, policies,
     /// defaults, triggers, constraints and rules.
     Relation(&'a str),
 }
 
 impl Route<'_> {
-    fn describe(self, name: &str) -> String {
-        match self {
-            Route::Call => format!("function {name}()"),
-            Route::Attribute => format!("function {name}() (called through attribute notation, x.{name})"),
-            Route::Operator(op) => format!("function {name}() (behind the operator {op})"),
-            Route::Cast(ty) => format!("function {name}() (run by a cast into {ty})"),
-            Route::Implicit => format!("function {name}() (run by comparisons, sorting and grouping)"),
-            Route::Aggregate(agg) => format!("function {name}() (run by the aggregate {agg})"),
-            Route::Relation(rel) => {
+    fn describe(self, name: &str, via: Option<&str>) -> String {
+        match (self, via) {
+            (Route::Call, _) => format!("function {name}()"),
+            (Route::Attribute, _) => format!("function {name}() (called through attribute notation, x.{name})"),
+            (Route::Operator(op), None) => format!("function {name}() (behind the operator {op})"),
+            (Route::Operator(op), Some(via)) => {
+                format!("function {name}() (run by {via}, which the operator {op} reaches)")
+            }
+            (Route::Cast(ty), None) => format!("function {name}() (run by a value of type {ty})"),
+            (Route::Cast(ty), Some(via)) => {
+                format!("function {name}() (run by {via}, which a value of type {ty} reaches)")
+            }
+            (Route::Implicit, _) => format!("function {name}() (run by comparisons, sorting and grouping)"),
+            (Route::Runs(f), None) => format!("function {name}() (run by the aggregate {f})"),
+            (Route::Runs(f), Some(via)) => {
+                format!("function {name}() (run by {via}, which {f}() reaches through its argument or result types)")
+            }
+            (Route::Relation(rel), None) => {
                 format!("function {name}() (run by {rel}: its view query, policies, defaults, triggers or rules)")
+            }
+            (Route::Relation(rel), Some(via)) => {
+                format!("function {name}() (run by {via}, a type that reading or writing {rel} reaches)")
             }
         }
     }
@@ -195,19 +264,35 @@ impl Route<'_> {
 
 /// The one judgement for a function the query can run, whatever the route.
 pub(super) fn function(judge: &Judge, routines: &Routines, name: &str, route: Route<'_>) -> Result<(), Violation> {
-    // An aggregate's support functions are not aggregates: one level deep.
-    if !matches!(route, Route::Aggregate(_)) {
+    judge_function(judge, routines, name, route, None)
+}
+
+/// Judge a function the facts list, with what runs it.
+fn reached(judge: &Judge, routines: &Routines, reach: &Reach, route: Route<'_>) -> Result<(), Violation> {
+    judge_function(judge, routines, &reach.function, route, reach.via.as_deref())
+}
+
+fn judge_function(
+    judge: &Judge,
+    routines: &Routines,
+    name: &str,
+    route: Route<'_>,
+    via: Option<&str>,
+) -> Result<(), Violation> {
+    // What a function runs besides itself is judged one level deep: the
+    // catalog query already followed types to the end.
+    if !matches!(route, Route::Runs(_)) {
         routines
             .runs
             .get(name)
             .into_iter()
             .flatten()
-            .try_for_each(|f| function(judge, routines, f, Route::Aggregate(name)))?;
+            .try_for_each(|f| reached(judge, routines, f, Route::Runs(name)))?;
     }
     let lower = name.to_ascii_lowercase();
     judge.call(
         &lower,
-        || route.describe(&lower),
+        || route.describe(&lower, via),
         || Some(super::statements::function_reason(&lower)),
     )?;
     let risk = match routines.functions.get(name) {
@@ -222,33 +307,57 @@ pub(super) fn function(judge: &Judge, routines: &Routines, name: &str, route: Ro
         ),
         None => Some("it is not in the database's catalog as pgmcp last read it: check the name"),
     };
-    judge.call_in_read_only(&lower, || route.describe(name), risk)
+    judge.call_in_read_only(&lower, || route.describe(name, via), risk)
 }
 
-/// Judge the functions behind an operator. An operator name the catalog does
-/// not know is refused in read-only mode: it may have been defined after the
-/// catalog was read.
-pub(super) fn judge_operator(judge: &Judge, routines: &Routines, op: &str) -> Result<(), Violation> {
-    match routines.operators.get(op) {
+/// Judge the functions behind an operator, by its name as written: `op` or
+/// `schema.op`. An operator the catalog does not know is refused in
+/// read-only mode: it may have been defined after the catalog was read.
+pub(super) fn judge_operator(
+    judge: &Judge,
+    routines: &Routines,
+    schema: Option<&str>,
+    op: &str,
+) -> Result<(), Violation> {
+    // PostgreSQL's own schema holds only its own operators and those a
+    // superuser put there, which the bare name lists.
+    let key = match schema {
+        Some(schema) if schema != "pg_catalog" => format!("{schema}.{op}"),
+        _ => op.to_owned(),
+    };
+    match routines.operators.get(&key) {
         Some(functions) => functions
             .iter()
-            .try_for_each(|f| function(judge, routines, f, Route::Operator(op))),
+            .try_for_each(|f| reached(judge, routines, f, Route::Operator(&key))),
         None => judge.write(|| {
             format!(
-                "operator {op} is not allowed in read-only mode: it is not in the database's catalog, so nothing shows what it runs"
+                "operator {key} is not allowed in read-only mode: it is not in the database's catalog, so nothing shows what it runs"
             )
         }),
     }
 }
 
-/// Judge the functions a value runs on its way into type `ty`.
+/// Judge what a value of type `ty` runs: its domain checks, the casts and
+/// operators a user made for it, those of the types it holds.
 pub(super) fn judge_cast(judge: &Judge, routines: &Routines, ty: &str) -> Result<(), Violation> {
     routines
         .casts
         .get(ty)
         .into_iter()
         .flatten()
-        .try_for_each(|f| function(judge, routines, f, Route::Cast(ty)))
+        .try_for_each(|f| reached(judge, routines, f, Route::Cast(ty)))
+}
+
+/// A call of a function that makes a value of a type given by its oid or
+/// name (`domain_in('x', 'public.d'::regtype, -1)`) reaches any type.
+pub(super) fn judge_any_type(judge: &Judge, routines: &Routines, name: &str) -> Result<(), Violation> {
+    if !routines.any_type.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+        return Ok(());
+    }
+    let mut types: Vec<&String> = routines.casts.keys().collect();
+    // In a stable order, so the same query is refused the same way.
+    types.sort();
+    types.into_iter().try_for_each(|ty| judge_cast(judge, routines, ty))
 }
 
 /// Judge the functions a relation named in the query runs: when read, or
@@ -266,14 +375,14 @@ pub(super) fn judge_relation(
     runs.read.iter().chain(writes).try_for_each(|f| {
         // Writing pg_settings (or a view over it) runs set_config through
         // PostgreSQL's own rule: it is SET by another name.
-        if f == "set_config" && written {
+        if f.function == "set_config" && written {
             return judge.decide(Finding::new(
                 super::Rule::Set,
                 format!("writing {relation} is not allowed"),
                 "it changes session settings like SET does (through pg_settings' rule)",
             ));
         }
-        function(judge, routines, f, Route::Relation(relation))
+        reached(judge, routines, f, Route::Relation(relation))
     })
 }
 
@@ -283,18 +392,6 @@ pub(super) fn judge_implicit(judge: &Judge, routines: &Routines) -> Result<(), V
         .implicit
         .iter()
         .try_for_each(|f| function(judge, routines, f, Route::Implicit))
-}
-
-/// A json function (any function whose name has `json` in it) applies the
-/// casts a user made into json and jsonb to the values it converts.
-pub(super) fn judge_json_function(judge: &Judge, routines: &Routines, name: &str) -> Result<(), Violation> {
-    if !name.to_ascii_lowercase().contains("json") {
-        return Ok(());
-    }
-    routines
-        .json_casts
-        .iter()
-        .try_for_each(|f| function(judge, routines, f, Route::Cast("json")))
 }
 
 #[cfg(test)]
@@ -346,8 +443,8 @@ pub(crate) mod tests {
         for name in &names {
             let mut facts = pg15();
             facts.functions.insert(name.clone(), Trust::BuiltIn);
-            facts.operators.insert("@@@@".into(), vec![name.clone()]);
-            facts.casts.insert("sneaky".into(), vec![name.clone()]);
+            facts.operators.insert("@@@@".into(), vec![name.as_str().into()]);
+            facts.casts.insert("sneaky".into(), vec![name.as_str().into()]);
             let mut implicit = pg15();
             implicit.functions.insert(name.clone(), Trust::BuiltIn);
             implicit.implicit.push(name.clone());

@@ -51,7 +51,10 @@ fn the_fixtures_are_what_the_server_answers() {
     assert_eq!(planted["functions"]["evil"], "untrusted");
     assert_eq!(planted["functions"]["lower"], "untrusted");
     assert_eq!(planted["operators"]["==="], serde_json::json!(["pg_read_file"]));
-    assert_eq!(planted["casts"]["checked_text"], serde_json::json!(["evil_text"]));
+    assert_eq!(
+        planted["casts"]["checked_text"],
+        serde_json::json!([{"function": "evil_text", "via": "the constraint checked_text_check of domain public.checked_text"}])
+    );
 }
 
 /// The facts name every built-in operator, cast and support function only

@@ -14,28 +14,72 @@ use crate::guard::Routines;
 /// The catalog query: a JSON document of functions, operators, casts, the
 /// functions run implicitly and by relations, and the catalog's version.
 pub(super) fn sql() -> &'static str {
-    static SQL: LazyLock<String> = LazyLock::new(|| include_str!("routines.sql").replace("%VERSION%", VERSION));
+    static SQL: LazyLock<String> = LazyLock::new(|| include_str!("routines.sql").replace("%VERSION%", version_sql()));
     &SQL
 }
 
-/// The catalog's version: the newest object of each kind the facts describe
-/// (an index lookup each), and for the small catalogs whose rows are replaced
-/// in place (`CREATE OR REPLACE VIEW`, `ALTER POLICY`, ...) the sum of their
-/// rows' transaction IDs, which any insert, replacement or removal changes.
-/// Anything created or replaced since the facts were read changes it.
-const VERSION: &str = "pg_catalog.array_to_string(ARRAY[
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_proc),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_type),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_operator),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_constraint),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_attrdef),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_class),
-    (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amproc),
-    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_rewrite),
-    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_policy),
-    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_trigger),
-    (SELECT pg_catalog.sum(pg_catalog.int8in(pg_catalog.xidout(xmin))) FROM pg_catalog.pg_aggregate)]::pg_catalog.text[], ',', '-')";
+/// The catalog's version: for each catalog whose rows the facts are made
+/// from, a sum over its rows of a keyed 64-bit hash of the row's object ID
+/// and the transaction that wrote it (`xmin`). Creating, dropping,
+/// renaming, moving to another schema, replacing (`CREATE OR REPLACE`) or
+/// altering any of them writes a row with a new `xmin`, so the version
+/// changes; the key is this process's own random number, so a database
+/// user cannot choose transactions whose hashes cancel out. For the
+/// catalogs whose rows may be many (functions, types, relations) only the
+/// objects a database user made are summed (an oid of 16384 or more, an
+/// index range scan): PostgreSQL's own change only by a superuser's hand,
+/// which [`REREAD`] bounds. `pg_depend`'s rows that point at a user's type
+/// change when a column takes another type without its table being
+/// rewritten.
+fn version() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // Seeded by the standard library from the operating system's random
+    // source, once per process.
+    let key = std::collections::hash_map::RandomState::new().build_hasher().finish() as i64;
+    let row = |table: &str, filter: &str| {
+        format!(
+            "(SELECT pg_catalog.sum(pg_catalog.hashint8extended(pg_catalog.int8shl(oid::pg_catalog.int8, 32) \
+             OPERATOR(pg_catalog.+) pg_catalog.int8in(pg_catalog.xidout(xmin)), {key})) FROM pg_catalog.{table}{filter})"
+        )
+    };
+    let user = " WHERE oid OPERATOR(pg_catalog.>=) 16384";
+    let mut parts: Vec<String> = [
+        "pg_proc",
+        "pg_type",
+        "pg_class",
+        "pg_operator",
+        "pg_namespace",
+        "pg_cast",
+        "pg_constraint",
+        "pg_attrdef",
+        "pg_amproc",
+    ]
+    .iter()
+    .map(|t| row(t, user))
+    .collect();
+    parts.extend(["pg_rewrite", "pg_policy", "pg_trigger"].iter().map(|t| row(t, "")));
+    // pg_aggregate and pg_depend have no oid column: the row's own key.
+    parts.push(format!(
+        "(SELECT pg_catalog.sum(pg_catalog.hashint8extended(pg_catalog.int8shl(aggfnoid::pg_catalog.oid::pg_catalog.int8, 32) \
+         OPERATOR(pg_catalog.+) pg_catalog.int8in(pg_catalog.xidout(xmin)), {key})) FROM pg_catalog.pg_aggregate)"
+    ));
+    parts.push(format!(
+        "(SELECT pg_catalog.sum(pg_catalog.hashint8extended(pg_catalog.int8shl(objid::pg_catalog.int8, 32) \
+         OPERATOR(pg_catalog.+) pg_catalog.int8in(pg_catalog.xidout(xmin)) OPERATOR(pg_catalog.+) objsubid, {key})) \
+         FROM pg_catalog.pg_depend WHERE refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass \
+         AND refobjid OPERATOR(pg_catalog.>=) 16384)"
+    ));
+    format!(
+        "pg_catalog.array_to_string(ARRAY[{}]::pg_catalog.text[], ',', '-')",
+        parts.join(",\n    ")
+    )
+}
+
+/// The version expression, built once per process (its key is random).
+fn version_sql() -> &'static str {
+    static VERSION: LazyLock<String> = LazyLock::new(version);
+    &VERSION
+}
 
 /// The name the full check is kept prepared under.
 const FULL_NAME: &str = "pgmcp_catalog_version";
@@ -46,7 +90,7 @@ const QUICK_NAME: &str = "pgmcp_catalog_unchanged";
 /// `division_by_zero` (SQLSTATE [`CHANGED`], which nothing else in the setup
 /// can raise) when the catalog is no longer at the version in `params[0]`:
 /// the query is then judged again with new facts, in the same round trip as
-/// before. Kept prepared on each connection: its twelve lookups are planned
+/// before. Kept prepared on each connection: its lookups are planned
 /// once, not at every call.
 ///
 /// It answers the server's current snapshot (which transactions have
@@ -60,9 +104,10 @@ fn full_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT CASE WHEN server.snapshot OPERATOR(pg_catalog.=) $2::pg_catalog.text THEN server.snapshot \
-             WHEN pg_catalog.int4div(1, ({VERSION} OPERATOR(pg_catalog.=) $1::pg_catalog.text)::pg_catalog.int4) \
+             WHEN pg_catalog.int4div(1, ({version} OPERATOR(pg_catalog.=) $1::pg_catalog.text)::pg_catalog.int4) \
              OPERATOR(pg_catalog.=) 1 THEN server.snapshot END \
-             FROM (SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text AS snapshot) AS server"
+             FROM (SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text AS snapshot) AS server",
+            version = version_sql()
         )
     });
     Prepared {
@@ -76,7 +121,7 @@ fn full_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
 /// [`MOVED`], which nothing else in the setup can raise) unless the server's
 /// snapshot is still `params[0]`, one at which the connection found the
 /// catalog at the guard's version. Even skipping its lookups, the full check
-/// costs the server its twelve scans' setup (locks, relations opened) at
+/// costs the server its scans' setup (locks, relations opened) at
 /// every call, several times what the query `SELECT 1` costs; this costs a
 /// function call. A NULL snapshot fails too.
 fn quick_check(params: &[Option<String>; 1], named: bool) -> Prepared<'_> {

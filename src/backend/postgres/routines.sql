@@ -19,7 +19,7 @@ WITH RECURSIVE fn AS (
                  AND d.deptype OPERATOR(pg_catalog.=) 'e') e ON e.objid OPERATOR(pg_catalog.=) p.oid
 ),
 -- The stored expressions that run functions: constraints (a table's CHECK,
--- a domain's), column defaults, row security policies, and the rules of
+-- a domain's), column and domain defaults, row security policies, and the rules of
 -- views and tables: a user's, and PostgreSQL's own that act on writes.
 -- pg_depend cannot tell which built-in functions they call (dependencies on
 -- built-in objects are not recorded), so the expressions themselves are read.
@@ -29,6 +29,9 @@ exprs AS (
     UNION ALL
     SELECT 'pg_catalog.pg_attrdef'::pg_catalog.regclass, d.oid, d.adbin::pg_catalog.text
     FROM pg_catalog.pg_attrdef d WHERE d.oid OPERATOR(pg_catalog.>=) 16384
+    UNION ALL
+    SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid, t.typdefaultbin::pg_catalog.text
+    FROM pg_catalog.pg_type t WHERE t.typdefaultbin IS NOT NULL AND t.oid OPERATOR(pg_catalog.>=) 16384
     UNION ALL
     SELECT 'pg_catalog.pg_policy'::pg_catalog.regclass, p.oid,
            pg_catalog.concat(p.polqual::pg_catalog.text, p.polwithcheck::pg_catalog.text)
@@ -52,28 +55,88 @@ calls AS (
          pg_catalog.regexp_matches(e.expr, ':opno (\d+)', 'g') m
     JOIN pg_catalog.pg_operator o ON o.oid OPERATOR(pg_catalog.=) m[1]::pg_catalog.oid
 ),
-foreign_operator AS (
-    SELECT o.oprname::pg_catalog.text AS op, f.name
+-- A type's qualified name, for the refusal.
+typ AS (
+    SELECT t.oid,
+           pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'
+               OPERATOR(pg_catalog.||) pg_catalog.quote_ident(t.typname) AS name
+    FROM pg_catalog.pg_type t
+    JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+),
+-- Operators defined outside pg_catalog, and whether one takes a type a
+-- database user made (an oid of 16384 or more): such an operator runs only
+-- where a value of that type is, and so belongs to the type.
+foreign_op AS (
+    SELECT o.oid, o.oprname::pg_catalog.text AS op, o.oprcode AS func, o.oprleft, o.oprright,
+           (o.oprleft OPERATOR(pg_catalog.>=) 16384 OR o.oprright OPERATOR(pg_catalog.>=) 16384) AS on_user_type,
+           EXISTS (SELECT FROM pg_catalog.pg_operator b
+                   WHERE b.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+                     AND b.oprname OPERATOR(pg_catalog.=) o.oprname) AS builtin_name,
+           -- PostgreSQL's own operator of the same name and argument types,
+           -- in pg_catalog, searched before this one's schema: an unqualified
+           -- use never finds this one.
+           EXISTS (SELECT FROM pg_catalog.pg_operator b
+                   WHERE b.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+                     AND b.oprname OPERATOR(pg_catalog.=) o.oprname
+                     AND b.oprleft OPERATOR(pg_catalog.=) o.oprleft
+                     AND b.oprright OPERATOR(pg_catalog.=) o.oprright)
+             AND coalesce(pg_catalog.array_position(pg_catalog.current_schemas(true), 'pg_catalog'::pg_catalog.name)
+                     OPERATOR(pg_catalog.<) pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname), false)
+             AS shadowed,
+           pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) o.oprname::pg_catalog.text AS qualified
     FROM pg_catalog.pg_operator o
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) o.oprnamespace
     JOIN fn f ON f.oid OPERATOR(pg_catalog.=) o.oprcode
     WHERE NOT (n.nspname OPERATOR(pg_catalog.=) 'pg_catalog' AND f.builtin)
 ),
--- Functions a value runs on its way into a type: a domain's constraints,
--- and those of every type it holds: a domain its base type's, an array its
--- element's, a composite its attributes' ...
-domain_own AS (
-    SELECT con.contypid AS type, k.func
+-- What a value of a type may run, and why: a domain's constraints and
+-- default, a user's cast from or into it (to_json and the other json
+-- functions apply a user's cast into json by themselves), a range's
+-- support functions, an operator over it.
+type_own(type, func, via) AS (
+    SELECT con.contypid, k.func,
+           'the constraint ' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(con.conname)
+               OPERATOR(pg_catalog.||) ' of domain ' OPERATOR(pg_catalog.||) y.name
     FROM pg_catalog.pg_constraint con
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) con.oid
+    JOIN typ y ON y.oid OPERATOR(pg_catalog.=) con.contypid
     WHERE con.contypid OPERATOR(pg_catalog.<>) 0
-),
-domain_fn(type, func) AS (
-    SELECT type, func FROM domain_own
     UNION
-    SELECT outer_type.oid, t.func
-    FROM domain_fn t
+    SELECT k.objid, k.func, 'the default of domain ' OPERATOR(pg_catalog.||) y.name
+    FROM calls k JOIN typ y ON y.oid OPERATOR(pg_catalog.=) k.objid
+    WHERE k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
+    UNION
+    SELECT side.type, c.castfunc,
+           'the cast from ' OPERATOR(pg_catalog.||) s.name OPERATOR(pg_catalog.||) ' to ' OPERATOR(pg_catalog.||) t.name
+    FROM pg_catalog.pg_cast c
+    JOIN typ s ON s.oid OPERATOR(pg_catalog.=) c.castsource
+    JOIN typ t ON t.oid OPERATOR(pg_catalog.=) c.casttarget
+    CROSS JOIN LATERAL (VALUES (c.castsource), (c.casttarget)) side(type)
+    WHERE c.oid OPERATOR(pg_catalog.>=) 16384 AND c.castfunc OPERATOR(pg_catalog.<>) 0
+      AND side.type OPERATOR(pg_catalog.>=) 16384
+    UNION
+    SELECT r.rngtypid, f.func, 'a support function of range type ' OPERATOR(pg_catalog.||) y.name
+    FROM pg_catalog.pg_range r
+    JOIN typ y ON y.oid OPERATOR(pg_catalog.=) r.rngtypid
+    CROSS JOIN LATERAL pg_catalog.unnest(ARRAY[r.rngcanonical, r.rngsubdiff]::pg_catalog.oid[]) f(func)
+    WHERE r.rngtypid OPERATOR(pg_catalog.>=) 16384 AND f.func OPERATOR(pg_catalog.<>) 0
+    UNION
+    SELECT side.type, o.func, 'the operator ' OPERATOR(pg_catalog.||) o.qualified
+    FROM foreign_op o
+    CROSS JOIN LATERAL (VALUES (o.oprleft), (o.oprright)) side(type)
+    WHERE side.type OPERATOR(pg_catalog.>=) 16384
+),
+-- A value holds values of other types, whose checks run as it is made:
+-- a domain its base type's, an array its element's, a composite (a table's
+-- row too) its attributes', a range its subtype's, a multirange its
+-- range's. So what a type runs reaches every type built on it, however
+-- deeply (a domain over a domain, an array of a composite of a range).
+type_fn(type, func, via) AS (
+    SELECT type, func, via FROM type_own
+    UNION
+    SELECT outer_type.oid, t.func, t.via
+    FROM type_fn t
     JOIN LATERAL (
         SELECT d.oid FROM pg_catalog.pg_type d
         WHERE d.typtype OPERATOR(pg_catalog.=) 'd' AND d.typbasetype OPERATOR(pg_catalog.=) t.type
@@ -84,56 +147,113 @@ domain_fn(type, func) AS (
         SELECT c.reltype FROM pg_catalog.pg_attribute a
         JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.attrelid
         WHERE a.atttypid OPERATOR(pg_catalog.=) t.type AND a.attnum OPERATOR(pg_catalog.>) 0
-          AND NOT a.attisdropped
-    ) outer_type ON true
+          AND NOT a.attisdropped AND c.reltype OPERATOR(pg_catalog.<>) 0
+        UNION ALL
+        SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngsubtype OPERATOR(pg_catalog.=) t.type
+        UNION ALL
+        -- pg_range.rngmultitypid exists from PostgreSQL 14 on: read as
+        -- jsonb, it is NULL before.
+        SELECT (pg_catalog.to_jsonb(r) OPERATOR(pg_catalog.->>) 'rngmultitypid')::pg_catalog.oid
+        FROM pg_catalog.pg_range r WHERE r.rngtypid OPERATOR(pg_catalog.=) t.type
+    ) outer_type ON outer_type.oid IS NOT NULL
 ),
--- ... and the casts a user made into it (an explicit cast into this type).
-type_fn(type, func) AS (
-    SELECT type, func FROM domain_fn
-    UNION
-    SELECT c.casttarget, c.castfunc
-    FROM pg_catalog.pg_cast c
+-- Casts between two of PostgreSQL's own types can only be a superuser's;
+-- they may run anywhere, in any statement.
+builtin_cast AS (
+    SELECT c.castfunc AS func FROM pg_catalog.pg_cast c
     WHERE c.oid OPERATOR(pg_catalog.>=) 16384 AND c.castfunc OPERATOR(pg_catalog.<>) 0
+      AND c.castsource OPERATOR(pg_catalog.<) 16384 AND c.casttarget OPERATOR(pg_catalog.<) 16384
+),
+-- An operator whose name PostgreSQL's own operators do not have is found
+-- by its name; one that shares a built-in name but takes a user's type is
+-- found where a value of that type is (type_fn); one over PostgreSQL's own
+-- types can capture any comparison of them, unless pg_catalog's own of the
+-- same signature is searched first.
+foreign_operator AS (
+    SELECT o.op, f.name FROM foreign_op o JOIN fn f ON f.oid OPERATOR(pg_catalog.=) o.func
+    WHERE NOT o.builtin_name OR NOT (o.on_user_type OR o.shadowed)
     UNION
-    SELECT type, func FROM implicit_cast
+    -- An operator over a user's type found by name also runs what the
+    -- type's values run (a domain's checks on a literal it coerces).
+    SELECT o.op, f.name FROM foreign_op o
+    JOIN type_fn t ON t.type OPERATOR(pg_catalog.=) ANY (ARRAY[o.oprleft, o.oprright])
+    JOIN fn f ON f.oid OPERATOR(pg_catalog.=) t.func
+    WHERE NOT o.builtin_name
 ),
--- Casts a user made that PostgreSQL applies by itself (implicit, or in
--- assignment): they run where a value of their source type appears, so they
--- belong to that type and to the relations with columns of it.
-implicit_cast AS (
-    SELECT c.castsource AS type, c.castfunc AS func
-    FROM pg_catalog.pg_cast c
-    WHERE c.oid OPERATOR(pg_catalog.>=) 16384 AND c.castfunc OPERATOR(pg_catalog.<>) 0
-      AND c.castcontext OPERATOR(pg_catalog.=) ANY (ARRAY['i', 'a']::pg_catalog."char"[])
-),
--- Functions that run without being named: comparison operators and
--- operator-class support functions defined outside pg_catalog.
+-- Functions that run without being named: comparison operators over
+-- PostgreSQL's own types defined outside pg_catalog (CASE and JOIN USING
+-- find = by name), operator-class support functions defined outside
+-- pg_catalog, and a superuser's casts between built-in types.
 implicit AS (
-    SELECT f.name FROM foreign_operator o JOIN fn f ON f.name OPERATOR(pg_catalog.=) o.name
-    WHERE o.op OPERATOR(pg_catalog.=) ANY (ARRAY['=', '<>', '<', '>', '<=', '>=']::pg_catalog.text[])
+    SELECT name FROM foreign_operator
+    WHERE op OPERATOR(pg_catalog.=) ANY (ARRAY['=', '<>', '<', '>', '<=', '>=']::pg_catalog.text[])
     UNION
     SELECT f.name FROM pg_catalog.pg_amproc a JOIN fn f ON f.oid OPERATOR(pg_catalog.=) a.amproc
     WHERE NOT f.builtin
+    UNION
+    SELECT f.name FROM builtin_cast c JOIN fn f ON f.oid OPERATOR(pg_catalog.=) c.func
 ),
--- Casts a user made into json or jsonb, which to_json, json_agg and the
--- other json functions apply by themselves.
-json_casts AS (
-    SELECT f.name FROM pg_catalog.pg_cast c JOIN fn f ON f.oid OPERATOR(pg_catalog.=) c.castfunc
-    WHERE c.oid OPERATOR(pg_catalog.>=) 16384
-      AND c.casttarget OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.json', 'pg_catalog.jsonb']::pg_catalog.regtype[])
+-- The objects that read other relations, and the types their stored
+-- expressions use, as PostgreSQL records them (pg_depend: a view's or
+-- rule's query, a policy's expressions, a constraint, a default).
+expr_deps AS (
+    SELECT d.classid, d.objid, d.refclassid, d.refobjid
+    FROM pg_catalog.pg_depend d
+    WHERE d.classid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_rewrite', 'pg_catalog.pg_policy',
+              'pg_catalog.pg_constraint', 'pg_catalog.pg_attrdef']::pg_catalog.regclass[])
+      AND d.refclassid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_type', 'pg_catalog.pg_class']::pg_catalog.regclass[])
+      AND d.refobjid OPERATOR(pg_catalog.>=) 16384
+      AND d.deptype OPERATOR(pg_catalog.=) 'n'
+),
+-- A materialized view's query ran when it was refreshed: reading it reads
+-- stored rows, and runs nothing of its query.
+matview AS (
+    SELECT c.oid FROM pg_catalog.pg_class c WHERE c.relkind OPERATOR(pg_catalog.=) 'm'
+),
+-- The types a relation reaches (its own row type, and the types its views,
+-- policies, constraints and defaults use), read or written.
+rel_type(rel, type, on_read) AS (
+    SELECT c.oid, c.reltype, side.on_read
+    FROM pg_catalog.pg_class c CROSS JOIN (VALUES (true), (false)) side(on_read)
+    WHERE c.oid OPERATOR(pg_catalog.>=) 16384 AND c.reltype OPERATOR(pg_catalog.<>) 0
+    UNION
+    SELECT w.ev_class, d.refobjid, w.ev_type OPERATOR(pg_catalog.=) '1'
+    FROM expr_deps d JOIN pg_catalog.pg_rewrite w ON w.oid OPERATOR(pg_catalog.=) d.objid
+    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+      AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
+      AND w.ev_class OPERATOR(pg_catalog.<>) ALL (ARRAY(SELECT oid FROM matview))
+    UNION
+    SELECT p.polrelid, d.refobjid, side.on_read
+    FROM expr_deps d JOIN pg_catalog.pg_policy p ON p.oid OPERATOR(pg_catalog.=) d.objid
+    JOIN (VALUES (true), (false)) side(on_read)
+        ON (side.on_read AND p.polcmd OPERATOR(pg_catalog.=) ANY (ARRAY['r', '*']::pg_catalog."char"[]))
+        OR (NOT side.on_read AND p.polcmd OPERATOR(pg_catalog.<>) 'r')
+    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass
+      AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
+    UNION
+    SELECT coalesce(con.conrelid, ad.adrelid), d.refobjid, false
+    FROM expr_deps d
+    LEFT JOIN pg_catalog.pg_constraint con ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
+        AND con.oid OPERATOR(pg_catalog.=) d.objid
+    LEFT JOIN pg_catalog.pg_attrdef ad ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+        AND ad.oid OPERATOR(pg_catalog.=) d.objid
+    WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
+      AND coalesce(con.conrelid, ad.adrelid) OPERATOR(pg_catalog.<>) 0
 ),
 -- Functions a relation runs when read (a view's query, row security
--- policies) or written (defaults, triggers, CHECK constraints, rules,
--- policies), through the relations a view or rule reads or writes.
+-- policies, what the types it reaches run) or written (defaults,
+-- triggers, CHECK constraints, rules, policies), through the relations a
+-- view, rule or policy reads or writes.
 rel_own AS (
-    SELECT w.ev_class AS rel, k.func, w.ev_type OPERATOR(pg_catalog.=) '1' AS on_read
+    SELECT w.ev_class AS rel, k.func, w.ev_type OPERATOR(pg_catalog.=) '1' AS on_read, NULL::pg_catalog.text AS via
     FROM pg_catalog.pg_rewrite w
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) w.oid
+    WHERE w.ev_class OPERATOR(pg_catalog.<>) ALL (ARRAY(SELECT oid FROM matview))
     UNION
     -- A policy for SELECT runs on reads, one for a write command on writes,
     -- one for ALL on both.
-    SELECT p.polrelid, k.func, side.on_read
+    SELECT p.polrelid, k.func, side.on_read, NULL
     FROM pg_catalog.pg_policy p
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) p.oid
@@ -141,59 +261,104 @@ rel_own AS (
         ON (side.on_read AND p.polcmd OPERATOR(pg_catalog.=) ANY (ARRAY['r', '*']::pg_catalog."char"[]))
         OR (NOT side.on_read AND p.polcmd OPERATOR(pg_catalog.<>) 'r')
     UNION
-    SELECT ad.adrelid, k.func, false
+    SELECT ad.adrelid, k.func, false, NULL
     FROM pg_catalog.pg_attrdef ad
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) ad.oid
     UNION
-    SELECT con.conrelid, k.func, false
+    SELECT con.conrelid, k.func, false, NULL
     FROM pg_catalog.pg_constraint con
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) con.oid
     WHERE con.conrelid OPERATOR(pg_catalog.<>) 0
     UNION
-    SELECT t.tgrelid, t.tgfoid, false FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal
+    SELECT t.tgrelid, t.tgfoid, false, NULL FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal
     UNION
-    SELECT a.attrelid, i.func, true
-    FROM pg_catalog.pg_attribute a JOIN implicit_cast i ON i.type OPERATOR(pg_catalog.=) a.atttypid
-    WHERE a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
-    UNION
-    -- A value written into a column of a domain runs the domain's checks.
-    SELECT a.attrelid, d.func, false
-    FROM pg_catalog.pg_attribute a JOIN domain_fn d ON d.type OPERATOR(pg_catalog.=) a.atttypid
-    WHERE a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+    -- What the types a relation reaches run: a domain's checks when a value
+    -- of it is made (written, or made from the row as json_populate_record
+    -- or array_position do), a user's cast into json for to_json.
+    SELECT r.rel, t.func, r.on_read, t.via
+    FROM rel_type r JOIN type_fn t ON t.type OPERATOR(pg_catalog.=) r.type
 ),
 -- Which relation reads or writes which: the relations a view's or rule's
--- query names.
+-- query names (not a materialized view's: its rows are stored).
 rel_uses AS (
     SELECT DISTINCT w.ev_class AS rel, m[1]::pg_catalog.oid AS used
     FROM pg_catalog.pg_rewrite w,
          pg_catalog.regexp_matches(w.ev_action::pg_catalog.text, ':relid (\d+)', 'g') m
     WHERE (w.ev_class OPERATOR(pg_catalog.>=) 16384 OR w.ev_type OPERATOR(pg_catalog.<>) '1')
       AND m[1]::pg_catalog.oid OPERATOR(pg_catalog.<>) w.ev_class
+      AND w.ev_class OPERATOR(pg_catalog.<>) ALL (ARRAY(SELECT oid FROM matview))
+),
+-- The relations a row security policy's expressions read: reading (or
+-- writing) the policy's table reads them, their policies and view queries
+-- included.
+policy_uses AS (
+    SELECT DISTINCT p.polrelid AS rel, d.refobjid AS used
+    FROM expr_deps d JOIN pg_catalog.pg_policy p ON p.oid OPERATOR(pg_catalog.=) d.objid
+    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass
+      AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+      AND d.refobjid OPERATOR(pg_catalog.<>) p.polrelid
 ),
 -- A relation's read functions; PostgreSQL's own views read through
 -- PostgreSQL's own functions, which read-only mode does not second-guess.
-rel_read(rel, func) AS (
-    SELECT rel, func FROM rel_own WHERE on_read AND rel OPERATOR(pg_catalog.>=) 16384
+rel_read(rel, func, via) AS (
+    SELECT rel, func, via FROM rel_own WHERE on_read AND rel OPERATOR(pg_catalog.>=) 16384
     UNION
-    SELECT u.rel, r.func FROM rel_read r JOIN rel_uses u ON u.used OPERATOR(pg_catalog.=) r.rel
+    SELECT u.rel, r.func, r.via FROM rel_read r
+    JOIN (SELECT rel, used FROM rel_uses UNION SELECT rel, used FROM policy_uses) u
+        ON u.used OPERATOR(pg_catalog.=) r.rel
 ),
 -- Writes reach the relations a view or rule writes through, PostgreSQL's
 -- own included (an UPDATE of pg_settings runs set_config).
-rel_write(rel, func) AS (
-    SELECT rel, func FROM rel_own WHERE NOT on_read
+rel_write(rel, func, via) AS (
+    SELECT rel, func, via FROM rel_own WHERE NOT on_read
     UNION
-    SELECT u.rel, r.func FROM rel_write r JOIN rel_uses u ON u.used OPERATOR(pg_catalog.=) r.rel
+    SELECT u.rel, r.func, r.via FROM rel_write r JOIN rel_uses u ON u.used OPERATOR(pg_catalog.=) r.rel
 ),
+-- What reading or writing a relation runs, each function with what runs
+-- it when that is not the relation's own expressions.
 named AS (
-    SELECT c.relname::pg_catalog.text AS rel, f.name, true AS on_read
+    SELECT c.relname::pg_catalog.text AS rel, f.name, r.via, true AS on_read
     FROM rel_read r JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.rel
     JOIN fn f ON f.oid OPERATOR(pg_catalog.=) r.func
     UNION
-    SELECT c.relname::pg_catalog.text, f.name, false
+    SELECT c.relname::pg_catalog.text, f.name, r.via, false
     FROM rel_write r JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.rel
     JOIN fn f ON f.oid OPERATOR(pg_catalog.=) r.func
+),
+-- A user's aggregate runs its support functions; a function defined
+-- outside pg_catalog also runs what its argument and result types run.
+runs(name, item) AS (
+    SELECT p.proname::pg_catalog.text, pg_catalog.to_jsonb(s.proname::pg_catalog.text)
+    FROM pg_catalog.pg_aggregate a
+    JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) a.aggfnoid
+    JOIN pg_catalog.pg_proc s ON s.oid OPERATOR(pg_catalog.=) ANY (ARRAY[a.aggtransfn, a.aggfinalfn,
+        a.aggcombinefn, a.aggserialfn, a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::pg_catalog.oid[])
+    WHERE a.aggfnoid OPERATOR(pg_catalog.>=) 16384
+    UNION
+    SELECT p.proname::pg_catalog.text, pg_catalog.jsonb_build_object('function', f.name, 'via', t.via)
+    FROM pg_catalog.pg_proc p
+    JOIN type_fn t ON t.type OPERATOR(pg_catalog.=) ANY (
+        coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[]) OPERATOR(pg_catalog.||) p.prorettype)
+    JOIN fn f ON f.oid OPERATOR(pg_catalog.=) t.func
+    WHERE p.pronamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
+),
+-- Every operator name, with what the ones defined outside pg_catalog run,
+-- and each of those again under its schema-qualified name
+-- (OPERATOR(schema.op) finds it whatever the search path).
+operators(op, item) AS (
+    SELECT o.oprname::pg_catalog.text, NULL::pg_catalog.jsonb FROM pg_catalog.pg_operator o
+    UNION
+    SELECT op, pg_catalog.to_jsonb(name) FROM foreign_operator
+    UNION
+    SELECT o.qualified, pg_catalog.to_jsonb(f.name)
+    FROM foreign_op o JOIN fn f ON f.oid OPERATOR(pg_catalog.=) o.func
+    UNION
+    SELECT o.qualified, pg_catalog.jsonb_build_object('function', f.name, 'via', t.via)
+    FROM foreign_op o
+    JOIN type_fn t ON t.type OPERATOR(pg_catalog.=) ANY (ARRAY[o.oprleft, o.oprright])
+    JOIN fn f ON f.oid OPERATOR(pg_catalog.=) t.func
 )
 SELECT pg_catalog.json_build_object(
     'version', %VERSION%,
@@ -202,32 +367,36 @@ SELECT pg_catalog.json_build_object(
                           WHEN pg_catalog.bool_and(builtin AND trusted) THEN 'built-in'
                           ELSE 'untrusted' END AS trust
         FROM fn GROUP BY name) x),
-    -- A user's aggregate runs its support functions.
-    'runs', (SELECT pg_catalog.json_object_agg(name, fns) FROM (
-        SELECT p.proname::pg_catalog.text AS name,
-               pg_catalog.to_json(pg_catalog.array_agg(DISTINCT s.proname::pg_catalog.text)) AS fns
-        FROM pg_catalog.pg_aggregate a
-        JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) a.aggfnoid
-        JOIN pg_catalog.pg_proc s ON s.oid OPERATOR(pg_catalog.=) ANY (ARRAY[a.aggtransfn, a.aggfinalfn,
-            a.aggcombinefn, a.aggserialfn, a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::pg_catalog.oid[])
-        WHERE a.aggfnoid OPERATOR(pg_catalog.>=) 16384
-        GROUP BY 1) x),
-    'operators', (SELECT pg_catalog.json_object_agg(op, fns) FROM (
-        SELECT o.oprname::pg_catalog.text AS op,
-               pg_catalog.to_json(pg_catalog.array_remove(pg_catalog.array_agg(DISTINCT f.name), NULL)) AS fns
-        FROM pg_catalog.pg_operator o LEFT JOIN foreign_operator f ON f.op OPERATOR(pg_catalog.=) o.oprname
-        GROUP BY 1) x),
-    'casts', (SELECT pg_catalog.json_object_agg(type, fns) FROM (
-        SELECT t.typname::pg_catalog.text AS type, pg_catalog.to_json(pg_catalog.array_agg(DISTINCT f.name)) AS fns
+    'runs', (SELECT pg_catalog.json_object_agg(name, items) FROM (
+        SELECT name, pg_catalog.to_jsonb(pg_catalog.array_agg(DISTINCT item)) AS items FROM runs GROUP BY 1) x),
+    'operators', (SELECT pg_catalog.json_object_agg(op, items) FROM (
+        SELECT op, pg_catalog.to_jsonb(coalesce(pg_catalog.array_agg(DISTINCT item) FILTER (WHERE item IS NOT NULL),
+                                                 ARRAY[]::pg_catalog.jsonb[])) AS items
+        FROM operators GROUP BY 1) x),
+    -- Type name → what a value of it runs (type_fn).
+    'casts', (SELECT pg_catalog.json_object_agg(type, items) FROM (
+        SELECT t.typname::pg_catalog.text AS type,
+               pg_catalog.to_jsonb(pg_catalog.array_agg(DISTINCT pg_catalog.jsonb_build_object('function', f.name, 'via', x.via))) AS items
         FROM type_fn x JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) x.type
         JOIN fn f ON f.oid OPERATOR(pg_catalog.=) x.func
         GROUP BY 1) x),
     'implicit', (SELECT pg_catalog.to_json(pg_catalog.array_agg(DISTINCT name)) FROM implicit),
-    'json_casts', (SELECT pg_catalog.to_json(pg_catalog.array_agg(DISTINCT name)) FROM json_casts),
+    -- PostgreSQL's own functions that make a value of a type given by its
+    -- oid or name (domain_in, record_recv's kin, pg_input_is_valid): they
+    -- reach any type.
+    'any_type', (SELECT pg_catalog.to_json(pg_catalog.array_agg(DISTINCT p.proname::pg_catalog.text))
+        FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+          AND ((p.proargtypes[0] OPERATOR(pg_catalog.=) 'pg_catalog.cstring'::pg_catalog.regtype
+                AND 'pg_catalog.oid'::pg_catalog.regtype OPERATOR(pg_catalog.=) ANY (p.proargtypes::pg_catalog.oid[]))
+               OR p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_input_is_valid', 'pg_input_error_info']::pg_catalog.name[]))),
     'relations', (SELECT pg_catalog.json_object_agg(rel, pg_catalog.json_build_object(
-            'read', pg_catalog.to_json(coalesce(rd, ARRAY[]::pg_catalog.text[])),
-            'write', pg_catalog.to_json(coalesce(wr, ARRAY[]::pg_catalog.text[]))))
-        FROM (SELECT rel, pg_catalog.array_agg(DISTINCT name) FILTER (WHERE on_read) AS rd,
-                     pg_catalog.array_agg(DISTINCT name) FILTER (WHERE NOT on_read) AS wr
-              FROM named GROUP BY rel) x)
+            'read', pg_catalog.to_jsonb(coalesce(rd, ARRAY[]::pg_catalog.jsonb[])),
+            'write', pg_catalog.to_jsonb(coalesce(wr, ARRAY[]::pg_catalog.jsonb[]))))
+        FROM (SELECT rel, pg_catalog.array_agg(DISTINCT item) FILTER (WHERE on_read) AS rd,
+                     pg_catalog.array_agg(DISTINCT item) FILTER (WHERE NOT on_read) AS wr
+              FROM (SELECT rel, on_read, CASE WHEN via IS NULL THEN pg_catalog.to_jsonb(name)
+                          ELSE pg_catalog.jsonb_build_object('function', name, 'via', via) END AS item
+                    FROM named) n
+              GROUP BY rel) x)
 )
