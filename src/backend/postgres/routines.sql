@@ -10,9 +10,17 @@ WITH RECURSIVE fn AS (
            -- extension they created).
            ((n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog', 'information_schema']::pg_catalog.name[])
              OR e.objid IS NOT NULL)
-            AND coalesce(r.rolsuper, false)) AS trusted
+            AND coalesce(r.rolsuper, false))
+           -- The constructors PostgreSQL itself makes for a range type and
+           -- its multirange, in the creator's schema: C code of its own
+           -- (only a superuser can write a function in language internal).
+           OR (l.lanname OPERATOR(pg_catalog.=) 'internal'
+               AND p.prosrc OPERATOR(pg_catalog.=) ANY (ARRAY['range_constructor2', 'range_constructor3',
+                   'multirange_constructor0', 'multirange_constructor1', 'multirange_constructor2']::pg_catalog.text[]))
+           AS trusted
     FROM pg_catalog.pg_proc p
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+    JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang
     LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) p.proowner
     LEFT JOIN (SELECT DISTINCT d.objid FROM pg_catalog.pg_depend d
                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
@@ -72,18 +80,19 @@ foreign_op AS (
            EXISTS (SELECT FROM pg_catalog.pg_operator b
                    WHERE b.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
                      AND b.oprname OPERATOR(pg_catalog.=) o.oprname) AS builtin_name,
-           -- PostgreSQL's own operator of the same name and argument types,
-           -- in pg_catalog, searched before this one's schema: an unqualified
-           -- use never finds this one.
-           EXISTS (SELECT FROM pg_catalog.pg_operator b
-                   WHERE b.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
-                     AND b.oprname OPERATOR(pg_catalog.=) o.oprname
-                     AND b.oprleft OPERATOR(pg_catalog.=) o.oprleft
-                     AND b.oprright OPERATOR(pg_catalog.=) o.oprright)
-             AND coalesce(pg_catalog.array_position(pg_catalog.current_schemas(true), 'pg_catalog'::pg_catalog.name)
-                     OPERATOR(pg_catalog.<) pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname), false)
+           -- An unqualified use never finds it: its schema is not on the
+           -- search path, or PostgreSQL's own operator of the same name and
+           -- argument types is searched first.
+           (pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname) IS NULL
+            OR (EXISTS (SELECT FROM pg_catalog.pg_operator b
+                        WHERE b.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+                          AND b.oprname OPERATOR(pg_catalog.=) o.oprname
+                          AND b.oprleft OPERATOR(pg_catalog.=) o.oprleft
+                          AND b.oprright OPERATOR(pg_catalog.=) o.oprright)
+                AND pg_catalog.array_position(pg_catalog.current_schemas(true), 'pg_catalog'::pg_catalog.name)
+                    OPERATOR(pg_catalog.<) pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)))
              AS shadowed,
-           pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) o.oprname::pg_catalog.text AS qualified
+           n.nspname::pg_catalog.text OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) o.oprname::pg_catalog.text AS qualified
     FROM pg_catalog.pg_operator o
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) o.oprnamespace
     JOIN fn f ON f.oid OPERATOR(pg_catalog.=) o.oprcode
@@ -164,14 +173,16 @@ builtin_cast AS (
     WHERE c.oid OPERATOR(pg_catalog.>=) 16384 AND c.castfunc OPERATOR(pg_catalog.<>) 0
       AND c.castsource OPERATOR(pg_catalog.<) 16384 AND c.casttarget OPERATOR(pg_catalog.<) 16384
 ),
--- An operator whose name PostgreSQL's own operators do not have is found
--- by its name; one that shares a built-in name but takes a user's type is
--- found where a value of that type is (type_fn); one over PostgreSQL's own
--- types can capture any comparison of them, unless pg_catalog's own of the
--- same signature is searched first.
+-- What an unqualified operator name can find: an operator whose name
+-- PostgreSQL's own operators do not have, by its name; one that shares a
+-- built-in name but takes a user's type, only where a value of that type is
+-- (type_fn: `'a' = 'b'` prefers text, a preferred type); one over
+-- PostgreSQL's own types can capture any comparison of them, unless it is
+-- shadowed (foreign_op). OPERATOR(schema.op) finds any (the operators
+-- fact lists each under its qualified name too).
 foreign_operator AS (
     SELECT o.op, f.name FROM foreign_op o JOIN fn f ON f.oid OPERATOR(pg_catalog.=) o.func
-    WHERE NOT o.builtin_name OR NOT (o.on_user_type OR o.shadowed)
+    WHERE NOT o.shadowed AND (NOT o.builtin_name OR NOT o.on_user_type)
     UNION
     -- An operator over a user's type found by name also runs what the
     -- type's values run (a domain's checks on a literal it coerces).

@@ -370,6 +370,12 @@ impl TestDb {
         self.conn.psql(&self.name, sql)
     }
 
+    /// `psql` on this database as the admin user, unstarted, with stdin,
+    /// stdout and stderr piped: a session a test keeps open (a LISTENer).
+    pub fn psql_session(&self) -> Command {
+        self.conn.psql_command(&self.name)
+    }
+
     /// The server's major version (13, ..., 18), for what differs between
     /// versions.
     pub fn major(&self) -> u32 {
@@ -449,7 +455,8 @@ impl Conn {
         self.try_psql(dbname, sql).unwrap_or_else(|err| panic!("{err}"))
     }
 
-    fn try_psql(&self, dbname: &str, sql: &str) -> Result<String, String> {
+    /// `psql` on `dbname`, unstarted, its three streams piped.
+    fn psql_command(&self, dbname: &str) -> Command {
         let mut cmd = Command::new(&self.psql);
         cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d"])
             // No password on the command line: it would show in `ps` and in
@@ -464,6 +471,11 @@ impl Conn {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        cmd
+    }
+
+    fn try_psql(&self, dbname: &str, sql: &str) -> Result<String, String> {
+        let mut cmd = self.psql_command(dbname);
         let fail = |what: String| format!("\n\n==========\n{what}\n\nsql:\n{sql}\n==========\n");
         let mut child = cmd
             .spawn()
