@@ -1115,7 +1115,7 @@ fn protection(p: RawProtection, read_only: bool, file: Option<&Path>) -> Result<
         policy.blocked_functions =
             function_patterns("protection.blocked_functions", &list).map_err(|(f, m)| fail(file, &f, m))?;
     }
-    policy.read_only_functions = function_patterns(
+    policy.read_only_functions = function_signatures(
         "protection.read_only_functions",
         &p.read_only_functions.unwrap_or_default(),
     )
@@ -1220,6 +1220,31 @@ fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern
         }
     }
     Ok(list.iter().map(|n| FunctionPattern::new(n)).collect())
+}
+
+/// Functions vouched for by full signature, `schema.name(argument types)`
+/// as pgmcp's refusal writes it: a bare name or a pattern would also vouch
+/// for an overload someone creates later, in any schema.
+fn function_signatures(field: &str, list: &[String]) -> Result<Vec<FunctionPattern>, (String, String)> {
+    for (i, signature) in list.iter().enumerate() {
+        let shaped = signature
+            .trim()
+            .strip_suffix(')')
+            .and_then(|s| s.split_once('('))
+            .and_then(|(name, _)| name.rsplit_once('.'))
+            .is_some_and(|(schema, name)| !schema.trim().is_empty() && !name.trim().is_empty());
+        if !shaped || signature.contains('*') {
+            return Err((
+                format!("{field}[{i}]"),
+                format!(
+                    "\"{signature}\" is not a function's full signature: write schema.name(argument types), \
+                     e.g. \"public.monthly_report(integer)\", as read-only mode's refusal names it \
+                     (a bare name or a pattern would vouch for any function of that name, one created later included)"
+                ),
+            ));
+        }
+    }
+    Ok(list.iter().map(|s| FunctionPattern::new(s.trim())).collect())
 }
 
 /// A hook command with a `/` in it is a path; a relative one is taken from the

@@ -130,25 +130,53 @@ impl Judge {
 
     /// In read-only mode, a function the guard cannot show changes nothing
     /// (`risk` says what it may do; `None` when it is known to only read):
-    /// refused unless `protection.read_only_functions` vouches for `name`
-    /// (lower case).
+    /// refused unless `protection.read_only_functions` vouches for every
+    /// one of `signatures`, the full signatures of the functions of its name
+    /// not known to only read (the call may reach any of them).
     pub fn call_in_read_only(
         &self,
-        name: &str,
+        signatures: &[String],
         described: impl FnOnce() -> String,
         risk: Option<&str>,
     ) -> Result<(), Violation> {
-        let vouched = || self.policy.read_only_functions.iter().any(|p| p.matches(name));
+        let unvouched: Vec<&String> = signatures.iter().filter(|s| !self.vouches(s)).collect();
         match risk {
-            Some(risk) if self.policy.read_only && !vouched() => violation(
-                Rule::ReadOnly,
-                format!(
-                    "{} is not allowed in read-only mode: {risk}. Read-only mode runs only functions known to change nothing; if it only reads, add it to protection.read_only_functions",
-                    described()
-                ),
-            ),
+            Some(risk) if self.policy.read_only && (signatures.is_empty() || !unvouched.is_empty()) => {
+                let advice = if unvouched.is_empty() {
+                    "if it only reads, add its full signature (schema.name(argument types)) to protection.read_only_functions".to_owned()
+                } else {
+                    let quoted: Vec<String> = unvouched.iter().map(|s| format!("\"{s}\"")).collect();
+                    format!(
+                        "if it only reads, add {} to protection.read_only_functions",
+                        quoted.join(", ")
+                    )
+                };
+                violation(
+                    Rule::ReadOnly,
+                    format!(
+                        "{} is not allowed in read-only mode: {risk}. Read-only mode runs only functions known to change nothing; {advice}",
+                        described()
+                    ),
+                )
+            }
             _ => Ok(()),
         }
+    }
+
+    /// Does `protection.read_only_functions` name this full signature?
+    /// Compared without case or spaces (`public.f(integer, text)`).
+    fn vouches(&self, signature: &str) -> bool {
+        let key = |s: &str| -> String {
+            s.chars()
+                .filter(|c| !c.is_whitespace())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        let wanted = key(signature);
+        self.policy
+            .read_only_functions
+            .iter()
+            .any(|p| key(p.as_str()) == wanted)
     }
 }
 
@@ -208,23 +236,35 @@ mod tests {
         );
         assert_eq!(judge.call("lower", described, || None), Ok(()));
         assert_eq!(judge.write(|| unreachable!("only worded when refused")), Ok(()));
-        assert_eq!(judge.call_in_read_only("f", described, Some("it may write")), Ok(()));
+        let f = ["public.f(integer)".to_owned()];
+        let mine = ["public.mine_f(text, character varying)".to_owned()];
+        assert_eq!(judge.call_in_read_only(&f, described, Some("it may write")), Ok(()));
 
         policy.read_only = true;
-        policy.read_only_functions = vec![super::super::FunctionPattern::new("mine_*")];
+        policy.read_only_functions = vec![super::super::FunctionPattern::new(
+            "public.mine_f(text,character varying)",
+        )];
         let judge = Judge::new(policy);
         assert_eq!(judge.write(|| "no".to_owned()).unwrap_err().rule, Rule::ReadOnly);
+        let refused = judge
+            .call_in_read_only(&f, described, Some("it may write"))
+            .unwrap_err();
+        assert_eq!(refused.rule, Rule::ReadOnly);
+        assert!(
+            refused
+                .message
+                .ends_with("if it only reads, add \"public.f(integer)\" to protection.read_only_functions"),
+            "{refused:?}"
+        );
+        assert_eq!(judge.call_in_read_only(&f, described, None), Ok(()));
+        assert_eq!(judge.call_in_read_only(&mine, described, Some("it may write")), Ok(()));
+        // A function the facts do not know cannot be vouched for.
         assert_eq!(
             judge
-                .call_in_read_only("f", described, Some("it may write"))
+                .call_in_read_only(&[], described, Some("it may write"))
                 .unwrap_err()
                 .rule,
             Rule::ReadOnly
-        );
-        assert_eq!(judge.call_in_read_only("f", described, None), Ok(()));
-        assert_eq!(
-            judge.call_in_read_only("mine_f", described, Some("it may write")),
-            Ok(())
         );
     }
 }

@@ -17,7 +17,10 @@
 //! installed, because only a superuser puts functions there. A function
 //! anybody else defined may declare itself `STABLE` and still call anything,
 //! so it is refused unless the person running pgmcp vouches for it in
-//! `protection.read_only_functions`.
+//! `protection.read_only_functions`, by its full signature: a call is
+//! vouched for when every function of its name not known to only read is
+//! (the guard cannot tell overloads apart), so a new overload of a vouched
+//! function is not.
 
 use std::collections::HashMap;
 
@@ -55,6 +58,11 @@ pub struct Routines {
     version: String,
     /// Every function name in the database.
     functions: HashMap<String, Trust>,
+    /// Function name → the full signature (`schema.name(argument types)`)
+    /// of each function of that name not known to only read: the ones
+    /// `protection.read_only_functions` must all name to vouch for a call.
+    #[serde(deserialize_with = "null_is_empty")]
+    signatures: HashMap<String, Vec<String>>,
     /// A function → what else it runs: a user's aggregate its support
     /// functions, a function defined outside `pg_catalog` what its argument
     /// and result types run.
@@ -307,7 +315,8 @@ fn judge_function(
         ),
         None => Some("it is not in the database's catalog as pgmcp last read it: check the name"),
     };
-    judge.call_in_read_only(&lower, || route.describe(name, via), risk)
+    let signatures = routines.signatures.get(name).map(Vec::as_slice).unwrap_or_default();
+    judge.call_in_read_only(signatures, || route.describe(name, via), risk)
 }
 
 /// Judge the functions behind an operator, by its name as written: `op` or
@@ -516,11 +525,48 @@ pub(crate) mod tests {
                 .map(|v| v.rule);
             assert_eq!(got, *want, "{name} read_only={}", policy.read_only);
         }
-        let mut vouched = Policy::default().with_read_only(true);
-        vouched.read_only_functions = vec![super::super::FunctionPattern::new("evil")];
-        assert!(function(&Judge::new(vouched.clone()), &planted, "evil", Route::Call).is_ok());
+        planted.signatures.insert("evil".into(), vec!["public.evil()".into()]);
+        planted
+            .signatures
+            .insert("pg_read_file".into(), vec!["pg_catalog.pg_read_file(text)".into()]);
+        let vouching = |signatures: &[&str]| {
+            let mut policy = Policy::default().with_read_only(true);
+            policy.read_only_functions = signatures
+                .iter()
+                .map(|s| super::super::FunctionPattern::new(s))
+                .collect();
+            Judge::new(policy)
+        };
+        assert!(function(&vouching(&["public.evil()"]), &planted, "evil", Route::Call).is_ok());
+        assert!(function(&vouching(&["PUBLIC.evil( )"]), &planted, "evil", Route::Call).is_ok());
+        // A bare name vouches for nothing.
+        assert!(function(&vouching(&["evil"]), &planted, "evil", Route::Call).is_err());
+        // A second overload: both must be vouched for, the refusal says
+        // which is missing.
+        planted
+            .signatures
+            .insert("evil".into(), vec!["public.evil()".into(), "public.evil(text)".into()]);
+        let refused = function(&vouching(&["public.evil()"]), &planted, "evil", Route::Call).unwrap_err();
+        assert!(refused.message.contains("\"public.evil(text)\""), "{refused:?}");
+        assert!(!refused.message.contains("\"public.evil()\""), "{refused:?}");
+        assert!(
+            function(
+                &vouching(&["public.evil()", "public.evil(text)"]),
+                &planted,
+                "evil",
+                Route::Call
+            )
+            .is_ok()
+        );
         // Vouching never overrides the blocked list.
-        vouched.read_only_functions = vec![super::super::FunctionPattern::new("pg_read_file")];
-        assert!(function(&Judge::new(vouched.clone()), &planted, "pg_read_file", Route::Call).is_err());
+        assert!(
+            function(
+                &vouching(&["pg_catalog.pg_read_file(text)"]),
+                &planted,
+                "pg_read_file",
+                Route::Call
+            )
+            .is_err()
+        );
     }
 }

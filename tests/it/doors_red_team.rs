@@ -156,7 +156,10 @@ fn postgres_huge_notice_stays_bounded() {
     );
     let dir = tempfile::tempdir().unwrap();
     // The operator vouched that it only reads, as the refusal says to.
-    let config = write_config(dir.path(), json!({"protection": {"read_only_functions": ["noisy"]}}));
+    let config = write_config(
+        dir.path(),
+        json!({"protection": {"read_only_functions": ["public.noisy()"]}}),
+    );
     let mut mcp = pg_session(&db, &config);
     let result = mcp.call_tool("query", json!({ "sql": "SELECT noisy() AS n" }));
     assert_eq!(

@@ -51,7 +51,10 @@ fn with_role(role: &str) -> impl FnOnce(&mut Config) + '_ {
 /// mode), so PostgreSQL's own privilege check is what refuses it below.
 fn unguarded_pg_ls_dir(c: &mut Config) {
     c.protection.blocked_functions.clear();
-    c.protection.read_only_functions.push(FunctionPattern::new("pg_ls_dir"));
+    c.protection.read_only_functions.extend([
+        FunctionPattern::new("pg_catalog.pg_ls_dir(text)"),
+        FunctionPattern::new("pg_catalog.pg_ls_dir(text, boolean, boolean)"),
+    ]);
 }
 
 async fn list(engine: &Engine) -> Vec<String> {

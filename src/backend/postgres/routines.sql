@@ -378,6 +378,19 @@ SELECT pg_catalog.json_build_object(
                           WHEN pg_catalog.bool_and(builtin AND trusted) THEN 'built-in'
                           ELSE 'untrusted' END AS trust
         FROM fn GROUP BY name) x),
+    -- Name → the full signature of each function of that name not known
+    -- to only read: what protection.read_only_functions vouches for.
+    'signatures', (SELECT pg_catalog.json_object_agg(name, sigs) FROM (
+        SELECT p.proname::pg_catalog.text AS name,
+               pg_catalog.to_json(pg_catalog.array_agg(n.nspname::pg_catalog.text OPERATOR(pg_catalog.||) '.'
+                   OPERATOR(pg_catalog.||) p.proname::pg_catalog.text OPERATOR(pg_catalog.||) '('
+                   OPERATOR(pg_catalog.||) pg_catalog.oidvectortypes(p.proargtypes) OPERATOR(pg_catalog.||) ')'
+                   ORDER BY p.oid)) AS sigs
+        FROM fn f
+        JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) f.oid
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+        WHERE NOT (f.trusted AND f.stable)
+        GROUP BY 1) x),
     'runs', (SELECT pg_catalog.json_object_agg(name, items) FROM (
         SELECT name, pg_catalog.to_jsonb(pg_catalog.array_agg(DISTINCT item)) AS items FROM runs GROUP BY 1) x),
     'operators', (SELECT pg_catalog.json_object_agg(op, items) FROM (
