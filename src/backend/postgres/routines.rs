@@ -211,9 +211,9 @@ impl Check {
 pub(super) const NAMES: [&str; 2] = [FULL_NAME, QUICK_NAME];
 
 /// How long facts are used before they are read again whatever the version
-/// says: it bounds how long a change made in place, which the version does
-/// not see (`ALTER FUNCTION ... VOLATILE`, a function added to an extension),
-/// can go unseen.
+/// says: it bounds how long a change the version does not see can go
+/// unseen: one to PostgreSQL's own rows (a superuser's `ALTER FUNCTION
+/// pg_catalog...`), a function added to an extension.
 pub(super) const REREAD: Duration = Duration::from_secs(60);
 
 /// The facts last read, and when.
