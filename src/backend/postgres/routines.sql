@@ -63,11 +63,12 @@ calls AS (
          pg_catalog.regexp_matches(e.expr, ':opno (\d+)', 'g') m
     JOIN pg_catalog.pg_operator o ON o.oid OPERATOR(pg_catalog.=) m[1]::pg_catalog.oid
 ),
--- A type's qualified name, for the refusal.
+-- A type's qualified name, for the refusal (as text, not as SQL: a
+-- keyword stays unquoted).
 typ AS (
     SELECT t.oid,
-           pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'
-               OPERATOR(pg_catalog.||) pg_catalog.quote_ident(t.typname) AS name
+           n.nspname::pg_catalog.text OPERATOR(pg_catalog.||) '.'
+               OPERATOR(pg_catalog.||) t.typname::pg_catalog.text AS name
     FROM pg_catalog.pg_type t
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
 ),
@@ -104,7 +105,7 @@ foreign_op AS (
 -- support functions, an operator over it.
 type_own(type, func, via) AS (
     SELECT con.contypid, k.func,
-           'the constraint ' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(con.conname)
+           'the constraint ' OPERATOR(pg_catalog.||) con.conname::pg_catalog.text
                OPERATOR(pg_catalog.||) ' of domain ' OPERATOR(pg_catalog.||) y.name
     FROM pg_catalog.pg_constraint con
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
@@ -354,6 +355,7 @@ runs(name, item) AS (
         coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[]) OPERATOR(pg_catalog.||) p.prorettype)
     JOIN fn f ON f.oid OPERATOR(pg_catalog.=) t.func
     WHERE p.pronamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
+      AND t.func OPERATOR(pg_catalog.<>) p.oid
 ),
 -- Every operator name, with what the ones defined outside pg_catalog run,
 -- and each of those again under its schema-qualified name
