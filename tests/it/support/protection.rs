@@ -14,7 +14,7 @@ pub fn policy(spec: &str) -> Result<Policy, String> {
 
 /// Apply the `+`-joined terms of `spec` to `p`, in order. A term is a flag to
 /// turn on (`read_only`, `allow_set`, ...), `block:PATTERN`, which adds
-/// PATTERN to the blocked functions, `vouch:PATTERN`, which adds it to
+/// PATTERN to the blocked functions, `vouch:SIGNATURE` (`public.f(integer)`), which adds it to
 /// `read_only_functions`, `all`, which starts again from
 /// [`Policy::permissive`], or `default`, which changes nothing.
 pub fn apply(p: &mut Policy, spec: &str) -> Result<(), String> {
