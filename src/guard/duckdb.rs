@@ -15,7 +15,7 @@
 //! All of it is pure.
 
 use super::outline::Outline;
-use super::{Finding, Judge, Rule, Violation, statements, violation};
+use super::{Finding, Judge, Remedy, Rule, Violation, statements, violation};
 
 /// Table functions that read files (or list them). With external access off
 /// DuckDB refuses them as well; the guard says why and names the flag.
@@ -49,8 +49,22 @@ pub const FILE_FUNCTIONS: &[&str] = &[
     "delta_scan",
 ];
 
-/// Table functions that run SQL given as text, which the guard cannot check.
-const SQL_TEXT_FUNCTIONS: &[&str] = &["query", "query_table"];
+/// Table functions that run SQL given as text (or serialized), which the
+/// guard cannot check.
+const SQL_TEXT_FUNCTIONS: &[&str] = &["query", "query_table", "json_execute_serialized_sql"];
+
+/// Table functions that act rather than read: DuckDB's pragmas in the form
+/// of a table function (`CALL enable_profiling()`, `FROM checkpoint()`).
+const ACTING_TABLE_FUNCTIONS: &[&str] = &[
+    "enable_profiling",
+    "disable_profiling",
+    "enable_logging",
+    "disable_logging",
+    "truncate_duckdb_logs",
+];
+
+/// Table functions that checkpoint the database: maintenance.
+const CHECKPOINT_FUNCTIONS: &[&str] = &["checkpoint", "force_checkpoint"];
 
 /// Pragmas that only report.
 const READING_PRAGMAS: &[&str] = &[
@@ -164,7 +178,8 @@ impl Kind {
             "IMPORT" => Kind::Pragma,
             "ATTACH" => Kind::Attach,
             "DETACH" => Kind::Detach,
-            "INSTALL" | "LOAD" | "FORCE" => Kind::Load,
+            "INSTALL" | "LOAD" => Kind::Load,
+            "FORCE" if outline.object() == Some("INSTALL") => Kind::Load,
             "UPDATE" if outline.object() == Some("EXTENSIONS") => Kind::UpdateExtensions,
             "CREATE" => Kind::Create,
             _ => return None,
@@ -186,9 +201,130 @@ impl Kind {
             | Kind::MergeInto
             | Kind::CopyDatabase => true,
             Kind::Copy => copies_from(outline),
+            Kind::Pragma => is_checkpoint(outline),
             _ => false,
         }
     }
+}
+
+/// What DuckDB itself says about one statement, gathered by the backend
+/// before anything runs: the guard judges this, not a grammar of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    /// The type DuckDB's parser reports for the prepared statement.
+    pub kind: Kind,
+    /// DuckDB's plan of a statement that changes rows (`EXPLAIN (FORMAT
+    /// JSON)`): `None` where DuckDB gave none, which the rules that need it
+    /// take as the worst case.
+    pub plan: Option<Plan>,
+    /// For an `EXPLAIN`: every tail of its text DuckDB prepares as one
+    /// statement ([`super::outline::explained_starts`]), with what DuckDB says
+    /// of it. The statement DuckDB explains (and, with `ANALYZE`, runs) is one
+    /// of them, so each is judged as if it ran.
+    pub explained: Vec<(Outline, Evidence)>,
+}
+
+impl Evidence {
+    /// Only the statement type (for statements whose rules need no more).
+    pub fn of(kind: Kind) -> Evidence {
+        Evidence {
+            kind,
+            plan: None,
+            explained: Vec::new(),
+        }
+    }
+}
+
+/// What DuckDB's physical plan of a statement shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Every operator's name as DuckDB spells it (`DELETE`, `SEQ_SCAN`,
+    /// `MERGE_INTO`, ...), in the order they appear.
+    pub operators: Vec<String>,
+    /// A `DELETE` or `UPDATE` reads a whole table: below it, through
+    /// projections only, is a table scan with no filter. Whatever the text
+    /// says (`RETURNING id AS where`), that is a change to every row.
+    pub whole_table: bool,
+    /// The table functions the plan runs (each operator's `Function`),
+    /// lower-cased: those a view or a table macro calls too, which the
+    /// text never names.
+    pub functions: Vec<String>,
+}
+
+/// How deep a plan's JSON may nest before it is not read (and the rules
+/// that need it take the worst case).
+const PLAN_DEPTH: usize = 512;
+
+impl Plan {
+    /// Read the JSON of `EXPLAIN (FORMAT JSON)`: a list of operator trees,
+    /// each `{"name", "children", "extra_info"}`. `None` when it is not that.
+    pub fn from_json(text: &str) -> Option<Plan> {
+        if crate::json_depth::nesting_depth(text) > PLAN_DEPTH {
+            return None;
+        }
+        let roots: Vec<serde_json::Value> = crate::json_depth::read_measured(text).ok()?;
+        let mut plan = Plan::default();
+        let mut stack: Vec<&serde_json::Value> = roots.iter().collect();
+        while let Some(node) = stack.pop() {
+            let name = node.get("name")?.as_str()?;
+            plan.operators.push(name.to_owned());
+            if let Some(function) = node
+                .get("extra_info")
+                .and_then(|i| i.get("Function"))
+                .and_then(serde_json::Value::as_str)
+            {
+                plan.functions.push(function.to_ascii_lowercase());
+            }
+            let children = node.get("children")?.as_array()?;
+            if matches!(name, "DELETE" | "UPDATE") && reads_whole_table(children) {
+                plan.whole_table = true;
+            }
+            stack.extend(children.iter().rev());
+        }
+        Some(plan)
+    }
+
+    fn has(&self, operator: &str) -> bool {
+        self.operators.iter().any(|o| o == operator)
+    }
+}
+
+/// The input of a `DELETE`/`UPDATE`, through projections, is one table scan
+/// without filters.
+fn reads_whole_table(children: &[serde_json::Value]) -> bool {
+    let mut node = match children {
+        [only] => only,
+        _ => return false,
+    };
+    loop {
+        let name = node.get("name").and_then(serde_json::Value::as_str).unwrap_or_default();
+        let below = node
+            .get("children")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        match (name, below) {
+            ("PROJECTION", [only]) => node = only,
+            (scan, []) if scan.ends_with("_SCAN") => {
+                let info = node.get("extra_info");
+                let filtered = info.and_then(|i| i.get("Filters")).is_some_and(|f| match f {
+                    serde_json::Value::String(s) => !s.trim().is_empty(),
+                    serde_json::Value::Array(a) => !a.is_empty(),
+                    serde_json::Value::Null => false,
+                    _ => true,
+                });
+                return info.and_then(|i| i.get("Table")).is_some() && !filtered;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// An `INSERT` that may overwrite rows already there: `INSERT OR REPLACE`,
+/// `ON CONFLICT DO UPDATE` (DuckDB plans both as `MERGE_INTO`, and the words
+/// say so too; either is enough, and no plan is the worst case).
+fn overwrites(outline: &Outline, plan: Option<&Plan>) -> bool {
+    outline.says_overwrite() || plan.is_none_or(|p| p.has("MERGE_INTO"))
 }
 
 /// `COPY t FROM 'file'` (into the database) rather than `COPY ... TO 'file'`.
@@ -201,21 +337,7 @@ fn copies_from(outline: &Outline) -> bool {
 /// while binding), so a file function must be refused before.
 pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     for name in &outline.calls {
-        let bare = name.as_str();
-        if SQL_TEXT_FUNCTIONS.contains(&bare) {
-            return violation(
-                Rule::BlockedFunction,
-                format!("function {bare}() is not allowed: it runs SQL given as text, which the guard cannot check"),
-            );
-        }
-        if FILE_FUNCTIONS.contains(&bare) {
-            judge.decide(Finding::new(
-                Rule::FileFunction,
-                format!("function {bare}() is not allowed"),
-                "it reads files on the server",
-            ))?;
-        }
-        judge.call(bare, || format!("function {bare}()"), || None)?;
+        function(judge, name)?;
     }
     // Files of pgmcp's own process (its stdin and stdout carry the
     // protocol), by any statement that can name a file: no switch allows them.
@@ -264,25 +386,71 @@ pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     Ok(())
 }
 
+/// One function a statement calls, named in its text or run by its plan.
+fn function(judge: &Judge, bare: &str) -> Result<(), Violation> {
+    if SQL_TEXT_FUNCTIONS.contains(&bare) {
+        return violation(
+            Rule::BlockedFunction,
+            format!("function {bare}() is not allowed: it runs SQL given as text, which the guard cannot check"),
+        );
+    }
+    if FILE_FUNCTIONS.contains(&bare) {
+        judge.decide(Finding::new(
+            Rule::FileFunction,
+            format!("function {bare}() is not allowed"),
+            "it reads files on the server",
+        ))?;
+    }
+    if CHECKPOINT_FUNCTIONS.contains(&bare) {
+        judge.decide(Finding::new(
+            Rule::Maintenance,
+            format!("function {bare}() is not allowed"),
+            "it checkpoints the database, which rewrites its file",
+        ))?;
+        judge.write(|| format!("function {bare}() is not allowed in read-only mode: it checkpoints the database"))?;
+    }
+    if ACTING_TABLE_FUNCTIONS.contains(&bare) {
+        judge.decide(Finding::new(
+            Rule::Pragma,
+            format!("function {bare}() is not allowed"),
+            "it is a PRAGMA that changes how the session behaves, called as a table function",
+        ))?;
+    }
+    judge.call(bare, || format!("function {bare}()"), || None)
+}
+
 /// Report every rule the prepared statement falls under, by the type DuckDB
 /// reports, in order (the judge refuses the first one not allowed).
-pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Violation> {
+pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Result<(), Violation> {
+    let kind = evidence.kind;
+    let plan = evidence.plan.as_ref();
+    // What the plan runs, wherever the text hides it (a view, a table macro).
+    for name in plan.iter().flat_map(|p| &p.functions) {
+        function(judge, name)?;
+    }
     let decide = |rule: Rule, what: &str, why: &str| judge.decide(Finding::new(rule, what, why));
     let any = |kinds: &[Kind]| kinds.contains(&kind);
     match kind {
-        // EXPLAIN ANALYZE runs the statement it explains: judge that one.
-        Kind::Explain if outline.analyze => {
-            return match Kind::from_verb(outline).or_else(|| verb_kind(&outline.verb)) {
-                Some(inner) => statement(judge, outline, inner),
-                None => violation(
+        // EXPLAIN ANALYZE runs the statement it explains, and DuckDB's
+        // statement type does not say whether ANALYZE is there (nor does any
+        // reading of its options here, which DuckDB can always spell another
+        // way): every statement the EXPLAIN may be of is judged as if it ran.
+        Kind::Explain => {
+            if evidence.explained.is_empty() {
+                return violation(
                     Rule::Parse,
-                    format!(
-                        "EXPLAIN ANALYZE of {} is not supported: explain it without ANALYZE",
-                        outline.verb
-                    ),
-                ),
-            };
+                    "this EXPLAIN is not supported: DuckDB does not read the statement after EXPLAIN as one statement of its own".to_owned(),
+                );
+            }
+            for (inner_outline, inner) in &evidence.explained {
+                statement(judge, inner_outline, inner)?;
+            }
+            return Ok(());
         }
+        // A PIVOT without an IN list is several statements to DuckDB: one
+        // that reads the pivot's values into a temporary type, then the
+        // query. A read, when the statement is a query.
+        Kind::Multi if matches!(outline.verb.as_str(), "PIVOT" | "UNPIVOT" | "SELECT" | "FROM") => return Ok(()),
         Kind::Invalid | Kind::Multi | Kind::Relation | Kind::LogicalPlan => {
             return violation(
                 Rule::Parse,
@@ -297,7 +465,7 @@ pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Vio
         && let Some(said) = Kind::from_verb(outline)
         && said != Kind::Pragma
     {
-        statement(judge, outline, said)?;
+        statement(judge, outline, &Evidence::of(said))?;
     }
     if kind == Kind::Drop {
         decide(
@@ -330,18 +498,49 @@ pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Vio
             "it deletes every row of the table",
         )?;
     }
-    if kind == Kind::Delete && outline.verb == "DELETE" && !outline.has_where() {
-        decide(
-            Rule::DeleteWithoutWhere,
-            "DELETE without WHERE is not allowed",
-            "it deletes every row of the table",
+    // Without a WHERE when either the words or DuckDB's plan say so: the
+    // plan shows what runs (`DELETE ... RETURNING id AS where` has a word
+    // WHERE and a plan that reads the whole table); no plan is the worst case.
+    let unbounded = !outline.has_where() || plan.is_none_or(|p| p.whole_table);
+    if kind == Kind::Delete && outline.verb != "TRUNCATE" && unbounded {
+        judge.decide(
+            Finding::new(
+                Rule::DeleteWithoutWhere,
+                "DELETE without WHERE is not allowed",
+                "it deletes every row of the table",
+            )
+            .remedy(Remedy::AddWhere),
         )?;
     }
-    if kind == Kind::Update && !outline.has_where() {
+    if kind == Kind::Update && unbounded {
+        judge.decide(
+            Finding::new(
+                Rule::UpdateWithoutWhere,
+                "UPDATE without WHERE is not allowed",
+                "it changes every row of the table",
+            )
+            .remedy(Remedy::AddWhere),
+        )?;
+    }
+    // An upsert or a REPLACE fed by a query overwrites every row the query
+    // names (fed the table itself, every row): an UPDATE without WHERE.
+    if kind == Kind::Insert && overwrites(outline, plan) && !outline.fed_by_values() {
         decide(
             Rule::UpdateWithoutWhere,
-            "UPDATE without WHERE is not allowed",
-            "it changes every row of the table",
+            "INSERT OR REPLACE and INSERT ... ON CONFLICT DO UPDATE fed by a query are not allowed",
+            "they can overwrite every row the query names, like an UPDATE without WHERE; a VALUES list names its rows",
+        )?;
+    }
+    if any(&[Kind::Analyze, Kind::Vacuum]) || (kind == Kind::Pragma && is_checkpoint(outline)) {
+        let what = match kind {
+            Kind::Analyze => "ANALYZE is not allowed",
+            Kind::Vacuum => "VACUUM is not allowed",
+            _ => "CHECKPOINT is not allowed",
+        };
+        decide(
+            Rule::Maintenance,
+            what,
+            "maintenance rewrites or scans whole tables and locks them while it runs",
         )?;
     }
     if kind == Kind::Copy {
@@ -372,7 +571,7 @@ pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Vio
             "it writes the whole database to files on the server",
         )?;
     }
-    if kind == Kind::Pragma {
+    if kind == Kind::Pragma && !is_checkpoint(outline) {
         match outline.verb == "IMPORT" {
             true => decide(
                 Rule::Export,
@@ -463,21 +662,9 @@ pub fn statement(judge: &Judge, outline: &Outline, kind: Kind) -> Result<(), Vio
     Ok(())
 }
 
-/// The kind of the statement an `EXPLAIN ANALYZE` runs, from its verb.
-fn verb_kind(verb: &str) -> Option<Kind> {
-    Some(match verb {
-        "SELECT" | "FROM" | "VALUES" | "TABLE" | "SUMMARIZE" | "DESCRIBE" | "SHOW" | "PIVOT" | "UNPIVOT" => {
-            Kind::Select
-        }
-        "INSERT" => Kind::Insert,
-        "UPDATE" => Kind::Update,
-        "DELETE" | "TRUNCATE" => Kind::Delete,
-        "CREATE" => Kind::Create,
-        "DROP" => Kind::Drop,
-        "ALTER" => Kind::Alter,
-        "MERGE" => Kind::MergeInto,
-        _ => return None,
-    })
+/// `CHECKPOINT` / `FORCE CHECKPOINT`, which DuckDB runs as a pragma.
+fn is_checkpoint(outline: &Outline) -> bool {
+    outline.verb == "CHECKPOINT" || (outline.verb == "FORCE" && outline.object() == Some("CHECKPOINT"))
 }
 
 /// `CREATE OR REPLACE ...`.
@@ -668,7 +855,6 @@ mod tests {
             policy(&["allow_create_extension"]),
             policy(&["allow_delete_without_where"]),
         );
-        let deletes_read_only = read_only_too(&deletes);
         let (copies_from, copies_to) = (policy(&["allow_copy_from"]), policy(&["allow_copy_to_file"]));
         let copies_both = policy(&["allow_copy_from", "allow_copy_to_file"]);
         // (policy, sql, the kind DuckDB reports, refusing rule)
@@ -818,21 +1004,6 @@ mod tests {
             (&default, "PRAGMA table_info('t')", Kind::Pragma, None),
             (&default, "PRAGMA enable_profiling", Kind::Pragma, Some(Rule::Pragma)),
             (&all, "PRAGMA enable_profiling", Kind::Pragma, None),
-            (&default, "EXPLAIN SELECT 1", Kind::Explain, None),
-            (&default, "EXPLAIN DELETE FROM t", Kind::Explain, None),
-            (&default, "EXPLAIN ANALYZE SELECT 1", Kind::Explain, None),
-            (
-                &default,
-                "EXPLAIN ANALYZE DELETE FROM t",
-                Kind::Explain,
-                Some(Rule::DeleteWithoutWhere),
-            ),
-            (
-                &read_only,
-                "EXPLAIN ANALYZE INSERT INTO t VALUES (1)",
-                Kind::Explain,
-                Some(Rule::ReadOnly),
-            ),
             (&default, "CALL pragma_version()", Kind::Call, None),
             (&default, "BEGIN", Kind::Transaction, None),
             (&default, "SELECT 1", Kind::Invalid, Some(Rule::Parse)),
@@ -845,8 +1016,49 @@ mod tests {
             (&read_only, "CREATE TABLE u (a INT)", Kind::Create, Some(Rule::ReadOnly)),
             (&read_only, "COPY t FROM 'x.csv'", Kind::Copy, Some(Rule::ReadOnly)),
             (&read_only, "COPY t TO 'x.csv'", Kind::Copy, None),
-            (&read_only, "CHECKPOINT", Kind::Pragma, None),
-            (&default, "CHECKPOINT", Kind::Pragma, Some(Rule::Pragma)),
+            (&read_only, "CHECKPOINT", Kind::Pragma, Some(Rule::ReadOnly)),
+            (&default, "CHECKPOINT", Kind::Pragma, Some(Rule::Maintenance)),
+            (&default, "FORCE CHECKPOINT", Kind::Pragma, Some(Rule::Maintenance)),
+            (&all, "CHECKPOINT", Kind::Pragma, None),
+            (&default, "VACUUM", Kind::Vacuum, Some(Rule::Maintenance)),
+            (&default, "ANALYZE t", Kind::Analyze, Some(Rule::Maintenance)),
+            (&all, "ANALYZE", Kind::Analyze, None),
+            (&default, "PIVOT t ON c USING sum(x)", Kind::Multi, None),
+            (&read_only, "PIVOT t ON c USING sum(x)", Kind::Multi, None),
+            (
+                &default,
+                "INSERT INTO u SELECT * FROM (PIVOT t ON c USING sum(x))",
+                Kind::Multi,
+                Some(Rule::Parse),
+            ),
+            (&default, "INSERT INTO t VALUES (1)", Kind::Insert, None),
+            (&default, "INSERT INTO t SELECT * FROM u", Kind::Insert, None),
+            (&default, "INSERT OR REPLACE INTO t VALUES (1, 'a')", Kind::Insert, None),
+            (
+                &default,
+                "INSERT OR REPLACE INTO t SELECT * FROM u",
+                Kind::Insert,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "INSERT INTO t SELECT * FROM t ON CONFLICT DO UPDATE SET v = 'x'",
+                Kind::Insert,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "INSERT INTO t BY NAME (FROM u) ON CONFLICT DO UPDATE SET v = 'x'",
+                Kind::Insert,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "INSERT INTO t VALUES (1, 'a') ON CONFLICT DO UPDATE SET v = 'x'",
+                Kind::Insert,
+                None,
+            ),
+            (&retypes, "INSERT OR REPLACE INTO t SELECT * FROM u", Kind::Insert, None),
             (&read_only, "SELECT 1", Kind::Select, None),
             (&all, "INSERT INTO t VALUES (1)", Kind::Insert, None),
             // Two rules, one switch on (see `macros_drops` above).
@@ -887,12 +1099,6 @@ mod tests {
                 Some(Rule::CreateFunction),
             ),
             (
-                &macros,
-                "EXPLAIN ANALYZE CREATE OR REPLACE MACRO m(x) AS x",
-                Kind::Explain,
-                Some(Rule::Drop),
-            ),
-            (
                 &drops,
                 "ALTER TABLE t ALTER COLUMN c DROP DEFAULT, ALTER COLUMN d TYPE INT",
                 Kind::Alter,
@@ -919,13 +1125,6 @@ mod tests {
             (&exports, "IMPORT DATABASE 'dir'", Kind::Pragma, None),
             (&pragmas, "IMPORT DATABASE 'dir'", Kind::Pragma, Some(Rule::Export)),
             (&deletes, "TRUNCATE t", Kind::Delete, Some(Rule::Truncate)),
-            (&deletes, "EXPLAIN ANALYZE DELETE FROM t", Kind::Explain, None),
-            (
-                &deletes_read_only,
-                "EXPLAIN ANALYZE DELETE FROM t",
-                Kind::Explain,
-                Some(Rule::ReadOnly),
-            ),
             (
                 &secrets,
                 "CREATE OR REPLACE SECRET s (TYPE s3, KEY_ID 'x')",
@@ -948,7 +1147,14 @@ mod tests {
             ),
         ];
         for (policy, sql, kind, want) in cases {
-            let got = statement(&Judge::new((*policy).clone()), &Outline::duckdb(sql), kind)
+            // A plan that bounds what changes, and writes no MERGE_INTO: the
+            // words' own rules are what these rows test (the plan's have
+            // their own test below).
+            let evidence = Evidence {
+                plan: Some(Plan::default()),
+                ..Evidence::of(kind)
+            };
+            let got = statement(&Judge::new((*policy).clone()), &Outline::duckdb(sql), &evidence)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql} ({kind:?})");
@@ -957,7 +1163,7 @@ mod tests {
             statement(
                 &Judge::new(default.clone()),
                 &Outline::duckdb("COPY t TO 'x.csv'"),
-                Kind::Copy
+                &Evidence::of(Kind::Copy)
             )
             .unwrap_err()
             .to_string(),
@@ -967,12 +1173,266 @@ mod tests {
             statement(
                 &Judge::new(read_only.clone()),
                 &Outline::duckdb("insert into t values (1)"),
-                Kind::Insert
+                &Evidence::of(Kind::Insert)
             )
             .unwrap_err()
             .to_string(),
             "cannot execute INSERT in read-only mode: the database is opened read-only (server.read_only)"
         );
+    }
+
+    /// DuckDB's plans as `EXPLAIN (FORMAT JSON)` prints them (the shapes
+    /// `tests/it/duckdb.rs` reads from the real engine).
+    #[test]
+    fn what_plans_show() {
+        let scan = |filters: &str| {
+            format!(
+                r#"{{"name": "SEQ_SCAN", "children": [], "extra_info": {{"Table": "memory.main.t", "Type": "Sequential Scan"{filters}}}}}"#
+            )
+        };
+        let over =
+            |name: &str, child: &str| format!(r#"{{"name": "{name}", "children": [{child}], "extra_info": {{}}}}"#);
+        let cases = [
+            (format!("[{}]", over("DELETE", &scan(""))), Some(true)),
+            (
+                format!("[{}]", over("DELETE", &scan(r#", "Filters": "id=1""#))),
+                Some(false),
+            ),
+            (
+                format!("[{}]", over("DELETE", &scan(r#", "Filters": ["id=1", "v='a'"]"#))),
+                Some(false),
+            ),
+            (format!("[{}]", over("DELETE", &scan(r#", "Filters": """#))), Some(true)),
+            // RETURNING id AS where: a projection over the whole-table delete.
+            (
+                format!("[{}]", over("PROJECTION", &over("DELETE", &scan("")))),
+                Some(true),
+            ),
+            (
+                format!("[{}]", over("UPDATE", &over("PROJECTION", &scan("")))),
+                Some(true),
+            ),
+            (format!("[{}]", over("UPDATE", &over("FILTER", &scan("")))), Some(false)),
+            (
+                format!("[{}]", over("DELETE", &over("HASH_JOIN", &scan("")))),
+                Some(false),
+            ),
+            (format!("[{}]", over("PROJECTION", &scan(""))), Some(false)),
+            ("{}".to_owned(), None),
+            ("[{\"name\": 1}]".to_owned(), None),
+            (format!("{}{}", "[".repeat(600), "]".repeat(600)), None),
+        ];
+        for (json, whole) in cases {
+            assert_eq!(Plan::from_json(&json).map(|p| p.whole_table), whole, "{json}");
+        }
+        let merge = Plan::from_json(&format!("[{}]", over("MERGE_INTO", &scan("")))).unwrap();
+        assert_eq!(merge.operators, ["MERGE_INTO", "SEQ_SCAN"]);
+        let called = Plan::from_json(
+            r#"[{"name": "PROJECTION", "children": [{"name": "CHECKPOINT", "children": [], "extra_info": {"Function": "CHECKPOINT"}}], "extra_info": {}}]"#,
+        )
+        .unwrap();
+        assert_eq!(called.functions, ["checkpoint"]);
+    }
+
+    /// The table functions a plan runs are judged as if the text named
+    /// them: a view or a table macro hides nothing.
+    #[test]
+    fn what_plans_run() {
+        let runs = |f: &str| Evidence {
+            plan: Some(Plan {
+                functions: vec![f.to_owned()],
+                ..Plan::default()
+            }),
+            ..Evidence::of(Kind::Select)
+        };
+        let read_only = Policy::permissive().with_read_only(true);
+        let files = policy(&["allow_file_functions"]);
+        let blocking = {
+            let mut p = Policy::default();
+            p.blocked_functions = vec![FunctionPattern::new("duckdb_secrets")];
+            p
+        };
+        let maintenance = policy(&["allow_maintenance"]);
+        let default = Policy::default();
+        let all = Policy::permissive();
+        let pragmas = policy(&["allow_pragma_write"]);
+        let cases: Vec<(&Policy, &str, Option<Rule>)> = vec![
+            (&default, "range", None),
+            (&default, "checkpoint", Some(Rule::Maintenance)),
+            (&default, "force_checkpoint", Some(Rule::Maintenance)),
+            (&maintenance, "checkpoint", None),
+            (&read_only, "checkpoint", Some(Rule::ReadOnly)),
+            (&default, "enable_profiling", Some(Rule::Pragma)),
+            (&default, "enable_logging", Some(Rule::Pragma)),
+            (&pragmas, "enable_logging", None),
+            (&all, "json_execute_serialized_sql", Some(Rule::BlockedFunction)),
+            (&all, "query", Some(Rule::BlockedFunction)),
+            (&default, "read_csv", Some(Rule::FileFunction)),
+            (&files, "read_csv", None),
+            (&blocking, "duckdb_secrets", Some(Rule::BlockedFunction)),
+        ];
+        for (policy, function, want) in cases {
+            let got = statement(
+                &Judge::new(policy.clone()),
+                &Outline::duckdb("SELECT * FROM v"),
+                &runs(function),
+            )
+            .err()
+            .map(|v| v.rule);
+            assert_eq!(got, want, "{function}");
+        }
+    }
+
+    /// The plan decides with the words: either one showing every row is
+    /// enough to refuse, and no plan is the worst case.
+    #[test]
+    fn plans_and_words_together() {
+        let whole = Plan {
+            operators: vec!["DELETE".into(), "SEQ_SCAN".into()],
+            whole_table: true,
+            functions: Vec::new(),
+        };
+        let merge = Plan {
+            operators: vec!["MERGE_INTO".into()],
+            ..Plan::default()
+        };
+        let bounded = Plan::default();
+        let cases: Vec<(&str, Kind, Option<Plan>, Option<Rule>)> = vec![
+            ("DELETE FROM t WHERE id = 1", Kind::Delete, Some(bounded.clone()), None),
+            (
+                "DELETE FROM t RETURNING id AS where",
+                Kind::Delete,
+                Some(whole.clone()),
+                Some(Rule::DeleteWithoutWhere),
+            ),
+            (
+                "DELETE FROM t WHERE true",
+                Kind::Delete,
+                Some(whole.clone()),
+                Some(Rule::DeleteWithoutWhere),
+            ),
+            (
+                "DELETE FROM t WHERE id = 1",
+                Kind::Delete,
+                None,
+                Some(Rule::DeleteWithoutWhere),
+            ),
+            (
+                "UPDATE t SET c = {'where': 'x'}.where",
+                Kind::Update,
+                Some(whole.clone()),
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                "UPDATE t SET c = 1 WHERE id = 2",
+                Kind::Update,
+                Some(bounded.clone()),
+                None,
+            ),
+            (
+                "UPDATE t SET c = 1 WHERE id = 2",
+                Kind::Update,
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                "INSERT INTO t SELECT * FROM u",
+                Kind::Insert,
+                Some(merge.clone()),
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                "INSERT INTO t SELECT * FROM u",
+                Kind::Insert,
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                "INSERT INTO t SELECT * FROM u",
+                Kind::Insert,
+                Some(bounded.clone()),
+                None,
+            ),
+            ("INSERT INTO t VALUES (1)", Kind::Insert, Some(merge), None),
+        ];
+        for (sql, kind, plan, want) in cases {
+            let evidence = Evidence {
+                plan,
+                ..Evidence::of(kind)
+            };
+            let got = statement(&Judge::new(Policy::default()), &Outline::duckdb(sql), &evidence)
+                .err()
+                .map(|v| v.rule);
+            assert_eq!(got, want, "{sql}");
+        }
+    }
+
+    /// An EXPLAIN is judged as every statement it may be of; with none, it
+    /// is refused.
+    #[test]
+    fn explains_judge_what_they_explain() {
+        let whole = Plan {
+            operators: vec!["DELETE".into()],
+            whole_table: true,
+            functions: Vec::new(),
+        };
+        let tail = |sql: &str, kind: Kind, plan: Option<Plan>| {
+            (
+                Outline::duckdb(sql),
+                Evidence {
+                    plan,
+                    ..Evidence::of(kind)
+                },
+            )
+        };
+        let explain = |explained: Vec<(Outline, Evidence)>| Evidence {
+            explained,
+            ..Evidence::of(Kind::Explain)
+        };
+        let read_only = Policy::permissive().with_read_only(true);
+        let deletes = policy(&["allow_delete_without_where"]);
+        let default = Policy::default();
+        let cases: Vec<(&Policy, Evidence, Option<Rule>)> = vec![
+            (&default, explain(vec![tail("SELECT 1", Kind::Select, None)]), None),
+            (
+                &default,
+                explain(vec![tail("DELETE FROM t", Kind::Delete, Some(whole.clone()))]),
+                Some(Rule::DeleteWithoutWhere),
+            ),
+            (
+                &deletes,
+                explain(vec![tail("DELETE FROM t", Kind::Delete, Some(whole.clone()))]),
+                None,
+            ),
+            (
+                &read_only,
+                explain(vec![tail("DELETE FROM t", Kind::Delete, Some(whole))]),
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &read_only,
+                explain(vec![
+                    tail("FROM t", Kind::Select, None),
+                    tail("COPY t TO 'x.csv'", Kind::Copy, None),
+                ]),
+                None,
+            ),
+            (
+                &default,
+                explain(vec![
+                    tail("SELECT 1", Kind::Select, None),
+                    tail("COPY t TO 'x'", Kind::Copy, None),
+                ]),
+                Some(Rule::CopyToFile),
+            ),
+            (&default, explain(Vec::new()), Some(Rule::Parse)),
+        ];
+        for (policy, evidence, want) in cases {
+            let got = statement(&Judge::new(policy.clone()), &Outline::duckdb("EXPLAIN ..."), &evidence)
+                .err()
+                .map(|v| v.rule);
+            assert_eq!(got, want, "{evidence:?}");
+        }
     }
 
     #[test]

@@ -216,6 +216,23 @@ impl Outline {
     pub fn has_where(&self) -> bool {
         self.has("WHERE")
     }
+
+    /// An `INSERT` that says it overwrites rows already there: `REPLACE`,
+    /// `INSERT OR REPLACE`, `... ON CONFLICT DO UPDATE`.
+    pub fn says_overwrite(&self) -> bool {
+        let words: Vec<&str> = self.top_level_words().collect();
+        self.verb == "REPLACE"
+            || words
+                .windows(2)
+                .any(|w| matches!(w, ["OR", "REPLACE"] | ["DO", "UPDATE"]))
+    }
+
+    /// An `INSERT` whose rows are a `VALUES` list (or `DEFAULT VALUES`): it
+    /// names each row it writes, as an `UPDATE ... WHERE` of those keys
+    /// would. Anything else (a query, a table) can name every row there is.
+    pub fn fed_by_values(&self) -> bool {
+        self.has("VALUES") && !["SELECT", "FROM", "TABLE", "WITH"].iter().any(|w| self.has(w))
+    }
 }
 
 /// A token outside comments.
@@ -271,6 +288,36 @@ fn file_operand(tokens: &[Token], verb: &str) -> Option<Operand> {
         [Token::Quoted { quote: '\'', text, .. }] => Operand::Literal(text.clone()),
         _ => Operand::Computed,
     })
+}
+
+/// Where the statement an `EXPLAIN` explains may begin: the byte offsets of
+/// the first `max` tokens outside parentheses after the first token (the
+/// `EXPLAIN` itself). DuckDB's `EXPLAIN [ANALYZE] [(options)] statement`
+/// ends with the statement it explains (and, with `ANALYZE`, runs), so that
+/// statement is the text from one of these offsets to the end; the backend
+/// asks DuckDB which of them it reads as one statement, rather than trusting
+/// a grammar of options read here.
+pub fn explained_starts(sql: &str, dialect: Dialect, max: usize) -> Vec<usize> {
+    let spans = match dialect {
+        Dialect::Sqlite => lexer::sqlite(sql),
+        Dialect::DuckDb => lexer::duckdb(sql),
+    };
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (i, (lexeme, start, _)) in spans.into_iter().enumerate() {
+        if depth == 0 && i > 0 && !matches!(lexeme, Lexeme::Close | Lexeme::Semicolon | Lexeme::Comma) {
+            if out.len() == max {
+                break;
+            }
+            out.push(start);
+        }
+        match lexeme {
+            Lexeme::Open(_) => depth += 1,
+            Lexeme::Close => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `sql` without a final `;` (and any comments after it), as DuckDB reads
@@ -333,6 +380,30 @@ pub(super) fn tokens(sql: &str, dialect: Dialect) -> Vec<Token> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn where_an_explained_statement_may_begin() {
+        fn starts(sql: &str) -> Vec<&str> {
+            explained_starts(sql, Dialect::DuckDb, 4)
+                .into_iter()
+                .map(|at| &sql[at..])
+                .collect()
+        }
+        assert_eq!(
+            starts("EXPLAIN ANALYSE DELETE FROM t"),
+            ["ANALYSE DELETE FROM t", "DELETE FROM t", "FROM t", "t"]
+        );
+        assert_eq!(
+            starts("EXPLAIN (ANALYZE, FORMAT json) DELETE FROM t"),
+            ["(ANALYZE, FORMAT json) DELETE FROM t", "DELETE FROM t", "FROM t", "t"]
+        );
+        // Comments are not tokens: a start is never inside one.
+        assert_eq!(
+            starts("EXPLAIN /* ANALYZE */ ANALYZE\n-- x\nSELECT 1"),
+            ["ANALYZE\n-- x\nSELECT 1", "SELECT 1", "1"]
+        );
+        assert!(starts("EXPLAIN").is_empty());
+    }
 
     #[test]
     fn outlines() {

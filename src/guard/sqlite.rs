@@ -95,6 +95,36 @@ pub fn authorize(
             "UPDATE without WHERE is not allowed",
             "it changes every row of the table",
         ),
+        // SQLite reports an upsert's DO UPDATE as updates inside the INSERT,
+        // and a REPLACE as an insert: fed by a query, either overwrites
+        // every row the query names (fed the table itself, every row).
+        AuthAction::Update { .. } | AuthAction::Insert { .. }
+            if top
+                && matches!(outline.verb.as_str(), "INSERT" | "REPLACE")
+                && (matches!(action, AuthAction::Update { .. }) || outline.says_overwrite())
+                && !outline.fed_by_values() =>
+        {
+            decide(
+                Rule::UpdateWithoutWhere,
+                "REPLACE, INSERT OR REPLACE and INSERT ... ON CONFLICT DO UPDATE fed by a query are not allowed",
+                "they can overwrite every row the query names, like an UPDATE without WHERE; a VALUES list names its rows",
+            )
+        }
+        // CREATE INDEX fills its index through SQLite's REINDEX action: only
+        // the REINDEX statement is maintenance.
+        AuthAction::Analyze { .. } | AuthAction::Reindex { .. }
+            if outline.verb == "REINDEX" || matches!(action, AuthAction::Analyze { .. }) =>
+        {
+            decide(
+                Rule::Maintenance,
+                if matches!(action, AuthAction::Analyze { .. }) {
+                    "ANALYZE is not allowed"
+                } else {
+                    "REINDEX is not allowed"
+                },
+                "maintenance rewrites or scans whole tables and locks them while it runs",
+            )
+        }
         // VACUUM attaches its scratch database itself; VACUUM INTO is judged
         // as a statement.
         AuthAction::Attach { .. } | AuthAction::Detach { .. } if outline.verb != "VACUUM" => decide(
@@ -112,7 +142,33 @@ pub fn authorize(
             pragma_value,
         } => pragma(judge, pragma_name, pragma_value),
         AuthAction::Function { function_name } => function(judge, function_name),
-        _ => Ok(()),
+        // What ordinary reads and writes report, each judged above where a
+        // rule applies to it.
+        AuthAction::Select
+        | AuthAction::Read { .. }
+        | AuthAction::Recursive
+        | AuthAction::Insert { .. }
+        | AuthAction::Update { .. }
+        | AuthAction::Delete { .. }
+        | AuthAction::Transaction { .. }
+        | AuthAction::Savepoint { .. }
+        | AuthAction::CreateTable { .. }
+        | AuthAction::CreateTempTable { .. }
+        | AuthAction::CreateIndex { .. }
+        | AuthAction::CreateTempIndex { .. }
+        | AuthAction::CreateView { .. }
+        | AuthAction::CreateTempView { .. }
+        | AuthAction::CreateVtable { .. }
+        | AuthAction::AlterTable { .. }
+        | AuthAction::Reindex { .. }
+        | AuthAction::Attach { .. }
+        | AuthAction::Detach { .. } => Ok(()),
+        // An action this version of the guard does not know: no rule says
+        // it may run, so it does not.
+        _ => violation(
+            Rule::Parse,
+            format!("this kind of SQLite statement is not supported (SQLite reports {action:?}, which no rule covers)"),
+        ),
     }
 }
 
@@ -185,6 +241,13 @@ pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) 
             Rule::VacuumInto,
             "VACUUM INTO is not allowed",
             "it writes a copy of the database to any path the server can reach",
+        ))?;
+    } else if outline.verb == "VACUUM" {
+        // SQLite's authorizer reports no action of its own for VACUUM.
+        judge.decide(Finding::new(
+            Rule::Maintenance,
+            "VACUUM is not allowed",
+            "it rewrites the whole database file and locks it while it runs",
         ))?;
     }
     if !sqlite_says_read_only && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK") {
@@ -270,6 +333,7 @@ mod tests {
         default_read_only.read_only = true;
         // (policy, sql, action, accessor, refusing rule)
         type Case<'a> = (&'a Policy, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
+        let upserts = Policy::default().allowing(&[Rule::UpdateWithoutWhere]);
         let cases: Vec<Case<'_>> = vec![
             (
                 &default,
@@ -397,6 +461,110 @@ mod tests {
             ),
             // VACUUM attaches its own scratch database.
             (&default, "VACUUM", AuthAction::Attach { filename: "" }, None, None),
+            // Upserts and REPLACE fed by a query: updates without WHERE.
+            (
+                &default,
+                "INSERT INTO t SELECT * FROM u WHERE true ON CONFLICT DO UPDATE SET v = 1",
+                AuthAction::Update {
+                    table_name: "t",
+                    column_name: "v",
+                },
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "INSERT INTO t VALUES (1, 2) ON CONFLICT DO UPDATE SET v = 1",
+                AuthAction::Update {
+                    table_name: "t",
+                    column_name: "v",
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "REPLACE INTO t SELECT * FROM u",
+                AuthAction::Insert { table_name: "t" },
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "INSERT OR REPLACE INTO t SELECT * FROM u",
+                AuthAction::Insert { table_name: "t" },
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "INSERT OR REPLACE INTO t VALUES (1, 2)",
+                AuthAction::Insert { table_name: "t" },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "INSERT INTO t SELECT * FROM u",
+                AuthAction::Insert { table_name: "t" },
+                None,
+                None,
+            ),
+            // A trigger's own REPLACE is part of the schema.
+            (
+                &default,
+                "INSERT INTO t VALUES (1, 2)",
+                AuthAction::Insert { table_name: "log" },
+                Some("g"),
+                None,
+            ),
+            (
+                &upserts,
+                "REPLACE INTO t SELECT * FROM u",
+                AuthAction::Insert { table_name: "t" },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "ANALYZE",
+                AuthAction::Analyze { table_name: "t" },
+                None,
+                Some(Rule::Maintenance),
+            ),
+            (
+                &default,
+                "REINDEX",
+                AuthAction::Reindex { index_name: "i" },
+                None,
+                Some(Rule::Maintenance),
+            ),
+            (
+                &default,
+                "CREATE INDEX i ON t (v)",
+                AuthAction::Reindex { index_name: "i" },
+                None,
+                None,
+            ),
+            (
+                &permissive,
+                "REINDEX",
+                AuthAction::Reindex { index_name: "i" },
+                None,
+                None,
+            ),
+            // An action no rule covers does not run.
+            (
+                &permissive,
+                "SELECT 1",
+                AuthAction::Unknown {
+                    code: 99,
+                    arg1: None,
+                    arg2: None,
+                },
+                None,
+                Some(Rule::Parse),
+            ),
             (
                 &default,
                 "CREATE TRIGGER g AFTER INSERT ON t BEGIN UPDATE t SET v = 1; END",
@@ -571,7 +739,10 @@ mod tests {
         let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
             (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
-            (&default, "VACUUM", false, None),
+            (&default, "VACUUM", false, Some(Rule::Maintenance)),
+            (&default, "vacuum main", false, Some(Rule::Maintenance)),
+            (&read_only, "VACUUM", false, Some(Rule::Maintenance)),
+            (&all, "VACUUM", false, None),
             (&read_only, "INSERT INTO t VALUES (1)", false, Some(Rule::ReadOnly)),
             (&read_only, "SELECT 1", true, None),
             (&read_only, "BEGIN", false, None),

@@ -19,6 +19,7 @@ mod doors_red_team;
 mod doors_red_team_2;
 #[cfg(feature = "duckdb")]
 mod duckdb;
+mod embedded_evidence;
 mod engine;
 mod faults;
 mod guard_attacks;

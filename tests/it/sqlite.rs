@@ -822,14 +822,16 @@ async fn vacuum_into_needs_allow_vacuum_into() {
     assert_eq!(scalar(&copy, "SELECT count(*) FROM t"), 3);
 }
 
-/// Plain VACUUM is not VACUUM INTO: no flag governs it, so a writable engine
-/// runs it. (SQLite runs VACUUM through an internal `ATTACH ... AS vacuum_db`,
-/// which the authorizer also sees.)
+/// Plain VACUUM is not VACUUM INTO: it is maintenance, as on PostgreSQL, so
+/// a writable engine runs it with `allow_maintenance` (and not without).
+/// (SQLite runs VACUUM through an internal `ATTACH ... AS vacuum_db`, which
+/// the authorizer also sees: it needs no `allow_attach`.)
 #[tokio::test(flavor = "multi_thread")]
-async fn plain_vacuum_is_allowed_on_a_writable_engine() {
+async fn plain_vacuum_needs_allow_maintenance() {
     let (_dir, path) = fixture(GUARD_FIXTURE);
-    let engine = engine_on(&path, writable);
-    run(&engine, "VACUUM").await.unwrap();
+    let err = run(&engine_on(&path, writable), "VACUUM").await.unwrap_err();
+    assert!(err.to_string().contains("protection.allow_maintenance"), "{err}");
+    run(&allowing(&path, "allow_maintenance"), "VACUUM").await.unwrap();
     assert_eq!(scalar(&path, "SELECT count(*) FROM t"), 3);
 }
 

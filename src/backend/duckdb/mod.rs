@@ -35,8 +35,8 @@ use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::budget::{self, ReadBudget};
 use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error, ErrorCode};
-use crate::guard::duckdb::Kind;
-use crate::guard::outline::{Outline, without_final_semicolon};
+use crate::guard::duckdb::{Evidence, Kind, Plan};
+use crate::guard::outline::{self, Outline, without_final_semicolon};
 use crate::guard::{self, Judge, Placeholders};
 
 /// A DuckDB database file (or `duckdb::memory:`).
@@ -293,19 +293,20 @@ fn run(
             // (a COPY to a file with external access off): the rule that
             // refuses the statement says why, when one does.
             if let Some(kind) = Kind::from_verb(&outline) {
-                guard::duckdb::statement(judge, &outline, kind)?;
+                guard::duckdb::statement(judge, &outline, &Evidence::of(kind))?;
             }
             return Err(db_error(message));
         }
     };
     let kind = Kind::from_code(prepared.kind());
-    guard::duckdb::statement(judge, &outline, kind)?;
     guard::check_params(prepared.param_count(), params, Placeholders::Positional).map_err(Error::Input)?;
+    let values = params.iter().map(param).collect::<Vec<_>>();
+    let evidence = evidence(session, sql, kind, &values, 0);
+    guard::duckdb::statement(judge, &outline, &evidence)?;
     let types = prepared.column_types();
     let names = prepared.column_names();
     drop(prepared);
     drop(extracted);
-    let values = params.iter().map(param).collect::<Vec<_>>();
 
     // Columns the crate cannot read come back as DuckDB's own text: a query
     // runs inside one that casts them (`CAST(#2 AS VARCHAR)`); anything else
@@ -422,6 +423,64 @@ fn run(
         more,
         spent,
     })
+}
+
+/// How many tails of an `EXPLAIN`'s text are asked about: DuckDB's
+/// statement begins within its first few tokens outside parentheses
+/// (`EXPLAIN`, `ANALYZE`, an option list, then the statement).
+const EXPLAINED_STARTS: usize = 6;
+
+/// What DuckDB says about statement `sql` of type `kind`, beyond its type,
+/// for the guard: the plan of a statement that changes rows, and for an
+/// `EXPLAIN` each statement it may explain. Asking runs nothing: DuckDB
+/// prepares and plans (`EXPLAIN` without `ANALYZE`) but does not execute.
+fn evidence(session: &Session, sql: &str, kind: Kind, values: &[duckdb::types::Value], depth: usize) -> Evidence {
+    let mut evidence = Evidence::of(kind);
+    match kind {
+        // What changes rows, and what reads: a view or a table macro can
+        // run a table function the text never names.
+        Kind::Delete | Kind::Update | Kind::Insert | Kind::Select | Kind::Call | Kind::Create => {
+            evidence.plan = plan(session, sql, values);
+        }
+        // EXPLAIN of an EXPLAIN is refused for want of evidence past two.
+        Kind::Explain if depth < 2 => {
+            for at in outline::explained_starts(sql, outline::Dialect::DuckDb, EXPLAINED_STARTS) {
+                let tail = &sql[at..];
+                let Ok(extracted) = session.extract(tail) else { continue };
+                if extracted.count != 1 {
+                    continue;
+                }
+                let Ok(prepared) = extracted.prepare(0) else { continue };
+                let inner = Kind::from_code(prepared.kind());
+                drop(prepared);
+                drop(extracted);
+                evidence.explained.push((
+                    Outline::duckdb(tail),
+                    self::evidence(session, tail, inner, values, depth + 1),
+                ));
+            }
+        }
+        _ => {}
+    }
+    evidence
+}
+
+/// DuckDB's physical plan of `sql` (`EXPLAIN (FORMAT JSON)`), planned with
+/// the call's parameters; `None` when DuckDB gives none.
+fn plan(session: &Session, sql: &str, values: &[duckdb::types::Value]) -> Option<Plan> {
+    let explain = format!("EXPLAIN (FORMAT JSON) {sql}");
+    // One statement, and DuckDB's EXPLAIN: the crate's `prepare` runs every
+    // statement of a text but the last, so nothing else may be in it.
+    let extracted = session.extract(&explain).ok()?;
+    if extracted.count != 1 || Kind::from_code(extracted.prepare(0).ok()?.kind()) != Kind::Explain {
+        return None;
+    }
+    drop(extracted);
+    let mut stmt = session.conn.prepare(&explain).ok()?;
+    let json: String = stmt
+        .query_row(duckdb::params_from_iter(values.iter()), |row| row.get(1))
+        .ok()?;
+    Plan::from_json(&json)
 }
 
 /// [`to_json`], within the read budget: text longer than it allows is cut

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rusqlite::hooks::Authorization;
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
@@ -250,6 +251,11 @@ fn run(
     mut budget: ReadBudget,
 ) -> Result<Rows, Error> {
     guard::one_statement(guard::sqlite::statements(sql).len())?;
+    // SQLite builds a value whole before pgmcp reads any of it: without a
+    // limit, `printf('%.*c', 999999999, 'x')` holds a gigabyte, and the one
+    // step that builds it does not reach the progress handler in time.
+    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, value_limit(&budget))
+        .map_err(db_error)?;
     let outline = Outline::sqlite(sql);
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     {
@@ -353,6 +359,18 @@ fn run(
         more,
         spent,
     })
+}
+
+/// The least SQLite may build for one value, whatever the answer's cap.
+const VALUE_FLOOR: usize = 16 << 20;
+
+/// The most SQLite may build for one string or blob in a call: 256 times what
+/// an answer keeps of a value (room for values computed from others), and at
+/// least [`VALUE_FLOOR`]. Past it, SQLite stops the statement with
+/// `SQLITE_TOOBIG`, which [`db_error`] explains.
+fn value_limit(budget: &ReadBudget) -> i32 {
+    let limit = budget.value_cap().saturating_mul(256).max(VALUE_FLOOR);
+    i32::try_from(limit).unwrap_or(i32::MAX)
 }
 
 fn bind(stmt: &mut rusqlite::Statement<'_>, index: usize, param: &Value) -> Result<(), Error> {
@@ -480,7 +498,12 @@ fn db_error(e: rusqlite::Error) -> Error {
         other => ("SQLITE_ERROR", other.to_string()),
     };
     // A message can quote a value ("bad JSON path: '$xxx…'").
-    let message = budget::bounded_message(message);
+    let mut message = budget::bounded_message(message);
+    if code == "SQLITE_TOOBIG" {
+        message.push_str(
+            ": a value grew past what pgmcp lets SQLite build for one value (256 times query.max_result_length, and at least 16 MiB). Build smaller values, or raise query.max_result_length",
+        );
+    }
     // SQLite says an undefined name only in its wording.
     let undefined_name =
         code == "SQLITE_ERROR" && (message.starts_with("no such table: ") || message.starts_with("no such column: "));
