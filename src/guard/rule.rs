@@ -232,7 +232,7 @@ pub const RULES: [Spec; 30] = [
         "triggers",
         "allow_triggers",
         Every,
-        "`CREATE TRIGGER` (also inside `CREATE SCHEMA`), `CREATE/ALTER EVENT TRIGGER`, renaming a trigger, and `ALTER TABLE ... ENABLE/DISABLE TRIGGER` (a trigger runs an existing function on every later write, by every session; disabling one turns off what it enforces).",
+        "`CREATE TRIGGER` (also inside `CREATE SCHEMA`), `CREATE/ALTER EVENT TRIGGER`, renaming a trigger, and `ALTER TABLE ... ENABLE/DISABLE TRIGGER` (a trigger runs an existing function on every later write, by every session; disabling one turns off what it enforces). SQLite's `CREATE TRIGGER`, whose body is SQL of its own, needs `allow_create_function`.",
     ),
     switch(
         Rule::Publications,
