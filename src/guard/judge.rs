@@ -68,7 +68,8 @@ impl Judge {
         }
     }
 
-    /// Refuse what `finding` describes unless its rule's switch is on.
+    /// Refuse what `finding` describes unless its rule's switch is on; a
+    /// rule without a switch always refuses, and says no setting allows it.
     pub fn decide(&self, finding: Finding<'_>) -> Result<(), Violation> {
         if self.policy.allows(finding.rule) {
             return Ok(());
@@ -80,7 +81,7 @@ impl Judge {
             remedy,
         } = finding;
         let Some(flag) = rule.flag() else {
-            return violation(rule, format!("{what}: {why}"));
+            return violation(rule, format!("{what}: {why}. No setting allows it"));
         };
         let remedy = match remedy {
             Remedy::Switch => format!("Set protection.{flag} to true to allow it"),

@@ -209,6 +209,13 @@ impl Walk<'_> {
             if let Some((_, typed)) = UNWRAPPED.iter().find(|(field, _)| field == key)
                 && let Value::Object(child_fields) = child
             {
+                // `COPY t TO STDOUT` reads its relation: it runs what a read
+                // runs (a policy), not what a write does (triggers, defaults).
+                let typed = if kind == "CopyStmt" && *typed == "WrittenRelation" && statements::copies_to_client(map) {
+                    "RangeVar"
+                } else {
+                    typed
+                };
                 if kind == "AlterSystemStmt" {
                     // ALTER SYSTEM's SET is governed by ALTER SYSTEM's switch,
                     // not SET's; read-only mode still applies to it.

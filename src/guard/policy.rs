@@ -70,6 +70,28 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "pg_background_launch",
 ];
 
+/// Built-in diagnostics read-only mode runs although PostgreSQL marks them
+/// `VOLATILE` (their answer changes from call to call; none writes): where
+/// the WAL is, a sequence's last value, the lock table, the control file,
+/// replay's state. Like the catalog's other harmless volatile built-ins,
+/// only PostgreSQL's own (`pg_catalog`, owned by a superuser) are run: a
+/// database user's function of the same name makes the name untrusted. The
+/// writers beside them (`pg_switch_wal`, `pg_create_restore_point`,
+/// replication slots) are blocked functions.
+pub const READ_ONLY_DIAGNOSTICS: &[&str] = &[
+    "pg_current_wal_insert_lsn",
+    "pg_current_wal_flush_lsn",
+    "pg_sequence_last_value",
+    "pg_lock_status",
+    "pg_safe_snapshot_blocking_pids",
+    "pg_control_checkpoint",
+    "pg_control_system",
+    "pg_control_init",
+    "pg_control_recovery",
+    "pg_is_wal_replay_paused",
+    "pg_get_wal_replay_pause_state",
+];
+
 /// One entry of `protection.blocked_functions`: an exact name, or a prefix
 /// when it ends in `*`. Matched case-insensitively against the called
 /// function's own name, whatever schema qualifies it.

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{Judge, Violation};
 
-const WHY: &str = "read-only mode runs only statements that read: SELECT, VALUES, TABLE, SHOW, and EXPLAIN of those (server.read_only is on)";
+const WHY: &str = "read-only mode runs only statements that read: SELECT, VALUES, TABLE, SHOW, COPY ... TO STDOUT, and EXPLAIN of those (server.read_only is on)";
 
 /// The statement as a whole: in read-only mode, its kind must be on the list.
 pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
@@ -18,6 +18,10 @@ pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
     };
     match kind {
         "SelectStmt" | "VariableShowStmt" => Ok(()),
+        // `COPY t TO STDOUT` and `COPY (SELECT ...) TO STDOUT` read: the
+        // rows come back to pgmcp, and the query inside is walked like any
+        // other (nothing that writes may hide in it).
+        "CopyStmt" if super::statements::copies_to_client(fields) => Ok(()),
         "ExplainStmt" => match fields.get("query").and_then(node) {
             Some(("SelectStmt", _)) => Ok(()),
             Some((inner, _)) => refuse(judge, || format!("EXPLAIN {}", sql_words(inner))),
@@ -60,7 +64,7 @@ fn node(value: &Value) -> Option<(&str, &Map<String, Value>)> {
 }
 
 /// A parse-tree node type as SQL words: `CreateTableAsStmt` → `CREATE TABLE AS`.
-fn sql_words(kind: &str) -> String {
+pub(super) fn sql_words(kind: &str) -> String {
     let named = match kind {
         "VacuumStmt" => return "VACUUM/ANALYZE".to_owned(),
         "CheckPointStmt" => return "CHECKPOINT".to_owned(),

@@ -308,7 +308,12 @@ fn judge_function(
             Some("it assigns a transaction ID, which changes the server's state")
         }
         Some(Trust::ReadOnly) => None,
-        Some(Trust::BuiltIn) if HARMLESS_VOLATILE.contains(&lower.as_str()) => None,
+        Some(Trust::BuiltIn)
+            if HARMLESS_VOLATILE.contains(&lower.as_str())
+                || super::policy::READ_ONLY_DIAGNOSTICS.contains(&lower.as_str()) =>
+        {
+            None
+        }
         Some(Trust::BuiltIn) => Some("it is VOLATILE: PostgreSQL says it can change the database or the server"),
         Some(Trust::Untrusted) => Some(
             "it is defined in the database rather than by PostgreSQL or an extension (or is an extension's VOLATILE function), so nothing shows it only reads",

@@ -36,6 +36,13 @@ pub enum Rule {
     BlockedFunction,
     Maintenance,
     Lock,
+    /// Triggers: creating them (and event triggers), and turning them on or off.
+    Triggers,
+    /// Publications: the tables logical replication sends to subscribers.
+    Publications,
+    /// A statement kind, or an `ALTER TABLE` action, that no setting allows:
+    /// read-write mode is an allowlist too, and a kind not on it is refused.
+    Unlisted,
     Attach,
     Pragma,
     VacuumInto,
@@ -95,7 +102,7 @@ use Engines::{Embedded, Every};
 
 /// Every rule, in [`Rule`]'s order (a test holds the two together); the
 /// switches in the order the README and the wizard list them.
-pub const RULES: [Spec; 27] = [
+pub const RULES: [Spec; 30] = [
     always(Rule::Parse, "parse"),
     always(Rule::MultiStatement, "multi-statement"),
     always(Rule::ReadOnly, "read-only"),
@@ -111,7 +118,7 @@ pub const RULES: [Spec; 27] = [
         "drop",
         "allow_drop",
         Every,
-        "`DROP` of any object, `DROP DATABASE`, `DROP ROLE`, `DROP OWNED`, `ALTER TABLE ... DROP COLUMN`, and what drops by replacing: `CREATE OR REPLACE VIEW` (DuckDB: `CREATE OR REPLACE` of any object).",
+        "`DROP` of any object, `DROP DATABASE`, `DROP ROLE`, `DROP OWNED`, `ALTER TABLE ... DROP COLUMN`, `DROP CONSTRAINT`, `ALTER COLUMN ... DROP NOT NULL` (and `ALTER DOMAIN`'s), `ALTER CONSTRAINT ... NOT ENFORCED`, `SET UNLOGGED` (a crash empties an unlogged table), and what drops by replacing: `CREATE OR REPLACE VIEW` (DuckDB: `CREATE OR REPLACE` of any object).",
     ),
     switch(Rule::Truncate, "truncate", "allow_truncate", Every, "`TRUNCATE`."),
     switch(
@@ -133,14 +140,14 @@ pub const RULES: [Spec; 27] = [
         "copy-to-file",
         "allow_copy_to_file",
         Every,
-        "`COPY ... TO` a server file or `PROGRAM` (a shell command on the database server). `COPY ... TO STDOUT` is always allowed. DuckDB: `COPY ... TO 'file'`.",
+        "`COPY ... TO` a server file or `PROGRAM` (a shell command on the database server). `COPY ... TO STDOUT` is always allowed, in read-only mode too: its lines come back as rows of one text column, `line`. DuckDB: `COPY ... TO 'file'`.",
     ),
     switch(
         Rule::CreateFunction,
         "create-function",
         "allow_create_function",
         Every,
-        "`CREATE FUNCTION`, `CREATE PROCEDURE`, and what lets an existing function run or hide: `CREATE OPERATOR`, `CREATE AGGREGATE`, `CREATE CAST ... WITH FUNCTION`, `ALTER FUNCTION`, renaming or moving a function.",
+        "`CREATE FUNCTION`, `CREATE PROCEDURE`, and what lets an existing function run or hide: `CREATE OPERATOR`, `CREATE AGGREGATE`, `CREATE CAST ... WITH FUNCTION`, operator classes and families, `CREATE TRANSFORM`, a type's or a range's support functions, `ALTER FUNCTION`, `ALTER OPERATOR/TYPE ... SET`, renaming or moving a function or operator.",
     ),
     switch(
         Rule::Prepare,
@@ -168,7 +175,7 @@ pub const RULES: [Spec; 27] = [
         "alter-system",
         "allow_alter_system",
         Every,
-        "`ALTER SYSTEM`.",
+        "`ALTER SYSTEM`, `ALTER DATABASE ... SET`, and `GRANT` on server parameters (each changes settings for later sessions).",
     ),
     switch(
         Rule::Load,
@@ -182,7 +189,7 @@ pub const RULES: [Spec; 27] = [
         "create-rule",
         "allow_create_rule",
         Every,
-        "`CREATE RULE` (rules rewrite later statements).",
+        "`CREATE RULE` and `ALTER TABLE ... ENABLE/DISABLE RULE` (rules rewrite later statements).",
     ),
     switch(
         Rule::Merge,
@@ -196,14 +203,14 @@ pub const RULES: [Spec; 27] = [
         "create-extension",
         "allow_create_extension",
         Every,
-        "`CREATE/ALTER EXTENSION`, foreign data (`CREATE SERVER`, `CREATE FOREIGN TABLE`, `IMPORT FOREIGN SCHEMA`, user mappings) and subscriptions (they can load code, read files, run programs, reach other servers, or write what another server sends).",
+        "`CREATE/ALTER EXTENSION`, `CREATE LANGUAGE`, `ALTER ... DEPENDS ON EXTENSION`, foreign data (`CREATE SERVER`, `CREATE/ALTER FOREIGN TABLE`, `IMPORT FOREIGN SCHEMA`, user mappings, `GRANT` on foreign servers) and subscriptions (they can load code, read files, run programs, reach other servers, or write what another server sends).",
     ),
     switch(
         Rule::RoleChanges,
         "role-changes",
         "allow_role_changes",
         Every,
-        "`CREATE/ALTER ROLE`/`USER`, granting or revoking role membership (`GRANT pg_execute_server_program TO ...`), row security policies, and switching roles: `SET [LOCAL] ROLE`, `RESET ROLE`, `SET`/`RESET SESSION AUTHORIZATION` (refused even when `allow_set` is on, which they need as well). Privileges on objects (`GRANT SELECT ON t TO r`) are not role changes.",
+        "`CREATE/ALTER ROLE`/`USER` (also `... SET`), granting or revoking role membership (`GRANT pg_execute_server_program TO ...`), row security (policies, `ALTER TABLE ... ENABLE/DISABLE/FORCE ROW LEVEL SECURITY`), an object's owner (`OWNER TO`), and switching roles: `SET [LOCAL] ROLE`, `RESET ROLE`, `SET`/`RESET SESSION AUTHORIZATION` (refused even when `allow_set` is on, which they need as well). Privileges on objects (`GRANT SELECT ON t TO r`) are not role changes.",
     ),
     always(Rule::BlockedFunction, "blocked-function"),
     switch(
@@ -211,7 +218,7 @@ pub const RULES: [Spec; 27] = [
         "maintenance",
         "allow_maintenance",
         Every,
-        "`VACUUM`, `ANALYZE`, `CLUSTER`, `REINDEX`, `CHECKPOINT`, `REFRESH MATERIALIZED VIEW` (they rewrite or scan whole tables under strong locks; never in read-only mode).",
+        "`VACUUM`, `ANALYZE`, `CLUSTER`, `REINDEX`, `CHECKPOINT`, `REFRESH MATERIALIZED VIEW`, `ALTER TABLE ... SET LOGGED`, `SET TABLESPACE`, `SET ACCESS METHOD` (they rewrite or scan whole tables under strong locks; never in read-only mode).",
     ),
     switch(
         Rule::Lock,
@@ -220,6 +227,21 @@ pub const RULES: [Spec; 27] = [
         Every,
         "`LOCK TABLE` in a mode stronger than `ACCESS SHARE` (it blocks other sessions; never in read-only mode).",
     ),
+    switch(
+        Rule::Triggers,
+        "triggers",
+        "allow_triggers",
+        Every,
+        "`CREATE TRIGGER` (also inside `CREATE SCHEMA`), `CREATE/ALTER EVENT TRIGGER`, renaming a trigger, and `ALTER TABLE ... ENABLE/DISABLE TRIGGER` (a trigger runs an existing function on every later write, by every session; disabling one turns off what it enforces). SQLite's `CREATE TRIGGER`, whose body is SQL of its own, needs `allow_create_function`.",
+    ),
+    switch(
+        Rule::Publications,
+        "publications",
+        "allow_publications",
+        Every,
+        "`CREATE/ALTER PUBLICATION` and `ALTER TABLE ... REPLICA IDENTITY` (a publication sends tables' rows to any server that subscribes).",
+    ),
+    always(Rule::Unlisted, "unlisted"),
     switch(
         Rule::Attach,
         "attach",
@@ -259,8 +281,8 @@ pub const RULES: [Spec; 27] = [
 
 impl Rule {
     /// Every rule, in the table's order.
-    pub const ALL: [Rule; 27] = {
-        let mut all = [Rule::Parse; 27];
+    pub const ALL: [Rule; 30] = {
+        let mut all = [Rule::Parse; 30];
         let mut i = 0;
         while i < RULES.len() {
             all[i] = RULES[i].rule;

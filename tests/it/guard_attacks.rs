@@ -253,9 +253,11 @@ async fn every_blocked_category_is_refused_and_changes_nothing() {
         guard_alone("SET work_mem = '1GB'", Rule::Set),
         guard_alone("RESET ALL", Rule::Set),
         guard_alone("ALTER SYSTEM SET work_mem = '1GB'", Rule::AlterSystem),
+        // ALTER DATABASE ... SET keeps a setting for every later session:
+        // ALTER SYSTEM's switch governs it (and its SET, SET's).
         guard_alone(
             format!("ALTER DATABASE {} SET search_path = pg_temp", target.db.name),
-            Rule::Set,
+            Rule::AlterSystem,
         ),
         guard_alone("LOAD 'auto_explain'", Rule::Load),
         guard_alone(
@@ -458,7 +460,10 @@ async fn read_only_mode_refuses_writes_the_guard_lets_through() {
         ),
         write(
             format!("ALTER DATABASE {} SET search_path = pg_temp", target.db.name),
-            |p| p.allow(Rule::Set, true),
+            |p| {
+                p.allow(Rule::AlterSystem, true);
+                p.allow(Rule::Set, true);
+            },
             READ_ONLY_SQL_TRANSACTION,
         ),
     ];

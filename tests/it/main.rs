@@ -7,6 +7,7 @@
 
 #![cfg(unix)]
 
+mod allowlist;
 mod catalog_fences;
 mod check;
 mod cli;

@@ -578,11 +578,37 @@ impl Connection {
         let mut budget = ex.budget;
         // What each row costs beyond its values: a key per column.
         let mut row_cost = 0;
+        // The main statement is a COPY ... TO STDOUT: its lines are rows.
+        let mut copy: Option<CopyOut> = None;
         while ready_left > 0 {
             // A long data row of the main statement is read field by field.
             if completed == main && budget.is_some() {
                 // Every message has a five-byte header: look at it first.
                 self.fill(5).await?;
+            }
+            // A long COPY line likewise, read as far as the budget allows.
+            if completed == main
+                && let Some(out) = copy
+                && let Some(budget) = budget.as_mut()
+                && let Some(len) = self.long_copy_line()
+            {
+                let wanted = result.rows.len() < out.max_rows;
+                let keep = wanted && !budget.spent();
+                if wanted {
+                    budget.charge(row_cost);
+                }
+                self.read_buf.advance(5);
+                let taken = if keep { budget.take(len) } else { 0 };
+                self.fill(taken).await?;
+                let head = self.read_buf.split_to(taken).freeze();
+                self.discard(len - taken).await?;
+                if keep {
+                    let line = out.line(head, len, result.rows.len(), &mut result.cuts);
+                    result.rows.push(vec![Some(line)]);
+                } else if wanted {
+                    result.skipped += 1;
+                }
+                continue;
             }
             if completed == main
                 && let Some(budget) = budget.as_mut()
@@ -653,11 +679,49 @@ impl Connection {
                     // statement that failed is the one not yet completed.
                     first_error.get_or_insert((err, completed < main));
                 }
-                Message::CopyOutResponse(_) | Message::CopyData(_) | Message::CopyDone => {
-                    // COPY ... TO STDOUT: the data arrives as CopyData lines. It is
-                    // drained here so the exchange stays in step; COPY output is not
-                    // returned as rows.
+                // COPY ... TO STDOUT: PostgreSQL sends each row as one
+                // CopyData line. The main statement's lines become rows of
+                // one text column, held within the row cap and the budget
+                // as data rows are; any other statement's are drained.
+                Message::CopyOutResponse(body) => {
+                    if completed == main {
+                        let out = CopyOut {
+                            binary: body.format() != 0,
+                            max_rows: match ex.max_rows {
+                                0 => usize::MAX,
+                                n => usize::try_from(n).unwrap_or(usize::MAX),
+                            },
+                        };
+                        row_cost += COPY_COLUMN.len() + 4;
+                        result.columns = vec![out.column()];
+                        copy = Some(out);
+                    }
                 }
+                Message::CopyData(body) => {
+                    if completed == main
+                        && let Some(out) = copy
+                    {
+                        let line = body.into_bytes();
+                        let len = line.len();
+                        match budget.as_mut() {
+                            // One line past the cap (it is the caller's
+                            // cap plus one) already says more exist.
+                            _ if result.rows.len() >= out.max_rows => {}
+                            Some(budget) if budget.spent() => result.skipped += 1,
+                            Some(budget) => {
+                                budget.charge(row_cost);
+                                let taken = budget.take(len);
+                                let line = out.line(line.slice(..taken), len, result.rows.len(), &mut result.cuts);
+                                result.rows.push(vec![Some(line)]);
+                            }
+                            None => {
+                                let line = out.line(line, len, result.rows.len(), &mut result.cuts);
+                                result.rows.push(vec![Some(line)]);
+                            }
+                        }
+                    }
+                }
+                Message::CopyDone => {}
                 Message::CopyInResponse(_) => {
                     // The server now waits for data we will never send, and our
                     // pipelined messages would be read as protocol violations.
@@ -795,6 +859,13 @@ impl Connection {
     fn long_data_row(&self) -> Option<usize> {
         let (kind, len) = self.header()?;
         (kind == b'D' && len > STREAMED_ROW).then(|| len - 4)
+    }
+
+    /// The body length of the next message if it is a COPY line longer than
+    /// [`STREAMED_ROW`], judged from its header alone.
+    fn long_copy_line(&self) -> Option<usize> {
+        let (kind, len) = self.header()?;
+        (kind == b'd' && len > STREAMED_ROW).then(|| len - 4)
     }
 
     /// The next message's type and length (its own four bytes included),
@@ -969,6 +1040,62 @@ impl Connection {
             return Err(bad());
         }
         Ok(body)
+    }
+}
+
+/// The one column a `COPY ... TO STDOUT` answers with: each row is a line
+/// of its output (text or CSV as the statement asked).
+const COPY_COLUMN: &str = "line";
+
+/// `text`, and `bytea` for `COPY ... (FORMAT binary)`.
+const TEXT_OID: u32 = 25;
+const BYTEA_OID: u32 = 17;
+
+/// A `COPY ... TO STDOUT` being read as rows.
+#[derive(Debug, Clone, Copy)]
+struct CopyOut {
+    /// `FORMAT binary`: its lines are returned as `bytea`, in hex.
+    binary: bool,
+    /// The most lines held, `Execute`'s row limit (the caller's cap plus
+    /// one, which tells it more exist): COPY does not stop at that limit, so
+    /// the lines past it are read and dropped here.
+    max_rows: usize,
+}
+
+impl CopyOut {
+    fn column(self) -> WireColumn {
+        WireColumn {
+            name: COPY_COLUMN.to_owned(),
+            type_oid: if self.binary { BYTEA_OID } else { TEXT_OID },
+            type_modifier: -1,
+            table_oid: 0,
+            column_id: 0,
+        }
+    }
+
+    /// A line's value from what the budget kept of it (`head`) and its
+    /// whole length `len`: without its ending newline, in hex when binary,
+    /// a cut noted when the head is not all of it.
+    fn line(self, head: Bytes, len: usize, row: usize, cuts: &mut Vec<CutValue>) -> Bytes {
+        let whole = head.len() == len;
+        let head = match (whole, self.binary, head.last()) {
+            (true, false, Some(b'\n')) => head.slice(..head.len() - 1),
+            _ => head,
+        };
+        if !whole {
+            cuts.push(CutValue { row, column: 0, len });
+        }
+        if !self.binary {
+            return head;
+        }
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = Vec::with_capacity(2 + 2 * head.len());
+        hex.extend_from_slice(b"\\x");
+        for byte in &head[..] {
+            hex.push(DIGITS[usize::from(byte >> 4)]);
+            hex.push(DIGITS[usize::from(byte & 15)]);
+        }
+        Bytes::from(hex)
     }
 }
 
