@@ -39,6 +39,7 @@ mod output_fences;
 mod pipeline;
 mod pooler;
 mod protocol_channel;
+mod reader;
 mod red_team;
 mod release;
 mod role;

@@ -76,6 +76,16 @@ async fn every_tool_answers_through_pgbouncer_as_without_it() {
         // them between server connections.
         for _ in 0..6 {
             assert_eq!(rows(&engine, PINNED_VALUES).await, expected_values, "{mode} pooling");
+            // The superuser login's read-only calls run as the reader
+            // (SET LOCAL ROLE: inside the transaction, which the pooler
+            // keeps on one server connection); before 14, see `reader::`.
+            if db.major() >= 14 {
+                assert_eq!(
+                    rows(&engine, "SELECT current_user AS r").await,
+                    json!([{"r": "pg_read_all_data"}]),
+                    "{mode} pooling"
+                );
+            }
             assert_eq!(
                 rows(&engine, "SELECT count(*) AS n, max(note) AS top FROM orders").await,
                 json!([{"n": 30, "top": "n9"}]),
