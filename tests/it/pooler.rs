@@ -20,9 +20,15 @@ use pgmcp::{Config, Engine, Error};
 
 const MODES: [&str; 2] = ["session", "transaction"];
 
-/// An engine on `url` with built-in defaults, adjusted by `edit`.
+/// An engine on `url` with built-in defaults, adjusted by `edit`; before
+/// PostgreSQL 14, as the login (see `support::engine::engine_for`).
 fn engine_at(url: &str, edit: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::builtin();
+    let version: u32 = pg::server()
+        .psql("postgres", "SHOW server_version_num")
+        .parse()
+        .unwrap();
+    config.connection.read_only_as_login = version < 140_000;
     edit(&mut config);
     let params = params::resolve(Some(url), &config.connection, &|_| None).expect("the URL resolves");
     Engine::postgres(config, params)

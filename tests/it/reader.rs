@@ -21,8 +21,17 @@ use pgmcp::{Config, Engine};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::engine::{engine_for, err_text, rows, run, writable};
+use crate::support::engine::{err_text, rows, run, writable};
 use crate::support::pg::{self, TestDb};
+
+/// An engine on `db` with built-in defaults, adjusted by `edit`: unlike
+/// `support::engine::engine_for`, without the opt-out on any version.
+fn engine_for(db: &TestDb, edit: impl FnOnce(&mut Config)) -> Engine {
+    crate::support::engine::engine_for(db, |c| {
+        c.connection.read_only_as_login = false;
+        edit(c);
+    })
+}
 
 /// `mine` (the login's), `theirs` (another role's, not granted to anyone)
 /// with an enum column, so results take the type lookup path too.
