@@ -44,6 +44,8 @@ pub struct Report {
     pub hooks: Vec<HookCheck>,
     /// `connection.role` from the config.
     pub role: Option<String>,
+    /// `connection.read_only_as_login` from the config.
+    pub read_only_as_login: bool,
 }
 
 /// One configured hook and whether it can run.
@@ -95,6 +97,7 @@ impl Report {
             blocked_functions: config.protection.blocked_functions.len(),
             hooks,
             role: config.connection.role.clone(),
+            read_only_as_login: config.connection.read_only_as_login,
         }
     }
 
@@ -175,14 +178,7 @@ impl fmt::Display for Report {
             Ok(s) => {
                 writeln!(f, "  server:     {} at {}", s.server, s.endpoint)?;
                 writeln!(f, "  connected:  as user \"{}\" to database \"{}\"", s.user, s.database)?;
-                match &self.role {
-                    Some(_) => writeln!(f, "  runs as:    role \"{}\" (connection.role)", s.role)?,
-                    None => writeln!(
-                        f,
-                        "  runs as:    role \"{}\" (the login; connection.role is not set)",
-                        s.role
-                    )?,
-                }
+                writeln!(f, "  runs as:    role \"{}\" ({})", s.role, s.role_reason)?;
                 match &s.encryption {
                     Some(tls) => writeln!(f, "  TLS:        yes ({tls})")?,
                     None => writeln!(f, "  TLS:        no")?,
@@ -237,6 +233,10 @@ impl fmt::Display for Report {
                 }
                 let fix = match &self.role {
                     Some(_) => "take these rights away from connection.role, or point it at a reader role",
+                    // Read-only queries would run as pg_read_all_data without the opt-out.
+                    None if self.read_only && self.read_only_as_login => {
+                        "remove connection.read_only_as_login (read-only queries then run as pg_read_all_data), or set connection.role to a reader role"
+                    }
                     None => "set connection.role to a reader role",
                 };
                 writeln!(

@@ -610,6 +610,9 @@ async fn suggest_role(config: Config, database: Option<String>, role: Option<Str
     if matches!(result, Err(QueryError::Role { .. })) {
         let mut as_login = config;
         as_login.connection.role = None;
+        // pgmcp's own catalog read, not an agent's: the login may do it
+        // where pg_read_all_data is missing (PostgreSQL 13) or refused.
+        as_login.connection.read_only_as_login = true;
         let engine = Engine::postgres(as_login, conn);
         result = engine.suggest_role(&role, CancellationToken::new()).await;
         engine.close().await;

@@ -268,6 +268,12 @@ pub struct RawConnection {
     /// login must be a member of it (`GRANT role TO login`). PostgreSQL only;
     /// applies however the connection is given (`PGMCP_PG_CONNSTRING` too).
     pub role: Option<String>,
+    /// Without `role`, read-only mode runs the queries of a login that can
+    /// do more than read (a superuser, `REPLICATION`, a member of
+    /// `pg_execute_server_program`, `pg_read_server_files` or
+    /// `pg_write_server_files`) as `pg_read_all_data`. `true` runs them as
+    /// the login, with all its rights.
+    pub read_only_as_login: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -697,6 +703,10 @@ impl RawConfig {
                 max_params_bytes: Some(1 << 20),
                 timeout_rules: Vec::new(),
             },
+            connection: RawConnection {
+                read_only_as_login: Some(false),
+                ..RawConnection::default()
+            },
             protection: RawProtection {
                 switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),
                 // `None`: the guard's own list (`Policy::default`).
@@ -961,6 +971,15 @@ fn connection(raw: RawConnection, file: Option<&Path>) -> Result<ConnectionConfi
     if let Some(problem) = raw.role.as_deref().and_then(role_name_problem) {
         return Err(fail(file, "connection.role", problem));
     }
+    let read_only_as_login = raw.read_only_as_login.unwrap_or(false);
+    if read_only_as_login && raw.role.is_some() {
+        return Err(fail(
+            file,
+            "connection.read_only_as_login",
+            "is true, but connection.role is set, and queries run as connection.role either way: remove one of them"
+                .into(),
+        ));
+    }
     let beside = |value: Option<String>| match (value, file.and_then(Path::parent)) {
         (Some(v), Some(dir)) if v != "system" && Path::new(&v).is_relative() => {
             Some(dir.join(&v).to_string_lossy().into_owned())
@@ -980,6 +999,7 @@ fn connection(raw: RawConnection, file: Option<&Path>) -> Result<ConnectionConfi
         sslkey: beside(raw.sslkey),
         passfile: beside(raw.passfile),
         role: raw.role,
+        read_only_as_login,
     })
 }
 
@@ -1397,6 +1417,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.connection.port, Some(6432));
         assert_eq!(c.connection.role, None, "no role: statements run as the login");
+        assert!(
+            !c.connection.read_only_as_login,
+            "a login that can do more than read runs read-only queries as pg_read_all_data"
+        );
         assert_eq!(c.pool.max_conns, 8);
         assert!(!c.read_only);
         assert_eq!(c.logging.level, LogLevel::Debug);
@@ -1428,6 +1452,8 @@ mod tests {
             (format!(r#"{{"connection": {{"port": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.port: must be between 1 and 65535"),
             (format!(r#"{{"connection": {{"sslmode": "on"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslmode: unknown sslmode \"on\": use disable, allow, prefer, require, verify-ca, verify-full"),
             (format!(r#"{{"connection": {{"sslrootcert": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslrootcert: must be a file path (leave the field out for the default)"),
+            (format!(r#"{{"connection": {{"read_only_as_login": "yes"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.read_only_as_login: invalid JSON: invalid type: string \"yes\", expected a boolean at line 1 column 43"),
+            (format!(r#"{{"connection": {{"read_only_as_login": true, "role": "rdr"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.read_only_as_login: is true, but connection.role is set, and queries run as connection.role either way: remove one of them"),
             (format!(r#"{{"connection": {{"role": " "}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: is empty: remove it to run as the login, or name a role"),
             (format!(r#"{{"connection": {{"role": "a\u0000b"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: contains a NUL character"),
             (format!(r#"{{"connection": {{"role": "{}"}}, {}"#, "r".repeat(64), &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: is 64 bytes long; PostgreSQL names are at most 63 bytes"),
@@ -1644,6 +1670,23 @@ mod tests {
         for size in ["", "GB", "1", "1.GB", ".5GB", "1.2.3GB", "-1GB", "1 PB", "80%"] {
             assert!(!memory_size(size), "{size}");
         }
+    }
+
+    #[test]
+    fn read_only_as_login_is_read() {
+        for (value, expected) in [("true", true), ("false", false)] {
+            let text = format!(
+                r#"{{"connection": {{"read_only_as_login": {value}}}, {}"#,
+                &MINIMAL[1..]
+            );
+            assert_eq!(load(&text).unwrap().connection.read_only_as_login, expected);
+        }
+        // Off with a role is no contradiction: the role is what runs.
+        let text = format!(
+            r#"{{"connection": {{"read_only_as_login": false, "role": "r"}}, {}"#,
+            &MINIMAL[1..]
+        );
+        assert_eq!(load(&text).unwrap().connection.role.as_deref(), Some("r"));
     }
 
     #[test]

@@ -44,14 +44,17 @@ pub enum Error {
         .note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
     )]
     PasswordRequired { note: Option<String> },
-    /// The session could not switch to `connection.role` (it does not exist,
-    /// or the login may not switch to it), so nothing ran. `code` is the
-    /// SQLSTATE; `advice` says what to do, when the backend knows the names.
+    /// The session could not switch to the role statements run as (it does
+    /// not exist, or the login may not switch to it), so nothing ran.
+    /// `target`: `connection.role`, or `pg_read_all_data` for read-only mode
+    /// with a login that can do more than read. `code` is the SQLSTATE;
+    /// `advice` says what to do, when the backend knows the names.
     #[error(
-        "cannot run as connection.role: {message} (SQLSTATE {code}){}",
+        "cannot run as {target}: {message} (SQLSTATE {code}){}",
         .advice.as_ref().map(|a| format!("; {a}")).unwrap_or_default()
     )]
     Role {
+        target: &'static str,
         code: String,
         message: String,
         advice: Option<String>,
@@ -107,7 +110,7 @@ impl Error {
             Error::NoSlot { .. } => "no connection slot".to_owned(),
             Error::Busy { .. } => "too many calls waiting".to_owned(),
             Error::PasswordRequired { .. } => "password required".to_owned(),
-            Error::Role { code, .. } => format!("cannot run as connection.role (SQLSTATE {code})"),
+            Error::Role { target, code, .. } => format!("cannot run as {target} (SQLSTATE {code})"),
             Error::CatalogChanged => "catalog changed".to_owned(),
             Error::CatalogUnconfirmed => "catalog unconfirmed".to_owned(),
             Error::Connection(_) => "connection failed".to_owned(),

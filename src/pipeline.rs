@@ -99,6 +99,7 @@ impl Engine {
             max_conn_lifetime: config.pool.max_conn_lifetime,
             max_conn_idle: config.pool.max_conn_idle,
             role: config.connection.role.clone(),
+            read_only_as_login: config.connection.read_only_as_login,
         };
         Engine::new(config, Backend::Postgres(PgBackend::new(params, options)))
     }

@@ -78,6 +78,7 @@ const SETTINGS: &[Field] = &[
     field("connection.dbname", Kind::Text),
     field("connection.user", Kind::Text),
     field("connection.role", Kind::Text),
+    field("connection.read_only_as_login", Kind::Bool),
     field(
         "connection.sslmode",
         Kind::Choice(&crate::backend::postgres::SslMode::NAMES),

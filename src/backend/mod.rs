@@ -105,6 +105,10 @@ pub struct SessionReport {
     /// Who statements run as: `connection.role` when set, else the login.
     /// Empty for files.
     pub role: String,
+    /// Why statements run as `role`: `connection.role`, the login (and why
+    /// that is fine), or `pg_read_all_data` (and what the login can do that
+    /// made it so). Empty for files.
+    pub role_reason: String,
     /// What `role` can do beyond reading (a superuser, an owner, ...), one
     /// sentence each; empty for a least-privilege reader, and for files.
     pub role_warnings: Vec<String>,

@@ -30,10 +30,34 @@ fn config(dir: &Path, read_only: bool, hooks: &[String]) -> std::path::PathBuf {
     path
 }
 
+/// The config at `path` with `connection` set to `section`.
+fn with_connection(path: &Path, section: Value) {
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    doc["connection"] = section;
+    std::fs::write(path, doc.to_string()).unwrap();
+}
+
+/// `pgmcp check` with the config at `path` on `url`, its exit code and stdout.
+fn check(home: &Path, path: &Path, url: &str) -> (Option<i32>, String) {
+    let out = pgmcp(home)
+        .arg("--config")
+        .arg(path)
+        .arg("check")
+        .env("PGMCP_PG_CONNSTRING", url)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 #[test]
 fn reports_what_is_in_effect() {
     let server = pg::server();
     let db = server.database();
+    if db.major() < 15 {
+        // PostgreSQL 15's default, which pg_read_all_data would otherwise
+        // be warned about on 14.
+        db.psql("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    }
     let home = tempfile::tempdir().unwrap();
     let path = config(home.path(), true, &[hook("accept.sh")]);
     let url = format!(
@@ -52,24 +76,30 @@ fn reports_what_is_in_effect() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let version = server.psql("postgres", "SHOW server_version");
+    if db.major() < 14 {
+        // No pg_read_all_data: refused, with what to do (the reader test
+        // has the whole message), and what follows is the opt-out's.
+        assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("  FAILED:     cannot run as pg_read_all_data: role \"pg_read_all_data\" does not exist"),
+            "{stdout}"
+        );
+        return;
+    }
     let expected = format!(
         "config file:  {config}\n\
          log file:     {log}\n\
          database:     127.0.0.1:{port}, user \"{user}\", database \"{db}\", sslmode=prefer (from PGMCP_PG_CONNSTRING)\n\
          \x20 server:     PostgreSQL {version} at 127.0.0.1:{port}\n\
          \x20 connected:  as user \"{user}\" to database \"{db}\"\n\
-         \x20 runs as:    role \"{user}\" (the login; connection.role is not set)\n\
+         \x20 runs as:    role \"pg_read_all_data\" (read-only mode, and the login \"{user}\" is a superuser; set connection.role to choose the role, or connection.read_only_as_login to run as the login)\n\
          \x20 TLS:        no\n\
          \x20 password:   from PGPASSWORD\n\
          read-only:    on (verified: transaction_read_only = on)\n\
          protection:   allowed: allow_drop; {blocked} blocked function patterns\n\
          hooks:        before_query {hook} (executable)\n\
-         WARNING:      queries run as role \"{user}\", which can do more than read:\n\
-         \x20 - it is a superuser: no privilege check applies to it, and it can read and write server files and run programs on the server\n\
-         \x20 fix: set connection.role to a reader role; `pgmcp check --suggest-role` prints the SQL that creates one\n\
-         result:       OK (1 warning, above)\n",
+         result:       OK\n",
         config = path.display(),
         log = home.path().join("pgmcp.log").display(),
         port = server.port(),
@@ -78,6 +108,7 @@ fn reports_what_is_in_effect() {
         blocked = pgmcp::guard::Policy::default().blocked_functions.len(),
         hook = hook("accept.sh"),
     );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout, expected);
     assert!(!stdout.contains(server.admin_password()) && !stderr.contains(server.admin_password()));
 }
@@ -401,6 +432,66 @@ fn check_says_when_no_database_is_given() {
     assert!(
         stdout.contains("FAILED:     no database given: name one with --database URL")
             && stdout.contains("(PostgreSQL's defaults were tried: "),
+        "{stdout}"
+    );
+}
+
+/// Which role queries run as, and why, for each way of setting it up: the
+/// opt-out runs as the superuser login (and warns, naming the way back),
+/// read-write mode runs as the login, an ordinary login runs as itself.
+#[test]
+fn says_which_role_queries_run_as_and_why() {
+    let server = pg::server();
+    let db = server.database();
+    let home = tempfile::tempdir().unwrap();
+    let user = server.admin_user();
+
+    let path = config(home.path(), true, &[]);
+    with_connection(&path, json!({"read_only_as_login": true}));
+    let (code, stdout) = check(home.path(), &path, &db.url);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "  runs as:    role \"{user}\" (the login, with all its rights: connection.read_only_as_login is on)\n"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "  fix: remove connection.read_only_as_login (read-only queries then run as pg_read_all_data), or set \
+             connection.role to a reader role; `pgmcp check --suggest-role` prints the SQL that creates one\n"
+        ),
+        "{stdout}"
+    );
+
+    let path = config(home.path(), false, &[]);
+    let (code, stdout) = check(home.path(), &path, &db.url);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "  runs as:    role \"{user}\" (the login; connection.role is not set, and read-write mode runs as the login)\n"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  fix: set connection.role to a reader role;"),
+        "{stdout}"
+    );
+
+    let plain = format!("{}_plain", db.name);
+    db.psql(&format!(
+        "CREATE ROLE {plain} LOGIN PASSWORD 'pw'; GRANT CONNECT ON DATABASE {} TO {plain};",
+        db.name
+    ));
+    let url = format!("postgres://{plain}:pw@{}:{}/{}", server.host(), server.port(), db.name);
+    let path = config(home.path(), true, &[]);
+    let (code, stdout) = check(home.path(), &path, &url);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "  runs as:    role \"{plain}\" (the login, which is not a superuser and has no REPLICATION, \
+             pg_execute_server_program, pg_read_server_files or pg_write_server_files; connection.role is not set)\n"
+        )),
         "{stdout}"
     );
 }

@@ -11,7 +11,7 @@ use crate::support::pg::{self, clear_pg_env, percent_encode};
 use crate::support::pgmcp_std;
 
 /// What a session sees of itself, in both tools.
-const WHO: &str = "SELECT current_user AS u, current_database() AS d, current_setting('work_mem') AS w, \
+const WHO: &str = "SELECT session_user AS u, current_database() AS d, current_setting('work_mem') AS w, \
                    pg_is_in_recovery() AS r";
 
 /// `psql`'s answer: `u|d|w|r`, or `None` when it could not connect.

@@ -95,6 +95,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
             max_conn_lifetime: Duration::from_secs(60),
             max_conn_idle: Duration::from_secs(60),
             role: None,
+            read_only_as_login: false,
         },
     );
     let deadline = Deadline {

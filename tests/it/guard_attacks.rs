@@ -585,7 +585,9 @@ async fn read_only_mode_survives_tricks_that_skip_the_guard() {
 /// nobody mistakes the transaction for a backstop on these: for them the
 /// guard is the only layer in pgmcp, and the real backstop is a role without
 /// superuser, `pg_read_server_files` and `pg_execute_server_program`
-/// (`connection.role`). Through the engine, the guard refuses each of them
+/// (`connection.role`, or `pg_read_all_data`, which read-only mode runs a
+/// superuser login as unless `connection.read_only_as_login` says otherwise,
+/// as this backend does). Through the engine, the guard refuses each of them
 /// even with every `allow_*` flag on and no blocked functions.
 #[tokio::test(flavor = "multi_thread")]
 async fn without_the_guard_read_only_mode_does_not_stop_superuser_side_effects() {
@@ -645,6 +647,10 @@ async fn without_the_guard_read_only_mode_does_not_stop_superuser_side_effects()
 }
 
 /// A read-only PostgreSQL backend with no engine, and so no guard, in front.
+/// It runs as the (superuser) login, as `connection.read_only_as_login`
+/// does: these tests show what the READ ONLY transaction alone stops. (By
+/// default read-only mode would run them as `pg_read_all_data`: see
+/// `reader::`.)
 fn read_only_backend(db: &TestDb) -> Backend {
     let params = params::resolve(Some(&db.url), &Default::default(), &|_| None).expect("test URL resolves");
     Backend::Postgres(PgBackend::new(
@@ -654,6 +660,7 @@ fn read_only_backend(db: &TestDb) -> Backend {
             max_conn_lifetime: Duration::from_secs(60),
             max_conn_idle: Duration::from_secs(60),
             role: None,
+            read_only_as_login: true,
         },
     ))
 }

@@ -504,7 +504,7 @@ fn the_written_entry_logs_in_with_the_moved_password() {
         let mut mcp = start_entry(&entry);
         let result = mcp.call_tool(
             "query",
-            json!({"sql": "SELECT current_user AS u, current_database() AS d"}),
+            json!({"sql": "SELECT session_user AS u, current_database() AS d"}),
         );
         assert_ne!(result["isError"], true, "{given}: {result}");
         assert_eq!(

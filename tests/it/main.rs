@@ -42,6 +42,7 @@ mod pipeline;
 mod pooler;
 mod protocol_channel;
 mod reach_types;
+mod reader;
 mod red_team;
 mod release;
 mod role;

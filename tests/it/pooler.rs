@@ -20,9 +20,15 @@ use pgmcp::{Config, Engine, Error};
 
 const MODES: [&str; 2] = ["session", "transaction"];
 
-/// An engine on `url` with built-in defaults, adjusted by `edit`.
+/// An engine on `url` with built-in defaults, adjusted by `edit`; before
+/// PostgreSQL 14, as the login (see `support::engine::engine_for`).
 fn engine_at(url: &str, edit: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::builtin();
+    let version: u32 = pg::server()
+        .psql("postgres", "SHOW server_version_num")
+        .parse()
+        .unwrap();
+    config.connection.read_only_as_login = version < 140_000;
     edit(&mut config);
     let params = params::resolve(Some(url), &config.connection, &|_| None).expect("the URL resolves");
     Engine::postgres(config, params)
@@ -76,6 +82,16 @@ async fn every_tool_answers_through_pgbouncer_as_without_it() {
         // them between server connections.
         for _ in 0..6 {
             assert_eq!(rows(&engine, PINNED_VALUES).await, expected_values, "{mode} pooling");
+            // The superuser login's read-only calls run as the reader
+            // (SET LOCAL ROLE: inside the transaction, which the pooler
+            // keeps on one server connection); before 14, see `reader::`.
+            if db.major() >= 14 {
+                assert_eq!(
+                    rows(&engine, "SELECT current_user AS r").await,
+                    json!([{"r": "pg_read_all_data"}]),
+                    "{mode} pooling"
+                );
+            }
             assert_eq!(
                 rows(&engine, "SELECT count(*) AS n, max(note) AS top FROM orders").await,
                 json!([{"n": 30, "top": "n9"}]),

@@ -71,7 +71,12 @@ async fn every_statement_runs_as_the_role() {
     let role = reader(&db);
     let admin = pg::server().admin_user().to_owned();
     let engine = engine_for(&db, with_role(&role));
-    let login = engine_for(&db, unguarded_pg_ls_dir);
+    // The login itself (the opt-out: otherwise read-only mode would run a
+    // superuser login as pg_read_all_data).
+    let login = engine_for(&db, |c| {
+        unguarded_pg_ls_dir(c);
+        c.connection.read_only_as_login = true;
+    });
 
     assert_eq!(
         rows(&engine, "SELECT current_user AS r, session_user AS l").await,
@@ -348,7 +353,8 @@ async fn suggested_sql_creates_a_role_that_works() {
 fn serve_logs_a_superuser_role_once() {
     let db = pg::server().database();
     let dir = tempfile::tempdir().unwrap();
-    let path = config(dir.path(), json!({}));
+    // Queries run as the superuser login only with the opt-out.
+    let path = config(dir.path(), json!({"read_only_as_login": true}));
     let log = dir.path().join("pgmcp.log");
     let mut mcp = McpProcess::spawn(
         &["serve", "--config", path.to_str().unwrap()],

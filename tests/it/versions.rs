@@ -20,6 +20,7 @@ pub const GROUPS: &[&str] = &[
     "check::",
     "connstrings::",
     "role::",
+    "reader::",
     "tls::",
     "pooler::",
     "catalog_fences::",

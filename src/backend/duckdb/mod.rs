@@ -148,6 +148,7 @@ impl DuckDbBackend {
                 endpoint: shown.clone(),
                 user: String::new(),
                 role: String::new(),
+                role_reason: String::new(),
                 role_warnings: Vec::new(),
                 database: shown,
                 encryption: None,

@@ -156,6 +156,10 @@ pub struct PgOptions {
     pub max_conn_idle: Duration,
     /// `connection.role`: every exchange switches to it (`SET LOCAL ROLE`).
     pub role: Option<String>,
+    /// `connection.read_only_as_login`: in read-only mode without
+    /// `connection.role`, run as the login even when it can do more than
+    /// read (see [`role::LOGIN_POWERS`]), instead of as `pg_read_all_data`.
+    pub read_only_as_login: bool,
 }
 
 pub struct PgBackend {
@@ -212,15 +216,63 @@ impl PgBackend {
         }
     }
 
-    /// The statements that open every exchange's transaction: `begin`, then
-    /// the switch to `connection.role` (before anything else runs, so
-    /// nothing runs as the login). [`Self::settings`] follows them.
-    fn setup<'a>(&'a self, begin: &'a str) -> Vec<&'a str> {
+    /// The statements that open every exchange's transaction on `conn`:
+    /// `begin`, then the switch to the role statements run as (before
+    /// anything else runs, so nothing runs as the login). [`Self::settings`]
+    /// follows them.
+    fn setup<'a>(&'a self, begin: &'a str, conn: &Connection) -> Vec<&'a str> {
         let mut setup = vec![begin];
-        if let Some(role) = &self.role {
-            setup.push(role.set.as_str());
-        }
+        setup.extend(self.role_set(conn));
         setup
+    }
+
+    /// The switch to the role statements run as on `conn`: `connection.role`,
+    /// else `pg_read_all_data` when the connection's login can do more than
+    /// read in read-only mode ([`Self::learn_login`]), else none: the login.
+    fn role_set(&self, conn: &Connection) -> Option<&str> {
+        match (&self.role, &conn.reader) {
+            (Some(role), _) => Some(role.set.as_str()),
+            (None, Some(_)) => Some(role::SET_READER),
+            (None, None) => None,
+        }
+    }
+
+    /// Whether a connection's login is to be asked what it can do: only in
+    /// read-only mode, with no `connection.role` and no opt-out.
+    fn reads_as_reader(&self) -> bool {
+        self.options.read_only && self.role.is_none() && !self.options.read_only_as_login
+    }
+
+    /// On a new connection, in read-only mode without `connection.role`:
+    /// whether its login can do more than read in ways that reach outside
+    /// the database, in which case its exchanges run as `pg_read_all_data`.
+    /// A superuser is known from the startup (`is_superuser`); anyone else
+    /// is asked about once per connection, as the login, before any
+    /// statement of the caller's runs on it.
+    async fn learn_login(&self, conn: &mut Connection, deadline: &Deadline) -> Result<(), Error> {
+        if !self.reads_as_reader() {
+            return Ok(());
+        }
+        let powers = if conn.superuser == Some(true) {
+            role::LoginPowers::superuser(&self.params.user)
+        } else {
+            let ex = Exchange {
+                setup: &[],
+                sql: role::LOGIN_POWERS,
+                params: &[],
+                max_rows: 2,
+                budget: None,
+                finish: &[],
+                deferred: &[],
+                prepared: &[],
+            };
+            let result = run(conn, &ex, deadline).await?;
+            json_cell(&result)
+                .and_then(|v| serde_json::from_value::<role::LoginPowers>(v).ok())
+                .ok_or_else(|| Error::Connection("unexpected reply about the login's privileges".to_owned()))?
+        };
+        conn.reader = powers.any().then_some(powers);
+        Ok(())
     }
 
     /// The pinned settings and the statement timeout, whatever became of
@@ -233,15 +285,24 @@ impl PgBackend {
         settings(timeout_ms, !self.behind_pooler())
     }
 
-    /// A refused switch to `connection.role`, with what to do about it.
-    fn explain(&self, e: Error) -> Error {
-        match (e, &self.role) {
-            (Error::Role { code, message, .. }, Some(role)) => Error::Role {
+    /// A refused switch to `connection.role`, or to `pg_read_all_data` for
+    /// `reader` (the connection's [`Connection::reader`]), with what to do
+    /// about it.
+    fn explain(&self, e: Error, reader: Option<&role::LoginPowers>) -> Error {
+        match (e, &self.role, reader) {
+            (Error::Role { code, message, .. }, Some(role), _) => Error::Role {
                 advice: Some(role::refusal_advice(&code, &role.name, &self.params.user)),
+                target: "connection.role",
                 code,
                 message,
             },
-            (e, _) => e,
+            (Error::Role { code, message, .. }, None, Some(powers)) => Error::Role {
+                advice: Some(role::reader_advice(&code, powers)),
+                target: role::READER,
+                code,
+                message,
+            },
+            (e, _, _) => e,
         }
     }
 
@@ -324,10 +385,11 @@ impl PgBackend {
         let named = !self.behind_pooler();
         let mut prepared = vec![self.settings(&timeout)];
         prepared.extend(check.as_ref().map(|check| check.statement(named)));
+        let setup = self.setup(begin, &conn);
         let result = run(
             &mut conn,
             &Exchange {
-                setup: &self.setup(begin),
+                setup: &setup,
                 sql: stmt.sql,
                 params: &params,
                 // One row past the limit tells us whether more exist.
@@ -361,7 +423,7 @@ impl PgBackend {
                 }
                 Err(Error::CatalogUnconfirmed)
             }
-            Err(e) => Err(self.explain(e)),
+            Err(e) => Err(self.explain(e, conn.reader.as_ref())),
         };
         self.checkin(conn);
         rows
@@ -382,7 +444,7 @@ impl PgBackend {
         let timeout = timeout_ms(&deadline);
         let ask = async |conn: &mut Connection| {
             let ex = Exchange {
-                setup: &self.setup("BEGIN READ ONLY"),
+                setup: &self.setup("BEGIN READ ONLY", conn),
                 sql: role::PRIVILEGES,
                 params: &[],
                 max_rows: 2,
@@ -401,6 +463,13 @@ impl PgBackend {
             Ok(result) => json_cell(&result).and_then(|v| serde_json::from_value::<role::Privileges>(v).ok()),
             Err(_) => None,
         };
+        if let Some(powers) = &conn.reader {
+            tracing::info!(
+                "read-only queries run as {}: {}; connection.role names another role to run as, connection.read_only_as_login turns this off",
+                role::READER,
+                powers.reason()
+            );
+        }
         match privileges {
             None => tracing::debug!("could not read the privileges of the role queries run as"),
             Some(p) => {
@@ -422,6 +491,27 @@ impl PgBackend {
         }
     }
 
+    /// Why statements run as the role they do, for `check`; `reader`: a
+    /// connection's [`Connection::reader`].
+    fn role_reason(&self, reader: Option<&role::LoginPowers>) -> String {
+        match (&self.role, reader) {
+            (Some(_), _) => "connection.role".to_owned(),
+            (None, Some(powers)) => format!(
+                "read-only mode, and {}; set connection.role to choose the role, or connection.read_only_as_login to run as the login",
+                powers.reason()
+            ),
+            (None, None) if !self.options.read_only => {
+                "the login; connection.role is not set, and read-write mode runs as the login".to_owned()
+            }
+            (None, None) if self.options.read_only_as_login => {
+                "the login, with all its rights: connection.read_only_as_login is on".to_owned()
+            }
+            (None, None) => "the login, which is not a superuser and has no REPLICATION, pg_execute_server_program, \
+                             pg_read_server_files or pg_write_server_files; connection.role is not set"
+                .to_owned(),
+        }
+    }
+
     /// SQL that creates `role` as a least-privilege reader of this database,
     /// with its schemas, table owners and the login filled in.
     pub async fn suggest_role(&self, role: &str, deadline: &Deadline) -> Result<String, Error> {
@@ -437,6 +527,7 @@ impl PgBackend {
         let conn = self.checkout(deadline).await?;
         let tls = conn.tls().map(|t| t.to_string());
         let password_from = conn.password_from().map(|p| p.to_string());
+        let role_reason = self.role_reason(conn.reader.as_ref());
         self.checkin(conn);
         let rows = self
             .execute(
@@ -463,6 +554,7 @@ impl PgBackend {
             endpoint: self.params.target(),
             user: privileges.login.clone(),
             role: text(1),
+            role_reason,
             role_warnings: privileges.findings(),
             database: text(2),
             read_only: text(3) == "on",
@@ -640,12 +732,13 @@ impl PgBackend {
     ) -> Result<Option<Value>, Error> {
         let mut conn = self.checkout(deadline).await?;
         let timeout = timeout_ms(deadline);
+        // JIT compiling a catalog query costs more (up to seconds for the
+        // function facts) than running it.
+        let setup = [self.setup("BEGIN READ ONLY", &conn), vec!["SET LOCAL jit = off"]].concat();
         let result = run(
             &mut conn,
             &Exchange {
-                // JIT compiling a catalog query costs more (up to seconds
-                // for the function facts) than running it.
-                setup: &[self.setup("BEGIN READ ONLY"), vec!["SET LOCAL jit = off"]].concat(),
+                setup: &setup,
                 sql,
                 params,
                 max_rows: 2,
@@ -660,8 +753,9 @@ impl PgBackend {
         if result.is_ok() {
             self.audit_once(&mut conn).await;
         }
+        let result = result.map_err(|e| self.explain(e, conn.reader.as_ref()));
         self.checkin(conn);
-        let result = result.map_err(|e| self.explain(e))?;
+        let result = result?;
         let text = result
             .rows
             .first()
@@ -683,7 +777,7 @@ impl PgBackend {
         limit: usize,
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
-        let role = self.role.as_ref().map(|r| r.set.as_str());
+        let role = self.role_set(conn);
         let described = self.types.describe(conn, &result.columns, role, deadline).await;
         let columns: Vec<Column> = result
             .columns
@@ -793,7 +887,10 @@ impl PgBackend {
                         }
                     };
                     match self.suits(&mut conn, pass, deadline).await {
-                        Ok(true) => return Ok(conn),
+                        Ok(true) => match self.learn_login(&mut conn, deadline).await {
+                            Ok(()) => return Ok(conn),
+                            Err(e) => failed = Some(e),
+                        },
                         Ok(false) => {
                             unsuitable.push(params.target());
                             tokio::spawn(conn.terminate());
@@ -991,6 +1088,7 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
         // Only the switch to connection.role can fail this way among the
         // setup statements; PgBackend::explain adds what to do about it.
         WireError::Setup(db) if role::is_role_refusal(db.code(), &db.message) => Error::Role {
+            target: "connection.role",
             code: db.code().to_owned(),
             message: db.message,
             advice: None,

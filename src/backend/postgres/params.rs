@@ -190,6 +190,10 @@ pub struct ConnectionConfig {
     /// A role every statement runs as (`SET LOCAL ROLE` in each transaction),
     /// whoever the login is. Applies however the connection is given.
     pub role: Option<String>,
+    /// In read-only mode without `role`, run as the login even when it is a
+    /// superuser (or can otherwise reach outside the database), instead of
+    /// as `pg_read_all_data`.
+    pub read_only_as_login: bool,
 }
 
 /// Everything needed to open a connection. `Debug` never shows the password.

@@ -27,6 +27,140 @@ impl SessionRole {
     }
 }
 
+/// The role read-only mode runs queries as when the login can do more than
+/// read in ways that reach outside the database and `connection.role` is not
+/// set: PostgreSQL 14's predefined reader, which may `SELECT` every table,
+/// view and sequence and do nothing else (no file, no program, no
+/// replication slot, no writes).
+pub const READER: &str = "pg_read_all_data";
+
+/// The switch to [`READER`], sent where `connection.role`'s would be.
+pub const SET_READER: &str = "SET LOCAL ROLE pg_read_all_data";
+
+/// One `json` value: what the login (`session_user`) can do that reaches
+/// outside the database, read as the login when a connection opens in
+/// read-only mode: the server-wide roles whose members read or write files
+/// as the server's operating-system user or run programs as it
+/// (`pg_execute_server_program`, `pg_read_server_files`,
+/// `pg_write_server_files`), superuser roles and `REPLICATION`. Membership is any: a role the login may `SET ROLE` to is
+/// as good as its own rights, since PostgreSQL decides `SET ROLE` by the
+/// login's memberships, whoever `current_user` is.
+///
+/// Superuser roles and `REPLICATION` count: a role with `REPLICATION` creates
+/// replication slots even inside a `READ ONLY` transaction (each keeps the
+/// server's WAL until the disk fills) and reads every table's changes through
+/// logical decoding, whatever its grants. `CREATEROLE`, `CREATEDB`, owning
+/// tables and `CREATE` on a schema do not: everything they allow is a write
+/// the `READ ONLY` transaction refuses. `pg_signal_backend` does not either
+/// (it ends other sessions, inside the server; the guard refuses the
+/// functions that do it): `check` still warns about all of these.
+pub const LOGIN_POWERS: &str = r#"
+SELECT pg_catalog.json_build_object(
+    'login', session_user,
+    'superuser', (
+        SELECT pg_catalog.json_agg(s.rolname ORDER BY s.rolname)
+        FROM pg_catalog.pg_roles s
+        WHERE s.rolsuper AND pg_catalog.pg_has_role(session_user, s.oid, 'MEMBER')),
+    'replication', (
+        SELECT pg_catalog.json_agg(s.rolname ORDER BY s.rolname)
+        FROM pg_catalog.pg_roles s
+        WHERE s.rolreplication AND pg_catalog.pg_has_role(session_user, s.oid, 'MEMBER')),
+    'server_roles', (
+        SELECT pg_catalog.json_agg(s.rolname ORDER BY s.rolname)
+        FROM pg_catalog.pg_roles s
+        WHERE s.rolname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_execute_server_program', 'pg_read_server_files',
+                                                          'pg_write_server_files']::pg_catalog.name[])
+          AND pg_catalog.pg_has_role(session_user, s.oid, 'MEMBER'))
+)
+"#;
+
+/// The reply to [`LOGIN_POWERS`]: why read-only queries of a connection run
+/// as [`READER`] rather than the login. Each list holds roles the login is
+/// (the login itself included) or may become.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct LoginPowers {
+    pub login: String,
+    /// Superuser roles.
+    pub superuser: Option<Vec<String>>,
+    /// Roles with `REPLICATION`.
+    pub replication: Option<Vec<String>>,
+    /// Of [`OUTSIDE_ROLES`].
+    pub server_roles: Option<Vec<String>>,
+}
+
+impl LoginPowers {
+    /// A login the server said is a superuser (`is_superuser` at startup):
+    /// nothing more needs asking.
+    pub fn superuser(login: &str) -> LoginPowers {
+        LoginPowers {
+            login: login.to_owned(),
+            superuser: Some(vec![login.to_owned()]),
+            ..LoginPowers::default()
+        }
+    }
+
+    /// Whether the login can do anything that reaches outside the database.
+    pub fn any(&self) -> bool {
+        [&self.superuser, &self.replication, &self.server_roles]
+            .iter()
+            .any(|list| list.as_ref().is_some_and(|l| !l.is_empty()))
+    }
+
+    /// Why queries run as [`READER`], for `check` and errors: `the login
+    /// "app" is a member of pg_execute_server_program`.
+    pub fn reason(&self) -> String {
+        let login = &self.login;
+        let mut what = Vec::new();
+        let list = |l: &Option<Vec<String>>| l.iter().flatten().cloned().collect::<Vec<_>>();
+        let (supers, repl, servers) = (list(&self.superuser), list(&self.replication), list(&self.server_roles));
+        let of_others = |roles: &[String]| {
+            roles
+                .iter()
+                .filter(|r| *r != login)
+                .map(|r| quote_ident(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if supers.contains(login) {
+            what.push("is a superuser".to_owned());
+        } else if !supers.is_empty() {
+            what.push(format!("may become superuser role {}", of_others(&supers)));
+        }
+        // A superuser can do everything: its other powers go without saying.
+        if what.is_empty() {
+            if !servers.is_empty() {
+                what.push(format!("is a member of {}", servers.join(", ")));
+            }
+            if repl.contains(login) {
+                what.push("has REPLICATION".to_owned());
+            } else if !repl.is_empty() {
+                what.push(format!("may become role {}, which has REPLICATION", of_others(&repl)));
+            }
+        }
+        format!("the login {} {}", quote_ident(login), what.join(" and "))
+    }
+}
+
+/// What to do when the switch to [`READER`] is refused: `code` 42501 (the
+/// login may not switch to it), else it does not exist (before PostgreSQL
+/// 14). Either way nothing runs until the setup changes.
+pub fn reader_advice(code: &str, powers: &LoginPowers) -> String {
+    let why = format!(
+        "{}, so read-only mode runs queries as {READER} rather than with the login's rights",
+        powers.reason()
+    );
+    let choices = "set connection.role to a role that only reads (`pgmcp check --suggest-role` prints the SQL that \
+                   creates one), or set connection.read_only_as_login to true to run them as the login, with all its rights";
+    if code == "42501" {
+        format!(
+            "{why}, and the login may not switch to it: as a superuser run GRANT {READER} TO {}, or {choices}",
+            quote_ident(&powers.login)
+        )
+    } else {
+        format!("{why}, and this server has no {READER} (PostgreSQL 14 added it): {choices}")
+    }
+}
+
 /// `name` as a quoted SQL identifier: used exactly as written (case kept),
 /// embedded double quotes doubled.
 pub fn quote_ident(name: &str) -> String {
@@ -322,6 +456,57 @@ mod tests {
             "the login \"app\" may not switch to it: as a superuser (or a role with ADMIN OPTION on it) run GRANT \"rdr\" TO \"app\"; or change connection.role"
         );
         assert!(refusal_advice("22023", "rdr", "app").starts_with("create it (`pgmcp check --suggest-role`"));
+    }
+
+    #[test]
+    fn why_a_login_runs_as_the_reader() {
+        let login = |superuser: &[&str], replication: &[&str], server_roles: &[&str]| {
+            let list = |l: &[&str]| (!l.is_empty()).then(|| l.iter().map(|r| r.to_string()).collect());
+            LoginPowers {
+                login: "app".into(),
+                superuser: list(superuser),
+                replication: list(replication),
+                server_roles: list(server_roles),
+            }
+        };
+        let cases = [
+            (login(&[], &[], &[]), None),
+            (LoginPowers::superuser("app"), Some("the login \"app\" is a superuser")),
+            // A superuser can do everything: the rest goes without saying.
+            (
+                login(&["app"], &["app"], &["pg_execute_server_program"]),
+                Some("the login \"app\" is a superuser"),
+            ),
+            (
+                login(&["Admin"], &[], &[]),
+                Some("the login \"app\" may become superuser role \"Admin\""),
+            ),
+            (login(&[], &["app"], &[]), Some("the login \"app\" has REPLICATION")),
+            (
+                login(&[], &["repl"], &["pg_read_server_files", "pg_write_server_files"]),
+                Some(
+                    "the login \"app\" is a member of pg_read_server_files, pg_write_server_files and may become role \"repl\", which has REPLICATION",
+                ),
+            ),
+            (
+                login(&[], &[], &["pg_execute_server_program"]),
+                Some("the login \"app\" is a member of pg_execute_server_program"),
+            ),
+        ];
+        for (powers, reason) in cases {
+            assert_eq!(powers.any(), reason.is_some(), "{powers:?}");
+            if let Some(reason) = reason {
+                assert_eq!(powers.reason(), reason);
+            }
+        }
+        let powers = LoginPowers::superuser("we\"ird");
+        assert_eq!(
+            reader_advice("42501", &powers),
+            "the login \"we\"\"ird\" is a superuser, so read-only mode runs queries as pg_read_all_data rather than with the login's rights, and the login may not switch to it: as a superuser run GRANT pg_read_all_data TO \"we\"\"ird\", or set connection.role to a role that only reads (`pgmcp check --suggest-role` prints the SQL that creates one), or set connection.read_only_as_login to true to run them as the login, with all its rights"
+        );
+        assert!(reader_advice("22023", &powers).contains(
+            "and this server has no pg_read_all_data (PostgreSQL 14 added it): set connection.role to a role that only reads"
+        ));
     }
 
     #[test]

@@ -226,6 +226,14 @@ pub struct Connection {
     /// Kept for the backend with the connection, which is the server's
     /// session: what its catalog check last found (see `routines::Check`).
     pub catalog_seen: Option<super::routines::Seen>,
+    /// Whether the login is a superuser, as the server said at startup
+    /// (`is_superuser`); `None` when it did not say (a pooler may not pass
+    /// it on).
+    pub superuser: Option<bool>,
+    /// Kept for the backend with the connection: why this session's
+    /// read-only queries run as `pg_read_all_data`, when they do (see
+    /// `role::LoginPowers`).
+    pub reader: Option<super::role::LoginPowers>,
     /// Through a connection pooler: the session is not pgmcp's alone, and
     /// a statement sent outside a transaction may reach another server
     /// connection, so nothing is deallocated there.
@@ -339,6 +347,8 @@ impl Connection {
             prepared: Vec::new(),
             forget_prepared: false,
             catalog_seen: None,
+            superuser: None,
+            reader: None,
             pooled: false,
             #[cfg(unix)]
             raw,
@@ -483,7 +493,11 @@ impl Connection {
                     self.cancel.process_id = body.process_id();
                     self.cancel.secret_key = body.secret_key();
                 }
-                Message::ParameterStatus(_) => {}
+                Message::ParameterStatus(body) => {
+                    if body.name()? == "is_superuser" {
+                        self.superuser = Some(body.value()? == "on");
+                    }
+                }
                 Message::ReadyForQuery(_) => return Ok(()),
                 Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
                 Message::NoticeResponse(_) => {}

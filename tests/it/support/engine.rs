@@ -10,8 +10,15 @@ use tokio_util::sync::CancellationToken;
 use super::pg::TestDb;
 
 /// An engine on `db` with built-in defaults (read-only), adjusted by `edit`.
+///
+/// Before PostgreSQL 14 the harness's superuser login has no
+/// `pg_read_all_data` to run read-only queries as, and is refused unless
+/// told to run as itself: there the engine starts from
+/// `connection.read_only_as_login`, which `edit` may turn off again
+/// (`reader::` does, to see the refusal).
 pub fn engine_for(db: &TestDb, edit: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::builtin();
+    config.connection.read_only_as_login = db.major() < 14;
     edit(&mut config);
     let params = params::resolve(Some(&db.url), &config.connection, &|_| None).expect("test URL resolves");
     Engine::postgres(config, params)
