@@ -57,8 +57,9 @@ pub enum Command {
     /// key=value string), else the config's "database", else its "connection"
     /// section and the usual PGHOST/PGPORT/PGUSER/PGPASSWORD/PGDATABASE
     /// variables. Over the config file: PGMCP_READ_ONLY (true or false) sets
-    /// server.read_only, PGMCP_MAX_ROWS (a whole number above 0) sets
-    /// query.max_rows. A variable set to the empty string counts as unset.
+    /// server.read_only, PGMCP_READ_ONLY_AS_LOGIN (true or false) sets
+    /// connection.read_only_as_login, PGMCP_MAX_ROWS (a whole number above 0)
+    /// sets query.max_rows. A variable set to the empty string counts as unset.
     /// Logs go to the log file, never to stdout.
     ///
     /// With --http, serve MCP's Streamable HTTP transport at /mcp instead,

@@ -537,7 +537,8 @@ impl Config {
 
     /// The environment layer, over the file: the settings a desktop bundle
     /// passes as variables. `PGMCP_READ_ONLY` (`true`/`false`) sets
-    /// `server.read_only`; `PGMCP_MAX_ROWS` (a whole number above 0) sets
+    /// `server.read_only`; `PGMCP_READ_ONLY_AS_LOGIN` (`true`/`false`) sets
+    /// `connection.read_only_as_login`; `PGMCP_MAX_ROWS` (a whole number above 0) sets
     /// `query.max_rows`, and lowers `query.default_limit` to it when the file
     /// set that higher. Each one applied is recorded in `overrides`.
     pub fn with_environment(mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, EnvError> {
@@ -557,6 +558,25 @@ impl Config {
                 variable: "PGMCP_READ_ONLY",
                 field: "server.read_only",
                 value: read_only.to_string(),
+            });
+        }
+        if let Some(text) = env("PGMCP_READ_ONLY_AS_LOGIN") {
+            let as_login = match text.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(EnvError {
+                        variable: "PGMCP_READ_ONLY_AS_LOGIN",
+                        message: format!("\"{text}\" is not true or false"),
+                    });
+                }
+            };
+            // With connection.role set, queries run as that role either way.
+            self.connection.read_only_as_login = as_login;
+            self.overrides.push(Override {
+                variable: "PGMCP_READ_ONLY_AS_LOGIN",
+                field: "connection.read_only_as_login",
+                value: as_login.to_string(),
             });
         }
         if let Some(text) = env("PGMCP_MAX_ROWS") {

@@ -43,7 +43,18 @@ pub fn pgmcp_std(home: &Path) -> std::process::Command {
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))
         .current_dir(home);
+    read_as_login_where_told(&mut cmd);
     cmd
+}
+
+/// On a server without `pg_read_all_data` (before 14), where the harness's
+/// superuser login would make pgmcp refuse read-only calls, the versions
+/// run asks the binaries it starts to read as the login
+/// (`PGMCP_TEST_READ_ONLY_AS_LOGIN`, set by `versions::`).
+pub fn read_as_login_where_told(cmd: &mut std::process::Command) {
+    if std::env::var("PGMCP_TEST_READ_ONLY_AS_LOGIN").is_ok_and(|v| v == "true") {
+        cmd.env("PGMCP_READ_ONLY_AS_LOGIN", "true");
+    }
 }
 
 /// What a finished pgmcp printed on stdout, after checking it exited with

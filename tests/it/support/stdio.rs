@@ -106,6 +106,7 @@ impl McpProcess {
             fs::create_dir(&path).expect("create an XDG dir in the temp HOME");
             cmd.env(var, path);
         }
+        crate::support::read_as_login_where_told(&mut cmd);
         cmd.envs(envs.iter().copied());
 
         let command_line = std::iter::once(program.to_string())
