@@ -43,6 +43,11 @@ pub struct Outline {
     pub names: Vec<String>,
     /// The file an `ATTACH` opens or a `VACUUM ... INTO` writes, as written.
     pub file: Option<Operand>,
+    /// SQLite: the tables whose own definition resolves conflicts by
+    /// replacing (`PRIMARY KEY ON CONFLICT REPLACE`), read from the schema
+    /// by the backend: a plain `INSERT` or `UPDATE` into one overwrites or
+    /// deletes rows it does not name.
+    pub replacing_tables: Vec<String>,
 }
 
 /// How a statement names its file.
@@ -221,10 +226,18 @@ impl Outline {
     /// `INSERT OR REPLACE`, `... ON CONFLICT DO UPDATE`.
     pub fn says_overwrite(&self) -> bool {
         let words: Vec<&str> = self.top_level_words().collect();
-        self.verb == "REPLACE"
-            || words
-                .windows(2)
-                .any(|w| matches!(w, ["OR", "REPLACE"] | ["DO", "UPDATE"]))
+        self.verb == "REPLACE" || self.says_or_replace() || words.windows(2).any(|w| w == ["DO", "UPDATE"])
+    }
+
+    /// `INSERT OR REPLACE`, `UPDATE OR REPLACE`: the conflict clause right
+    /// after the verb.
+    pub fn says_or_replace(&self) -> bool {
+        matches!(self.top_level.as_slice(), [or, replace, ..] if or == "OR" && replace == "REPLACE")
+    }
+
+    /// Whether `table` is one of [`Outline::replacing_tables`].
+    pub fn replaces_in(&self, table: &str) -> bool {
+        self.replacing_tables.iter().any(|t| t.eq_ignore_ascii_case(table))
     }
 
     /// An `INSERT` whose rows are a `VALUES` list (or `DEFAULT VALUES`): it
@@ -318,6 +331,21 @@ pub fn explained_starts(sql: &str, dialect: Dialect, max: usize) -> Vec<usize> {
         }
     }
     out
+}
+
+/// A table definition (SQLite's `CREATE TABLE` text) that resolves some
+/// conflict by replacing: `ON CONFLICT REPLACE` on a column or a constraint.
+pub fn defines_replace(create_table: &str) -> bool {
+    let words: Vec<String> = tokens(create_table, Dialect::Sqlite)
+        .into_iter()
+        .filter_map(|t| match t {
+            Token::Word(w, _) => Some(w),
+            _ => None,
+        })
+        .collect();
+    words
+        .windows(3)
+        .any(|w| w[0] == "ON" && w[1] == "CONFLICT" && w[2] == "REPLACE")
 }
 
 /// `sql` without a final `;` (and any comments after it), as DuckDB reads

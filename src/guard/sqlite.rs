@@ -11,6 +11,7 @@
 //! the one statement SQLite accepted, split the way SQLite's own tokenizer
 //! splits them (`super::lexer::sqlite`). All of it is pure.
 
+use rusqlite::ffi::{SQLITE_ATTACH, SQLITE_DETACH};
 use rusqlite::hooks::AuthAction;
 
 use super::outline::{Dialect, Token, tokens};
@@ -90,6 +91,18 @@ pub fn authorize(
                 "it deletes every row of the table",
             )
         }
+        // UPDATE OR REPLACE (or an UPDATE of a table that replaces on
+        // conflict) deletes the rows its new values collide with, which its
+        // WHERE does not name.
+        AuthAction::Update { table_name, .. }
+            if top && outline.verb == "UPDATE" && (outline.says_or_replace() || outline.replaces_in(table_name)) =>
+        {
+            decide(
+                Rule::UpdateWithoutWhere,
+                "UPDATE OR REPLACE, or an UPDATE of a table that replaces on conflict, is not allowed",
+                "it deletes every row its new values collide with, which its WHERE does not name",
+            )
+        }
         AuthAction::Update { .. } if top && outline.verb == "UPDATE" && !outline.has_where() => decide(
             Rule::UpdateWithoutWhere,
             "UPDATE without WHERE is not allowed",
@@ -98,10 +111,12 @@ pub fn authorize(
         // SQLite reports an upsert's DO UPDATE as updates inside the INSERT,
         // and a REPLACE as an insert: fed by a query, either overwrites
         // every row the query names (fed the table itself, every row).
-        AuthAction::Update { .. } | AuthAction::Insert { .. }
+        AuthAction::Update { table_name, .. } | AuthAction::Insert { table_name }
             if top
                 && matches!(outline.verb.as_str(), "INSERT" | "REPLACE")
-                && (matches!(action, AuthAction::Update { .. }) || outline.says_overwrite())
+                && (matches!(action, AuthAction::Update { .. })
+                    || outline.says_overwrite()
+                    || outline.replaces_in(table_name))
                 && !outline.fed_by_values() =>
         {
             decide(
@@ -126,8 +141,15 @@ pub fn authorize(
             )
         }
         // VACUUM attaches its scratch database itself; VACUUM INTO is judged
-        // as a statement.
-        AuthAction::Attach { .. } | AuthAction::Detach { .. } if outline.verb != "VACUUM" => decide(
+        // as a statement. A computed file name reaches the authorizer as
+        // NULL (rusqlite's `Unknown` of SQLite's ATTACH and DETACH codes):
+        // the statement rules refuse it by name.
+        AuthAction::Attach { .. }
+        | AuthAction::Detach { .. }
+        | AuthAction::Unknown {
+            code: SQLITE_ATTACH | SQLITE_DETACH,
+            ..
+        } if outline.verb != "VACUUM" => decide(
             Rule::Attach,
             "ATTACH and DETACH are not allowed",
             "ATTACH opens, and can create, any file the server can reach",
@@ -162,7 +184,11 @@ pub fn authorize(
         | AuthAction::AlterTable { .. }
         | AuthAction::Reindex { .. }
         | AuthAction::Attach { .. }
-        | AuthAction::Detach { .. } => Ok(()),
+        | AuthAction::Detach { .. }
+        | AuthAction::Unknown {
+            code: SQLITE_ATTACH | SQLITE_DETACH,
+            ..
+        } => Ok(()),
         // An action this version of the guard does not know: no rule says
         // it may run, so it does not.
         _ => violation(
@@ -550,6 +576,49 @@ mod tests {
                 &permissive,
                 "REINDEX",
                 AuthAction::Reindex { index_name: "i" },
+                None,
+                None,
+            ),
+            // ATTACH of a computed name: SQLite reports no file name.
+            (
+                &default,
+                "ATTACH '/dev/' || 'stdin' AS x",
+                AuthAction::Unknown {
+                    code: 24,
+                    arg1: None,
+                    arg2: None,
+                },
+                None,
+                Some(Rule::Attach),
+            ),
+            (
+                &permissive,
+                "ATTACH '/dev/' || 'stdin' AS x",
+                AuthAction::Unknown {
+                    code: 24,
+                    arg1: None,
+                    arg2: None,
+                },
+                None,
+                None,
+            ),
+            (
+                &default,
+                "UPDATE OR REPLACE t SET id = 1 WHERE id = 3",
+                AuthAction::Update {
+                    table_name: "t",
+                    column_name: "id",
+                },
+                None,
+                Some(Rule::UpdateWithoutWhere),
+            ),
+            (
+                &default,
+                "UPDATE t SET v = 1 WHERE a OR replace(b, 'x', 'y') = 'z'",
+                AuthAction::Update {
+                    table_name: "t",
+                    column_name: "v",
+                },
                 None,
                 None,
             ),

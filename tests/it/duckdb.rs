@@ -615,8 +615,11 @@ async fn each_blocked_operation_is_refused_by_default() {
     for (sql, rule, flag) in cases {
         let (got, message) = refusal(run(&engine, &sql).await);
         assert_eq!(got, rule, "{sql}: {message}");
+        // "Set protection.x to true to allow it", or for a change that
+        // reaches every row, "Add a WHERE clause, or set protection.x to true".
         assert!(
-            message.ends_with(&format!("Set protection.{flag} to true to allow it")),
+            message.ends_with(&format!("Set protection.{flag} to true to allow it"))
+                || message.ends_with(&format!("Add a WHERE clause, or set protection.{flag} to true")),
             "{sql}: {message}"
         );
     }

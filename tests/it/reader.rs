@@ -156,7 +156,12 @@ async fn code_the_guard_misses_cannot_reach_outside_the_database() {
          BEGIN PERFORM pg_catalog.pg_create_physical_replication_slot('{slot}'); RETURN 1; END $$;"
     ));
     let vouched = |c: &mut Config| {
-        for f in ["run_program", "write_file", "read_file", "make_slot"] {
+        for f in [
+            "public.run_program()",
+            "public.write_file()",
+            "public.read_file()",
+            "public.make_slot()",
+        ] {
             c.protection.read_only_functions.push(FunctionPattern::new(f));
         }
     };
@@ -220,7 +225,9 @@ async fn a_function_that_switches_back_is_the_limit() {
          BEGIN RESET ROLE; RETURN current_user; END $$;",
     );
     let engine = engine_for(&db, |c| {
-        c.protection.read_only_functions.push(FunctionPattern::new("back"))
+        c.protection
+            .read_only_functions
+            .push(FunctionPattern::new("public.back()"))
     });
     assert_eq!(
         rows(&engine, "SELECT current_user AS before, back() AS after").await,
@@ -310,7 +317,9 @@ async fn other_logins() {
     // An owner with CREATE on a schema: itself, and READ ONLY refuses the
     // write its own function tries.
     let engine = engine_as(&db, &plain, |c| {
-        c.protection.read_only_functions.push(FunctionPattern::new("put"))
+        c.protection
+            .read_only_functions
+            .push(FunctionPattern::new("public.put()"))
     });
     assert_eq!(rows(&engine, "SELECT current_user AS r").await, json!([{"r": plain}]));
     let e = err_text(run(&engine, "SELECT put()").await);

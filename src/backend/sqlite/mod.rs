@@ -258,7 +258,10 @@ fn run(
     // step that builds it does not reach the progress handler in time.
     conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, value_limit(&budget))
         .map_err(db_error)?;
-    let outline = Outline::sqlite(sql);
+    let outline = Outline {
+        replacing_tables: replacing_tables(conn)?,
+        ..Outline::sqlite(sql)
+    };
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     {
         let (judge, outline, refused) = (judge.clone(), outline.clone(), Arc::clone(&refused));
@@ -361,6 +364,28 @@ fn run(
         more,
         spent,
     })
+}
+
+/// The tables whose definition replaces on conflict (`ON CONFLICT REPLACE`
+/// on a column or constraint), read before the authorizer is installed.
+fn replacing_tables(conn: &Connection) -> Result<Vec<String>, Error> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT name, sql FROM main.sqlite_schema WHERE type = 'table' AND sql LIKE '%replace%' \
+             UNION ALL SELECT name, sql FROM temp.sqlite_schema WHERE type = 'table' AND sql LIKE '%replace%'",
+        )
+        .map_err(db_error)?;
+    let rows = stmt
+        .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+        .map_err(db_error)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (name, sql) = row.map_err(db_error)?;
+        if guard::outline::defines_replace(&sql) {
+            out.push(name);
+        }
+    }
+    Ok(out)
 }
 
 /// The least SQLite may build for one value, whatever the answer's cap.
