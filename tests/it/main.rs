@@ -42,6 +42,7 @@ mod pooler;
 mod protocol_channel;
 mod reach_types;
 mod red_team;
+mod red_team_3;
 mod release;
 mod role;
 mod routines;
