@@ -365,7 +365,10 @@ async fn an_operator_resolution_can_pick_is_judged_where_it_can_be_picked() {
             Err(Error::Guard(v)) if v.rule == Rule::ReadOnly && v.message.contains(function) => {}
             other => panic!("{query}: {other:?}"),
         }
-        assert!(!heard.contains("the-secret"), "{query}: a planted function ran: {heard}");
+        assert!(
+            !heard.contains("the-secret"),
+            "{query}: a planted function ran: {heard}"
+        );
         let writable = engine_for(&db, crate::support::engine::writable);
         let listener = Listener::start(&db);
         let _ = run(&writable, query).await;
