@@ -8,7 +8,7 @@
 //! | `ColumnRef` past its first name, `A_Indirection` names | attribute notation: `t.f`, `(x).f`, `(x).a.f` |
 //! | `A_Expr`, `SubLink.operName`, `SortBy.useOp` | an operator: `a + b`, `OPERATOR(s.+)`, `= ANY`, `ORDER BY x USING <` |
 //! | `TypeName` | a type a value becomes: `x::t`, `CAST(x AS t)`, `t 'literal'`, `AS f(a t)`, `XMLTABLE ... COLUMNS a t` |
-//! | `RangeVar`, a statement's `relation` | a relation read (its view query, read policies, the types it reaches) or written (also its defaults, triggers, CHECKs, rules, write policies) |
+//! | `RangeVar`, a statement's `relation` | a relation read (its view query, read policies, the types it reaches, what the planner folds: index, statistics and partition key expressions, CHECKs; its children's too) or written (also its defaults, triggers, CHECKs, rules, write policies) |
 //! | a user's aggregate | its support functions |
 //! | a function over a user's types | what those types run |
 //! | `domain_in`, `pg_input_is_valid` and their kin | every type's domain checks and casts |

@@ -92,7 +92,9 @@ pub struct Routines {
     #[serde(deserialize_with = "null_is_empty")]
     any_type: Vec<String>,
     /// Relation name → the functions it runs when read (a view's query, row
-    /// security policies, what the types it reaches run) and when written
+    /// security policies, what the types it reaches run, what the planner
+    /// folds: its index, statistics and partition key expressions and
+    /// CHECKs, its inheritance children's) and when written
     /// (defaults, triggers, CHECK constraints, rules, policies), through the
     /// relations its views, rules and policies read or write. Only
     /// relations that run any.

@@ -44,6 +44,7 @@ mod protocol_channel;
 mod reach_types;
 mod reader;
 mod red_team;
+mod red_team_3;
 mod release;
 mod role;
 mod routines;

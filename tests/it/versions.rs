@@ -13,6 +13,8 @@ pub const GROUPS: &[&str] = &[
     "introspection::",
     "routines::",
     "red_team::",
+    "red_team_3::",
+    "reach_types::",
     "guard_attacks::",
     "pipeline::",
     "engine::",

@@ -53,6 +53,7 @@ fn version() -> String {
         "pg_constraint",
         "pg_attrdef",
         "pg_amproc",
+        "pg_statistic_ext",
     ]
     .iter()
     .map(|t| row(t, user))
@@ -62,6 +63,13 @@ fn version() -> String {
     parts.push(format!(
         "(SELECT pg_catalog.sum(pg_catalog.hashint8extended(pg_catalog.int8shl(aggfnoid::pg_catalog.oid::pg_catalog.int8, 32) \
          OPERATOR(pg_catalog.+) pg_catalog.int8in(pg_catalog.xidout(xmin)), {key})) FROM pg_catalog.pg_aggregate)"
+    ));
+    // A table adopted as a child (ALTER TABLE ... INHERIT, ATTACH
+    // PARTITION) may change no other row the version sums.
+    parts.push(format!(
+        "(SELECT pg_catalog.sum(pg_catalog.hashint8extended(pg_catalog.int8shl(inhrelid::pg_catalog.int8, 32) \
+         OPERATOR(pg_catalog.+) pg_catalog.int8in(pg_catalog.xidout(xmin)) OPERATOR(pg_catalog.+) inhparent::pg_catalog.int8, {key})) \
+         FROM pg_catalog.pg_inherits)"
     ));
     parts.push(format!(
         "(SELECT pg_catalog.sum(pg_catalog.hashint8extended(pg_catalog.int8shl(objid::pg_catalog.int8, 32) \

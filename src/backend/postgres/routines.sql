@@ -27,8 +27,12 @@ WITH RECURSIVE fn AS (
                  AND d.deptype OPERATOR(pg_catalog.=) 'e') e ON e.objid OPERATOR(pg_catalog.=) p.oid
 ),
 -- The stored expressions that run functions: constraints (a table's CHECK,
--- a domain's), column and domain defaults, row security policies, and the rules of
--- views and tables: a user's, and PostgreSQL's own that act on writes.
+-- a domain's), column and domain defaults, row security policies, the rules of
+-- views and tables (a user's, and PostgreSQL's own that act on writes), and
+-- the expressions the planner folds as it plans a statement reading a table:
+-- its indexes' expressions and predicates, its extended statistics'
+-- expressions, its partition key (an IMMUTABLE function with constant
+-- arguments runs there, as the user planning the statement).
 -- pg_depend cannot tell which built-in functions they call (dependencies on
 -- built-in objects are not recorded), so the expressions themselves are read.
 exprs AS (
@@ -49,6 +53,21 @@ exprs AS (
            pg_catalog.concat(w.ev_action::pg_catalog.text, w.ev_qual::pg_catalog.text)
     FROM pg_catalog.pg_rewrite w
     WHERE w.ev_class OPERATOR(pg_catalog.>=) 16384 OR w.ev_type OPERATOR(pg_catalog.<>) '1'
+    UNION ALL
+    SELECT 'pg_catalog.pg_index'::pg_catalog.regclass, i.indexrelid,
+           pg_catalog.concat(i.indexprs::pg_catalog.text, i.indpred::pg_catalog.text)
+    FROM pg_catalog.pg_index i
+    WHERE i.indrelid OPERATOR(pg_catalog.>=) 16384 AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)
+    UNION ALL
+    -- pg_statistic_ext.stxexprs exists from PostgreSQL 14 on: read as
+    -- jsonb, it is NULL before.
+    SELECT 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, x.oid,
+           pg_catalog.to_jsonb(x) OPERATOR(pg_catalog.->>) 'stxexprs'
+    FROM pg_catalog.pg_statistic_ext x
+    WHERE x.stxrelid OPERATOR(pg_catalog.>=) 16384
+    UNION ALL
+    SELECT 'pg_catalog.pg_partitioned_table'::pg_catalog.regclass, p.partrelid, p.partexprs::pg_catalog.text
+    FROM pg_catalog.pg_partitioned_table p WHERE p.partexprs IS NOT NULL
 ),
 -- The functions each expression calls: by function, by operator, as an
 -- aggregate or window function.
@@ -72,12 +91,36 @@ typ AS (
     FROM pg_catalog.pg_type t
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
 ),
--- Operators defined outside pg_catalog, and whether one takes a type a
--- database user made (an oid of 16384 or more): such an operator runs only
--- where a value of that type is, and so belongs to the type.
+-- A database user's types no value of another type becomes by itself: not
+-- a domain (its base type's values become it), not a composite (a ROW()
+-- becomes it), none with an implicit cast into it; an array of such a type.
+-- Overload resolution gives an operator over one only a value of it (or an
+-- unknown literal, where a value of another type cannot fit).
+closed_type AS (
+    SELECT t.oid FROM pg_catalog.pg_type t
+    LEFT JOIN pg_catalog.pg_type e ON e.oid OPERATOR(pg_catalog.=) t.typelem
+        AND t.typcategory OPERATOR(pg_catalog.=) 'A'
+    WHERE t.oid OPERATOR(pg_catalog.>=) 16384
+      AND t.typtype OPERATOR(pg_catalog.=) ANY (ARRAY['b', 'e', 'r', 'm']::pg_catalog."char"[])
+      AND NOT EXISTS (SELECT FROM pg_catalog.pg_cast c WHERE c.casttarget OPERATOR(pg_catalog.=) t.oid
+                          AND c.castcontext OPERATOR(pg_catalog.=) 'i')
+      AND (e.oid IS NULL
+           OR (e.oid OPERATOR(pg_catalog.>=) 16384
+               AND e.typtype OPERATOR(pg_catalog.=) ANY (ARRAY['b', 'e', 'r', 'm']::pg_catalog."char"[])
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_cast c WHERE c.casttarget OPERATOR(pg_catalog.=) e.oid
+                                   AND c.castcontext OPERATOR(pg_catalog.=) 'i')))
+),
+-- Operators defined outside pg_catalog, and whether each of its arguments
+-- is a closed type a database user made: such an operator runs only where a
+-- value of that type is, and so belongs to the type. One with an argument
+-- of PostgreSQL's own types, or an open one, can be picked where an
+-- unknown literal or a value of another type stands in for its user's type
+-- (`'ok' @@ 5`, `text_col = 1` for a domain over int): it is found by name.
 foreign_op AS (
     SELECT o.oid, o.oprname::pg_catalog.text AS op, o.oprcode AS func, o.oprleft, o.oprright,
-           (o.oprleft OPERATOR(pg_catalog.>=) 16384 OR o.oprright OPERATOR(pg_catalog.>=) 16384) AS on_user_type,
+           ((o.oprleft OPERATOR(pg_catalog.=) 0 OR o.oprleft OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT oid FROM closed_type)))
+            AND (o.oprright OPERATOR(pg_catalog.=) 0
+                 OR o.oprright OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT oid FROM closed_type)))) AS on_user_type,
            EXISTS (SELECT FROM pg_catalog.pg_operator b
                    WHERE b.oprnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
                      AND b.oprname OPERATOR(pg_catalog.=) o.oprname) AS builtin_name,
@@ -278,11 +321,27 @@ rel_own AS (
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) ad.oid
     UNION
-    SELECT con.conrelid, k.func, false, NULL
+    -- A table's CHECK constraints run on writes, and the planner folds
+    -- them on reads too (constraint exclusion, for a parent's children).
+    SELECT con.conrelid, k.func, side.on_read, NULL
     FROM pg_catalog.pg_constraint con
     JOIN calls k ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
         AND k.objid OPERATOR(pg_catalog.=) con.oid
+    JOIN (VALUES (true), (false)) side(on_read)
+        ON NOT side.on_read OR con.contype OPERATOR(pg_catalog.=) 'c'
     WHERE con.conrelid OPERATOR(pg_catalog.<>) 0
+    UNION
+    -- What the planner folds as it plans a read (exprs).
+    SELECT coalesce(i.indrelid, x.stxrelid, p.partrelid), k.func, true, NULL
+    FROM calls k
+    LEFT JOIN pg_catalog.pg_index i ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_index'::pg_catalog.regclass
+        AND i.indexrelid OPERATOR(pg_catalog.=) k.objid
+    LEFT JOIN pg_catalog.pg_statistic_ext x ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass
+        AND x.oid OPERATOR(pg_catalog.=) k.objid
+    LEFT JOIN pg_catalog.pg_partitioned_table p
+        ON k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_partitioned_table'::pg_catalog.regclass
+        AND p.partrelid OPERATOR(pg_catalog.=) k.objid
+    WHERE coalesce(i.indrelid, x.stxrelid, p.partrelid) IS NOT NULL
     UNION
     SELECT t.tgrelid, t.tgfoid, false, NULL FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal
     UNION
@@ -293,7 +352,9 @@ rel_own AS (
     FROM rel_type r JOIN type_fn t ON t.type OPERATOR(pg_catalog.=) r.type
 ),
 -- Which relation reads or writes which: the relations a view's or rule's
--- query names (not a materialized view's: its rows are stored).
+-- query names (not a materialized view's: its rows are stored), and a
+-- parent's inheritance children and partitions (reading or writing it
+-- plans and scans them).
 rel_uses AS (
     SELECT DISTINCT w.ev_class AS rel, m[1]::pg_catalog.oid AS used
     FROM pg_catalog.pg_rewrite w,
@@ -301,6 +362,8 @@ rel_uses AS (
     WHERE (w.ev_class OPERATOR(pg_catalog.>=) 16384 OR w.ev_type OPERATOR(pg_catalog.<>) '1')
       AND m[1]::pg_catalog.oid OPERATOR(pg_catalog.<>) w.ev_class
       AND w.ev_class OPERATOR(pg_catalog.<>) ALL (ARRAY(SELECT oid FROM matview))
+    UNION
+    SELECT h.inhparent, h.inhrelid FROM pg_catalog.pg_inherits h
 ),
 -- The relations a row security policy's expressions read: reading (or
 -- writing) the policy's table reads them, their policies and view queries
