@@ -27,7 +27,6 @@ pub const GROUPS: &[&str] = &[
     "pooler::",
     "catalog_fences::",
     "trust::",
-    "reach_types::",
     "allowlist::",
 ];
 
