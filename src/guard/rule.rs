@@ -168,7 +168,7 @@ pub const RULES: [Spec; 30] = [
         "update-without-where",
         "allow_update_without_where",
         Every,
-        "`UPDATE` with no `WHERE` clause, and what rewrites a column in every row: `ALTER TABLE ... ALTER COLUMN ... TYPE` (with or without `USING`), `SET EXPRESSION`, `ALTER TYPE ... ALTER ATTRIBUTE ... TYPE`.",
+        "`UPDATE` with no `WHERE` clause, and what rewrites a column in every row: `ALTER TABLE ... ALTER COLUMN ... TYPE` (with or without `USING`), `SET EXPRESSION`, `ALTER TYPE ... ALTER ATTRIBUTE ... TYPE`; upserts (`ON CONFLICT DO UPDATE`) and SQLite's and DuckDB's `REPLACE`/`INSERT OR REPLACE` fed by a query rather than a `VALUES` list; SQLite's `UPDATE OR REPLACE` and writes to a table that replaces on conflict.",
     ),
     switch(
         Rule::AlterSystem,
