@@ -19,7 +19,7 @@ use crate::support::stdio::{McpProcess, tool_text};
 fn engine(connstring: &str, env: &[(&str, &str)]) -> Engine {
     let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let lookup = move |k: &str| env.iter().find(|(name, _)| name == k).map(|(_, v)| v.clone());
-    let mut config = Config::builtin();
+    let mut config = crate::support::engine::builtin_for_server();
     config.query.default_timeout = Duration::from_secs(20);
     let params = params::resolve(Some(connstring), &config.connection, &lookup).expect("resolves");
     Engine::postgres(config, params)

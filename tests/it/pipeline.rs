@@ -463,14 +463,16 @@ async fn the_full_pipeline() {
 async fn stress_concurrent_queries_respect_the_slot_limit() {
     let db = pg::server().database();
     let app = format!("stress_{}", db.name);
-    let mut config = Config::builtin();
+    let mut config = crate::support::engine::builtin_for_server();
     config.pool.max_conns = 3;
     config.query.default_timeout = Duration::from_secs(60);
     let url = format!("{}?application_name={app}", db.url);
     let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
     let engine = Arc::new(Engine::postgres(config, params));
-    // Sample the server while the burst runs.
+    // Sample the server while the burst runs; stopped however the test
+    // ends (a failing call must not leave the sampler looping forever).
     let stop = CancellationToken::new();
+    let _stop_sampling = stop.clone().drop_guard();
     let sampler = {
         let stop = stop.clone();
         let url = db.url.clone();

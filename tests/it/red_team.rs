@@ -479,7 +479,7 @@ async fn catalog_changes_behind_a_quiet_snapshot_are_seen() {
         let bouncer = through_pooler.then(|| crate::support::bouncer::Bouncer::start(server, "transaction"));
         let url = bouncer.as_ref().map_or_else(|| db.url.clone(), |b| b.url(&db));
         let engine = {
-            let mut config = pgmcp::Config::builtin();
+            let mut config = crate::support::engine::builtin_for_server();
             config.pool.max_conns = 1;
             let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
             Engine::postgres(config, params)

@@ -72,7 +72,7 @@ fn connstring(server: &PgServer, host: &str, extra: &str) -> String {
 }
 
 fn engine(connstring: &str) -> Engine {
-    let mut config = Config::builtin();
+    let mut config = crate::support::engine::builtin_for_server();
     config.query.default_timeout = Duration::from_secs(10);
     // No HOME: nothing from ~/.postgresql or ~/.pgpass gets in.
     let params = params::resolve(Some(connstring), &config.connection, &|_| None).expect("connection string resolves");

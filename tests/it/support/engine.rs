@@ -24,6 +24,19 @@ pub fn engine_for(db: &TestDb, edit: impl FnOnce(&mut Config)) -> Engine {
     Engine::postgres(config, params)
 }
 
+/// The built-in defaults for an engine on the harness's server (reached by a
+/// URL of the test's own): before PostgreSQL 14, reading as the login, as
+/// [`engine_for`] does.
+pub fn builtin_for_server() -> Config {
+    let mut config = Config::builtin();
+    let version: u32 = super::pg::server()
+        .psql("postgres", "SHOW server_version_num")
+        .parse()
+        .expect("a version number");
+    config.connection.read_only_as_login = version < 140_000;
+    config
+}
+
 /// Writes allowed: the config edit most writing tests make.
 pub fn writable(c: &mut Config) {
     c.read_only = false;
