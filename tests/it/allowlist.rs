@@ -260,8 +260,8 @@ async fn built_in_diagnostics_run_in_read_only_mode() {
         out,
         json!([{"lsn": true, "insert_lsn": true, "flush_lsn": true, "last": 1, "locks": true}])
     );
-    // What writes stays refused, and nothing changed.
-    let wal = db.psql("SELECT pg_walfile_name(pg_current_wal_lsn())");
+    // What writes stays refused, and nothing changed. (The WAL position is
+    // not compared: other tests share the server, and their writes move it.)
     for sql in [
         "SELECT pg_switch_wal()",
         "SELECT pg_create_restore_point('x')",
@@ -270,7 +270,6 @@ async fn built_in_diagnostics_run_in_read_only_mode() {
     ] {
         assert!(matches!(run(&engine, sql).await, Err(Error::Guard(_))), "{sql}");
     }
-    assert_eq!(db.psql("SELECT pg_walfile_name(pg_current_wal_lsn())"), wal);
     assert_eq!(db.psql("SELECT count(*) FROM pg_replication_slots"), "0");
     assert_eq!(db.psql("SELECT last_value FROM s"), "1");
     // Only PostgreSQL's own: a look-alike a database user defines makes the

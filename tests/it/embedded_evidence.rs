@@ -360,7 +360,7 @@ mod duckdb {
         let (_dir, path) = fixture(&format!(
             "{ROWS}
             CREATE VIEW quiet AS SELECT * FROM checkpoint();
-            CREATE MACRO noisy() AS TABLE SELECT * FROM enable_profiling();"
+            CREATE MACRO tidy() AS TABLE SELECT * FROM force_checkpoint();"
         ));
         let engine = allowing(&path, "default");
         for (sql, rule) in [
@@ -368,7 +368,7 @@ mod duckdb {
             ("FROM force_checkpoint()", Rule::Maintenance),
             ("SELECT * FROM quiet", Rule::Maintenance),
             ("CALL enable_profiling()", Rule::Pragma),
-            ("SELECT * FROM noisy()", Rule::Pragma),
+            ("SELECT * FROM tidy()", Rule::Maintenance),
             (
                 "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
                 Rule::BlockedFunction,

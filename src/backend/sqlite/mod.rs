@@ -258,10 +258,8 @@ fn run(
     // step that builds it does not reach the progress handler in time.
     conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, value_limit(&budget))
         .map_err(db_error)?;
-    let outline = Outline {
-        replacing_tables: replacing_tables(conn)?,
-        ..Outline::sqlite(sql)
-    };
+    let mut outline = Outline::sqlite(sql);
+    outline.replacing_tables = replacing_tables(conn)?;
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     {
         let (judge, outline, refused) = (judge.clone(), outline.clone(), Arc::clone(&refused));
