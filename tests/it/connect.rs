@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use pgmcp::backend::postgres::params;
-use pgmcp::{Config, Engine, Error};
+use pgmcp::{Engine, Error};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
