@@ -273,7 +273,8 @@ async fn session_state_does_not_leak_between_calls() {
         other => panic!("prepared statement leaked: {other:?}"),
     }
     // pgmcp's own statements are the only ones kept prepared, and calls go
-    // on after the caller's were deallocated.
+    // on after the caller's were deallocated. (`pgmcp_statement` is the
+    // statement asking: the call's own, closed before the call ends.)
     for _ in 0..3 {
         let names = rows(&engine, "SELECT name FROM pg_prepared_statements ORDER BY name").await;
         let names: Vec<&str> = names
@@ -285,7 +286,13 @@ async fn session_state_does_not_leak_between_calls() {
         assert!(names.contains(&"pgmcp_settings"), "{names:?}");
         for name in names {
             assert!(
-                ["pgmcp_catalog_unchanged", "pgmcp_catalog_version", "pgmcp_settings"].contains(&name),
+                [
+                    "pgmcp_catalog_unchanged",
+                    "pgmcp_catalog_version",
+                    "pgmcp_settings",
+                    "pgmcp_statement"
+                ]
+                .contains(&name),
                 "{name} kept prepared"
             );
         }
@@ -464,4 +471,61 @@ async fn wrong_password_is_a_clear_error_without_the_password() {
         "{text}"
     );
     assert!(!text.contains("not-the-password"), "{text}");
+}
+
+/// The caller's statement runs as the named statement `pgmcp_statement`
+/// through the portal `pgmcp_portal` (so pgmcp's catalog check can run
+/// between its `Parse` and its `Bind`). A caller who names them, from the
+/// statement itself, gets an error or changes nothing that lasts: the next
+/// calls on the same connection run, the statement is gone after each call,
+/// and the table is untouched. An error in the statement's `Parse` (now
+/// before the check), and one in its planning or run with the check's
+/// SQLSTATE (`division_by_zero`), are the statement's own, not a changed
+/// catalog.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_statements_own_names_are_no_handle() {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE kept (id int); INSERT INTO kept VALUES (1)");
+    let engine = engine_for(&db, |c| {
+        writable(c);
+        c.protection.allow(Rule::Prepare, true);
+        c.pool.max_conns = 1;
+    });
+    let own_error = |sql: &str, result: Result<pgmcp::QueryOutput, Error>, code: &str| match result {
+        Err(Error::Db(e)) => assert_eq!(e.code(), code, "{sql}: {e:?}"),
+        other => panic!("{sql}: {other:?}"),
+    };
+    for (sql, code) in [
+        ("DEALLOCATE pgmcp_statement", None),
+        ("CLOSE ALL", None),
+        ("CLOSE pgmcp_portal", Some("24000")),
+        ("FETCH ALL FROM pgmcp_portal", Some("55000")),
+        ("EXECUTE pgmcp_statement", Some("54001")),
+        (
+            "PREPARE pgmcp_statement AS DELETE FROM kept WHERE id = 1",
+            Some("42P05"),
+        ),
+        // Folded to a constant by the planner, at `Bind`; then the same
+        // while the statement runs.
+        ("SELECT 1/0", Some("22012")),
+        ("SELECT 1/(id - 1) FROM kept", Some("22012")),
+        // Name resolution, at `Parse`.
+        ("SELECT nosuchcolumn FROM kept", Some("42703")),
+    ] {
+        match code {
+            None => assert!(run(&engine, sql).await.is_ok(), "{sql}"),
+            Some(code) => own_error(sql, run(&engine, sql).await, code),
+        }
+        for _ in 0..2 {
+            assert_eq!(
+                rows(&engine, "SELECT id FROM kept").await,
+                json!([{"id": 1}]),
+                "after {sql}"
+            );
+        }
+        // From a call of its own, `pgmcp_statement` is that call's: the one
+        // before is gone, or this call's Parse would have failed.
+        own_error(sql, run(&engine, "EXECUTE pgmcp_statement").await, "54001");
+    }
+    assert_eq!(db.psql("SELECT count(*) FROM kept"), "1");
 }

@@ -410,3 +410,82 @@ async fn a_quiet_connection_still_sees_the_catalog_change() {
         );
     }
 }
+
+/// A new overload committed while the call is between its catalog check and
+/// its statement's name resolution: the statement's `Parse` waits for a
+/// lock on the table it reads, which a second session holds while it
+/// creates a better-matching `f(int)`, then commits, releasing the lock.
+/// The statement's names resolve after that commit, so the check, which
+/// runs after them, must see it: the call is judged again and refused in
+/// read-only mode (only `f(bigint)` is vouched for), and the new overload
+/// never runs. (With the check before the statement's `Parse`, the check
+/// passed, and `f(int)` ran on facts that did not know it.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_overload_committed_while_the_statement_waits_to_parse_is_seen() {
+    use std::io::{BufRead, BufReader, Write};
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE public.t (x int); INSERT INTO public.t VALUES (1);
+         CREATE FUNCTION public.f(x bigint) RETURNS bigint LANGUAGE sql STABLE AS 'SELECT x'",
+    );
+    let engine = engine_for(&db, |c| {
+        c.pool.max_conns = 1;
+        c.protection
+            .read_only_functions
+            .push(FunctionPattern::new("public.f(bigint)"));
+    });
+    let sql = "SELECT f(x) AS v FROM t";
+    assert_eq!(rows(&engine, sql).await, serde_json::json!([{"v": 1}]));
+
+    let mut session = db.psql_session().spawn().expect("psql starts");
+    let mut stdin = session.stdin.take().expect("stdin is piped");
+    let mut stdout = BufReader::new(session.stdout.take().expect("stdout is piped"));
+    let mut wait_for = |stdin: &mut std::process::ChildStdin, sql: &str, mark: &str| {
+        stdin
+            .write_all(format!("{sql}\nSELECT '{mark}';\n").as_bytes())
+            .expect("psql reads");
+        let mut line = String::new();
+        while line.trim() != mark {
+            line.clear();
+            assert!(stdout.read_line(&mut line).expect("psql answers") > 0, "psql ended");
+        }
+    };
+    wait_for(
+        &mut stdin,
+        "BEGIN; LOCK TABLE public.t IN ACCESS EXCLUSIVE MODE;",
+        "locked",
+    );
+
+    let engine = std::sync::Arc::new(engine);
+    let call = tokio::spawn({
+        let engine = std::sync::Arc::clone(&engine);
+        async move { run(&engine, sql).await }
+    });
+    let waiting = "SELECT count(*) FROM pg_catalog.pg_locks \
+                   WHERE relation = 'public.t'::pg_catalog.regclass AND NOT granted";
+    let started = std::time::Instant::now();
+    while db.psql(waiting) != "1" {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the call never waited for the table"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    wait_for(
+        &mut stdin,
+        "CREATE FUNCTION public.f(x int) RETURNS bigint LANGUAGE sql STABLE AS 'SELECT 42::bigint'; COMMIT;",
+        "committed",
+    );
+    drop(stdin);
+    let _ = session.wait();
+
+    match call.await.expect("the call's task") {
+        Err(Error::Guard(v)) => assert!(v.message.contains("public.f(integer)"), "{v}"),
+        other => panic!("the new overload was not judged: {other:?}"),
+    }
+    // Calls go on: nothing of the refused call is left on the connection.
+    assert_eq!(
+        rows(&engine, "SELECT x AS v FROM t").await,
+        serde_json::json!([{"v": 1}])
+    );
+}

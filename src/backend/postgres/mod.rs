@@ -96,6 +96,7 @@ fn settings(timeout_ms: &[Option<String>; 1], named: bool) -> Prepared<'_> {
         name: if named { SETTINGS_NAME } else { "" },
         sql: SQL.as_str(),
         params: timeout_ms,
+        after_parse: false,
     }
 }
 

@@ -94,7 +94,8 @@ const FULL_NAME: &str = "pgmcp_catalog_version";
 /// The name the quick check is kept prepared under.
 const QUICK_NAME: &str = "pgmcp_catalog_unchanged";
 
-/// A statement for the start of a query's transaction that fails with
+/// A statement run in a query's transaction, after the query is parsed
+/// (its names resolved) and before it is planned, that fails with
 /// `division_by_zero` (SQLSTATE [`CHANGED`], which nothing else in the setup
 /// can raise) when the catalog is no longer at the version in `params[0]`:
 /// the query is then judged again with new facts, in the same round trip as
@@ -122,6 +123,7 @@ fn full_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
         name: if named { FULL_NAME } else { "" },
         sql: SQL.as_str(),
         params,
+        after_parse: true,
     }
 }
 
@@ -139,6 +141,7 @@ fn quick_check(params: &[Option<String>; 1], named: bool) -> Prepared<'_> {
         name: if named { QUICK_NAME } else { "" },
         sql: SQL,
         params,
+        after_parse: true,
     }
 }
 

@@ -190,7 +190,8 @@ pub struct Exchange<'a> {
     /// for `DISCARD ALL`, so resetting the session adds no latency to the call.
     pub deferred: &'a [&'a str],
     /// Statements kept prepared on the connection and run in order after
-    /// the setup, before the main statement: parsed and planned once per
+    /// the setup, before the main statement (those [`Prepared::after_parse`]
+    /// between its `Parse` and its `Bind`): parsed and planned once per
     /// connection, then only bound and executed.
     pub prepared: &'a [Prepared<'a>],
 }
@@ -202,7 +203,20 @@ pub struct Prepared<'a> {
     pub name: &'static str,
     pub sql: &'static str,
     pub params: &'a [Option<String>],
+    /// Run after the main statement is parsed (its names resolved) and
+    /// before it is bound (planned): a check that the catalog its names
+    /// resolved in is the one the caller judged it with. Such statements
+    /// come after all the others in [`Exchange::prepared`], and only in an
+    /// exchange whose setup opens a transaction.
+    pub after_parse: bool,
 }
+
+/// The names the main statement and its portal go under when checks run
+/// between its `Parse` and its `Bind`: named, so that the checks (unnamed
+/// behind a pooler) do not replace them; closed in the same write, so
+/// nothing outlives the exchange.
+const MAIN_STATEMENT: &str = "pgmcp_statement";
+const MAIN_PORTAL: &str = "pgmcp_portal";
 
 /// A live connection. Not `Clone`; exclusively owned by whoever runs on it.
 pub struct Connection {
@@ -553,12 +567,24 @@ impl Connection {
             self.forget_prepared = false;
         }
         for sql in ex.setup {
-            self.push_statement(sql, &[], None)?;
+            self.push_statement(sql)?;
         }
         // Whether this exchange parses a named statement of pgmcp's: if it
         // fails, whether the statement now exists is unknown.
         let mut parsed = false;
-        for prepared in ex.prepared {
+        // The main statement is parsed before the checks and bound after
+        // them: its names resolve in a catalog committed no later than the
+        // one the checks read, and the planner (which may run functions it
+        // folds to constants) runs only after they passed. ARCHITECTURE.md,
+        // "What remains between the check and the statement".
+        let (checks, before): (Vec<&Prepared<'_>>, Vec<&Prepared<'_>>) =
+            ex.prepared.iter().partition(|p| p.after_parse);
+        let mut main_parsed_at = None;
+        for (i, prepared) in before.iter().chain(&checks).enumerate() {
+            if i == before.len() {
+                main_parsed_at = Some(ex.setup.len() + i);
+                self.push_parse(MAIN_STATEMENT, ex.sql, ex.params)?;
+            }
             let unnamed = prepared.name.is_empty();
             let parse = unnamed || !self.prepared.contains(&prepared.name);
             if parse {
@@ -573,10 +599,42 @@ impl Connection {
                     parsed = true;
                 }
             }
-            self.push_bound(prepared.name, prepared.params, None)?;
+            self.push_bound(prepared.name, prepared.params)?;
         }
-        self.push_statement(ex.sql, ex.params, Some(ex.max_rows))?;
+        // Without checks, unnamed, as pgmcp's own statements are: an
+        // exchange outside a transaction may reach another server connection
+        // after its Sync, behind a pooler, and could not close it there.
+        let (statement, portal) = match main_parsed_at {
+            Some(_) => (MAIN_STATEMENT, MAIN_PORTAL),
+            None => ("", ""),
+        };
+        let main_parsed_at = match main_parsed_at {
+            Some(at) => at,
+            None => {
+                self.push_parse("", ex.sql, ex.params)?;
+                ex.setup.len() + ex.prepared.len()
+            }
+        };
+        self.push_bind(portal, statement, ex.params)?;
+        frontend::describe(b'P', portal, &mut self.write_buf)?;
+        frontend::execute(
+            portal,
+            i32::try_from(ex.max_rows).unwrap_or(i32::MAX),
+            &mut self.write_buf,
+        )?;
         frontend::sync(&mut self.write_buf);
+        let mut ready_left = 1 + ex.finish.len();
+        if !statement.is_empty() {
+            // After the Sync, so that it runs even when an error made the
+            // server skip to it, and still in the exchange's transaction
+            // (the checks run in one), so on the same server connection;
+            // not an error when the statement was never made. The portal
+            // ends with the transaction. Its own Sync, so its reply is read
+            // here.
+            frontend::close(b'S', statement, &mut self.write_buf)?;
+            frontend::sync(&mut self.write_buf);
+            ready_left += 1;
+        }
         for sql in ex.finish.iter().chain(ex.deferred) {
             frontend::query(sql, &mut self.write_buf)?;
         }
@@ -588,7 +646,8 @@ impl Connection {
         // The setup statements complete first; the main statement is the next.
         let mut completed = 0usize;
         let main = ex.setup.len() + ex.prepared.len();
-        let mut ready_left = 1 + ex.finish.len();
+        // Whether the main statement's Parse has been answered.
+        let mut main_parsed = false;
         let mut budget = ex.budget;
         // What each row costs beyond its values: a key per column.
         let mut row_cost = 0;
@@ -641,7 +700,12 @@ impl Connection {
                 continue;
             }
             match self.read_message().await? {
-                Message::ParseComplete | Message::BindComplete | Message::CloseComplete => {}
+                Message::ParseComplete => {
+                    if completed == main_parsed_at {
+                        main_parsed = true;
+                    }
+                }
+                Message::BindComplete | Message::CloseComplete => {}
                 Message::ParameterStatus(_) | Message::NoticeResponse(_) | Message::NotificationResponse(_) => {}
                 Message::NoData => {}
                 Message::RowDescription(body) => {
@@ -690,8 +754,11 @@ impl Connection {
                 Message::ErrorResponse(body) => {
                     let err = DbError::parse(&body)?;
                     // After an error the server skips to the Sync, so the
-                    // statement that failed is the one not yet completed.
-                    first_error.get_or_insert((err, completed < main));
+                    // statement that failed is the one not yet completed:
+                    // the main one's Parse comes after the first
+                    // `main_parsed_at` statements, its Bind after all.
+                    let setup = completed < main && (completed != main_parsed_at || main_parsed);
+                    first_error.get_or_insert((err, setup));
                 }
                 // COPY ... TO STDOUT: PostgreSQL sends each row as one
                 // CopyData line. The main statement's lines become rows of
@@ -817,16 +884,29 @@ impl Connection {
         Ok(())
     }
 
-    fn push_statement(&mut self, sql: &str, params: &[Option<String>], max_rows: Option<u32>) -> Result<(), WireError> {
-        // Type OID 0 everywhere: the server infers each parameter's type from context.
-        frontend::parse("", sql, params.iter().map(|_| 0u32), &mut self.write_buf)?;
-        self.push_bound("", params, max_rows)
+    fn push_statement(&mut self, sql: &str) -> Result<(), WireError> {
+        self.push_parse("", sql, &[])?;
+        self.push_bound("", &[])
     }
 
-    /// Bind the statement `name` (`""`: the one just parsed) and execute it.
-    fn push_bound(&mut self, name: &str, params: &[Option<String>], max_rows: Option<u32>) -> Result<(), WireError> {
+    fn push_parse(&mut self, name: &str, sql: &str, params: &[Option<String>]) -> Result<(), WireError> {
+        // Type OID 0 everywhere: the server infers each parameter's type from context.
+        frontend::parse(name, sql, params.iter().map(|_| 0u32), &mut self.write_buf)?;
+        Ok(())
+    }
+
+    /// Bind the statement `name` (`""`: the one just parsed) to the unnamed
+    /// portal and execute it to the end.
+    fn push_bound(&mut self, name: &str, params: &[Option<String>]) -> Result<(), WireError> {
+        self.push_bind("", name, params)?;
+        frontend::execute("", 0, &mut self.write_buf)?;
+        Ok(())
+    }
+
+    /// Bind the statement `name` to the portal `portal`, text in and out.
+    fn push_bind(&mut self, portal: &str, name: &str, params: &[Option<String>]) -> Result<(), WireError> {
         let bind = frontend::bind(
-            "",
+            portal,
             name,
             Some(0), // all parameters in text format
             params.iter(),
@@ -846,12 +926,6 @@ impl Connection {
                 return Err(WireError::Protocol(e.to_string()));
             }
             Err(frontend::BindError::Serialization(e)) => return Err(e.into()),
-        }
-        if let Some(max_rows) = max_rows {
-            frontend::describe(b'P', "", &mut self.write_buf)?;
-            frontend::execute("", i32::try_from(max_rows).unwrap_or(i32::MAX), &mut self.write_buf)?;
-        } else {
-            frontend::execute("", 0, &mut self.write_buf)?;
         }
         Ok(())
     }
