@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{pg, pgmcp};
+use crate::support::pg;
+use crate::support::pgmcp_as_configured as pgmcp;
 
 fn hook(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::engine::{engine_for, err_text, rows, run};
 use crate::support::pg::{self, TestDb};
-use crate::support::pgmcp;
+use crate::support::pgmcp_as_configured as pgmcp;
 use crate::support::stdio::{McpProcess, tool_json};
 
 /// Tables `shown` (with an enum column, so results need a type lookup) and

@@ -33,6 +33,15 @@ pub fn pgmcp(home: &Path) -> Command {
     Command::from_std(pgmcp_std(home))
 }
 
+/// [`pgmcp`] without the versions run's reading as the login before 14: for
+/// the tests of what `check` reports, which say themselves what each version
+/// of the server shows.
+pub fn pgmcp_as_configured(home: &Path) -> Command {
+    let mut cmd = pgmcp_std(home);
+    cmd.env_remove("PGMCP_READ_ONLY_AS_LOGIN");
+    Command::from_std(cmd)
+}
+
 /// [`pgmcp`] as a plain `std::process::Command`, so its stdout and stderr
 /// can be any file.
 pub fn pgmcp_std(home: &Path) -> std::process::Command {
