@@ -268,7 +268,11 @@ fn names_a_database(config: &Config, flag: Option<&str>) -> bool {
     flag.is_some()
         || config.database.is_some()
         || config.sqlite_root.is_some()
-        || config.connection != postgres::ConnectionConfig::default()
+        // Whose rights read-only queries run with names no database.
+        || postgres::ConnectionConfig {
+            read_only_as_login: false,
+            ..config.connection.clone()
+        } != postgres::ConnectionConfig::default()
         || variables.into_iter().any(|k| crate::environment::var(k).is_some())
 }
 
