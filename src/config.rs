@@ -542,42 +542,38 @@ impl Config {
     /// `query.max_rows`, and lowers `query.default_limit` to it when the file
     /// set that higher. Each one applied is recorded in `overrides`.
     pub fn with_environment(mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, EnvError> {
-        if let Some(text) = env("PGMCP_READ_ONLY") {
-            let read_only = match text.trim().to_ascii_lowercase().as_str() {
+        // `true`/`false` variables: the setting each sets, recorded.
+        let switch = |variable: &'static str, field: &'static str, overrides: &mut Vec<Override>| {
+            let Some(text) = env(variable) else {
+                return Ok(None);
+            };
+            let value = match text.trim().to_ascii_lowercase().as_str() {
                 "true" => true,
                 "false" => false,
                 _ => {
                     return Err(EnvError {
-                        variable: "PGMCP_READ_ONLY",
+                        variable,
                         message: format!("\"{text}\" is not true or false"),
                     });
                 }
             };
+            overrides.push(Override {
+                variable,
+                field,
+                value: value.to_string(),
+            });
+            Ok(Some(value))
+        };
+        if let Some(read_only) = switch("PGMCP_READ_ONLY", "server.read_only", &mut self.overrides)? {
             self.set_read_only(read_only);
-            self.overrides.push(Override {
-                variable: "PGMCP_READ_ONLY",
-                field: "server.read_only",
-                value: read_only.to_string(),
-            });
         }
-        if let Some(text) = env("PGMCP_READ_ONLY_AS_LOGIN") {
-            let as_login = match text.trim().to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" => false,
-                _ => {
-                    return Err(EnvError {
-                        variable: "PGMCP_READ_ONLY_AS_LOGIN",
-                        message: format!("\"{text}\" is not true or false"),
-                    });
-                }
-            };
-            // With connection.role set, queries run as that role either way.
+        // With connection.role set, queries run as that role either way.
+        if let Some(as_login) = switch(
+            "PGMCP_READ_ONLY_AS_LOGIN",
+            "connection.read_only_as_login",
+            &mut self.overrides,
+        )? {
             self.connection.read_only_as_login = as_login;
-            self.overrides.push(Override {
-                variable: "PGMCP_READ_ONLY_AS_LOGIN",
-                field: "connection.read_only_as_login",
-                value: as_login.to_string(),
-            });
         }
         if let Some(text) = env("PGMCP_MAX_ROWS") {
             let max_rows = text
@@ -1382,6 +1378,9 @@ mod tests {
         };
         let c = with(&[]).unwrap();
         assert_eq!((c.read_only, c.query.max_rows, c.overrides.len()), (false, 900, 0));
+        let c = with(&[("PGMCP_READ_ONLY_AS_LOGIN", " true ")]).unwrap();
+        assert!(c.connection.read_only_as_login);
+        assert_eq!(c.overrides[0].field, "connection.read_only_as_login");
         let c = with(&[("PGMCP_READ_ONLY", "TRUE"), ("PGMCP_MAX_ROWS", "100")]).unwrap();
         assert!(c.read_only && c.protection.read_only);
         assert_eq!((c.query.max_rows, c.query.default_limit), (100, Some(100)));
@@ -1402,6 +1401,11 @@ mod tests {
                 "PGMCP_READ_ONLY",
                 "yes please",
                 "PGMCP_READ_ONLY: \"yes please\" is not true or false",
+            ),
+            (
+                "PGMCP_READ_ONLY_AS_LOGIN",
+                "1",
+                "PGMCP_READ_ONLY_AS_LOGIN: \"1\" is not true or false",
             ),
             (
                 "PGMCP_MAX_ROWS",
