@@ -8,83 +8,12 @@
 //! naming the function and what runs it, and nothing else: the same database
 //! stays usable for statements that reach none.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout};
-
 use pgmcp::Error;
 use pgmcp::guard::{FunctionPattern, Rule};
 
 use crate::support::engine::{engine_for, rows, run};
-use crate::support::pg::{self, TestDb};
-
-/// A session LISTENing on the channel the planted functions notify.
-struct Listener {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Listener {
-    fn start(db: &TestDb) -> Listener {
-        let mut child = db.psql_session().spawn().expect("psql starts");
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        stdin
-            .write_all(b"LISTEN leak;\nSELECT 'listening';\n")
-            .expect("psql reads");
-        let mut line = String::new();
-        while line.trim() != "listening" {
-            line.clear();
-            assert!(stdout.read_line(&mut line).expect("psql answers") > 0, "psql ended");
-        }
-        Listener { child, stdin, stdout }
-    }
-
-    /// Everything the session heard: psql prints each notification it
-    /// received as its next command runs.
-    fn heard(mut self) -> String {
-        self.stdin.write_all(b"SELECT 'end';\n").expect("psql reads");
-        drop(self.stdin);
-        let mut out = String::new();
-        self.stdout.read_to_string(&mut out).expect("psql's output");
-        let _ = self.child.wait();
-        out
-    }
-}
-
-/// The planting user's role name: roles are the cluster's, databases the
-/// test's.
-fn planter(db: &TestDb) -> String {
-    format!("planter_{}", db.name)
-}
-
-/// The agent's secret and an unrelated table, then, as the planting user,
-/// `public.leak(text)`: sends the secret to channel `leak` when the agent
-/// runs it (the planting user cannot read it: the function swallows that).
-fn plant_leak(db: &TestDb) {
-    let planter = planter(db);
-    db.psql(&format!(
-        "CREATE TABLE public.secret (s text); INSERT INTO public.secret VALUES ('the-secret');
-         CREATE TABLE public.plain (id int, note text); INSERT INTO public.plain VALUES (1, 'a'), (2, 'b');
-         CREATE ROLE {planter} LOGIN; GRANT CREATE ON SCHEMA public TO {planter};
-         GRANT CREATE ON DATABASE {db} TO {planter};
-         SET ROLE {planter};
-         CREATE FUNCTION public.leak(text) RETURNS bool LANGUAGE plpgsql STABLE AS $$
-         BEGIN
-             BEGIN
-                 PERFORM pg_catalog.pg_notify('leak', (SELECT pg_catalog.string_agg(s, ',') FROM public.secret) || ' via ' || $1);
-             EXCEPTION WHEN insufficient_privilege THEN NULL;
-             END;
-             RETURN true;
-         END $$;",
-        db = db.name
-    ));
-}
-
-/// As the planting user (every object is theirs, none a superuser's).
-fn as_planter(db: &TestDb, sql: &str) {
-    db.psql(&format!("SET ROLE {}; {sql}", planter(db)));
-}
+use crate::support::pg;
+use crate::support::planter::{Listener, as_planter, plant_leak};
 
 /// Every example of the review and our own variants; then what must still
 /// run on the same database.

@@ -19,85 +19,12 @@
 //!   value of the user's type is (`text_col = 1` coerces `1` to a domain over
 //!   int; `'ok' @@ 5` makes the unknown literal a user's enum).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout};
-
 use pgmcp::Error;
 use pgmcp::guard::Rule;
 
 use crate::support::engine::{engine_for, rows, run};
-use crate::support::pg::{self, TestDb};
-
-/// A session LISTENing on the channel the planted functions notify.
-struct Listener {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Listener {
-    fn start(db: &TestDb) -> Listener {
-        let mut child = db.psql_session().spawn().expect("psql starts");
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        stdin
-            .write_all(b"LISTEN leak;\nSELECT 'listening';\n")
-            .expect("psql reads");
-        let mut line = String::new();
-        while line.trim() != "listening" {
-            line.clear();
-            assert!(stdout.read_line(&mut line).expect("psql answers") > 0, "psql ended");
-        }
-        Listener { child, stdin, stdout }
-    }
-
-    /// Everything the session heard, after a control notification sent now
-    /// (so an empty answer is not a deaf listener).
-    fn heard(mut self, db: &TestDb) -> String {
-        db.psql("NOTIFY leak, 'control'");
-        self.stdin.write_all(b"SELECT 'end';\n").expect("psql reads");
-        drop(self.stdin);
-        let mut out = String::new();
-        self.stdout.read_to_string(&mut out).expect("psql's output");
-        let _ = self.child.wait();
-        assert!(out.contains("control"), "the listener hears: {out}");
-        out
-    }
-}
-
-fn planter(db: &TestDb) -> String {
-    format!("planter_{}", db.name)
-}
-
-/// The agent's secret, an unrelated table, and as the planting user
-/// `public.leak(text)` (STABLE, sends the secret tagged with its argument)
-/// and `public.leak_imm(text)` (the same, declared IMMUTABLE so the planner
-/// folds a call with a constant argument).
-fn plant_leak(db: &TestDb) {
-    let planter = planter(db);
-    db.psql(&format!(
-        "CREATE TABLE public.secret (s text); INSERT INTO public.secret VALUES ('the-secret');
-         CREATE TABLE public.plain (id int, note text); INSERT INTO public.plain VALUES (1, 'a'), (2, 'b');
-         CREATE ROLE {planter} LOGIN; GRANT CREATE ON SCHEMA public TO {planter};
-         GRANT CREATE ON DATABASE {db} TO {planter};
-         SET ROLE {planter};
-         CREATE FUNCTION public.leak(text) RETURNS bool LANGUAGE plpgsql STABLE AS $$
-         BEGIN
-             BEGIN
-                 PERFORM pg_catalog.pg_notify('leak', (SELECT pg_catalog.string_agg(s, ',') FROM public.secret) || ' via ' || $1);
-             EXCEPTION WHEN insufficient_privilege THEN NULL;
-             END;
-             RETURN true;
-         END $$;
-         CREATE FUNCTION public.leak_imm(text) RETURNS text LANGUAGE plpgsql IMMUTABLE
-             AS $$ BEGIN PERFORM public.leak($1); RETURN ''; END $$;",
-        db = db.name
-    ));
-}
-
-fn as_planter(db: &TestDb, sql: &str) {
-    db.psql(&format!("SET ROLE {}; {sql}", planter(db)));
-}
+use crate::support::pg;
+use crate::support::planter::{Listener, as_planter, plant_leak};
 
 /// One attack: what the planting user makes, the agent's statement, the
 /// function the refusal must name, and the tag the function sends when it
@@ -285,7 +212,7 @@ async fn what_the_planner_and_types_run_is_refused() {
             through.push(format!("{sql} was refused: {e}"));
         }
     }
-    let heard = listener.heard(&db);
+    let heard = listener.heard_checked(&db);
     assert!(through.is_empty(), "{}", through.join("\n"));
     assert!(!heard.contains("the-secret"), "a planted function ran: {heard}");
 
@@ -297,7 +224,7 @@ async fn what_the_planner_and_types_run_is_refused() {
         // the function ran); what counts is what the listener hears.
         let _ = run(&writable, a.query).await;
     }
-    let heard = listener.heard(&db);
+    let heard = listener.heard_checked(&db);
     let dead: Vec<&str> = attacks
         .iter()
         .filter(|a| !heard.contains(&format!("the-secret via {}", a.tag)))
@@ -360,7 +287,7 @@ async fn an_operator_resolution_can_pick_is_judged_where_it_can_be_picked() {
         let engine = engine_for(&db, |_| {});
         let listener = Listener::start(&db);
         let got = run(&engine, query).await;
-        let heard = listener.heard(&db);
+        let heard = listener.heard_checked(&db);
         match got {
             Err(Error::Guard(v)) if v.rule == Rule::ReadOnly && v.message.contains(function) => {}
             other => panic!("{query}: {other:?}"),
@@ -372,7 +299,7 @@ async fn an_operator_resolution_can_pick_is_judged_where_it_can_be_picked() {
         let writable = engine_for(&db, crate::support::engine::writable);
         let listener = Listener::start(&db);
         let _ = run(&writable, query).await;
-        let heard = listener.heard(&db);
+        let heard = listener.heard_checked(&db);
         assert!(
             heard.contains(&format!("the-secret via {tag}")),
             "{query} is not live: {heard}"
@@ -424,6 +351,6 @@ async fn planner_routes_added_between_calls_are_seen() {
             other => panic!("the new statistics ran: {other:?}"),
         }
     }
-    let heard = listener.heard(&db);
+    let heard = listener.heard_checked(&db);
     assert!(!heard.contains("the-secret"), "a planted function ran: {heard}");
 }

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod files;
 pub mod findings;
 pub mod pg;
+pub mod planter;
 pub mod protection;
 pub mod stdio;
 pub mod tools;
