@@ -41,6 +41,7 @@ pub(super) fn check(
     match kind {
         "FuncCall" => match last_name(fields.get("funcname")) {
             Some(name) => {
+                let name = syntax_function(routines, name, fields.get("funcformat"));
                 function(judge, routines, name, Route::Call)?;
                 judge_any_type(judge, routines, name)
             }
@@ -74,6 +75,28 @@ pub(super) fn check(
         },
         _ => Ok(()),
     }
+}
+
+/// What older servers' grammars made of SQL syntax that pgmcp's parser
+/// (PostgreSQL 17's) turns into a `pg_catalog` function the server may lack:
+/// before 14, `EXTRACT(field FROM x)` is `date_part(field, x)`.
+const SYNTAX_ON_OLDER_SERVERS: &[(&str, &str)] = &[("extract", "date_part")];
+
+/// The function a call runs on this server. A call written as SQL syntax
+/// (`funcformat` `COERCE_SQL_SYNTAX`: `EXTRACT`, `SUBSTRING ... FROM`, `AT
+/// TIME ZONE`) is always `pg_catalog`'s; when the catalog lacks the name the
+/// parser chose and has the one the server's own grammar chooses, that one
+/// runs. Anything else is judged by the name as written.
+fn syntax_function<'a>(routines: &Routines, name: &'a str, format: Option<&Value>) -> &'a str {
+    if format.and_then(Value::as_str) != Some("COERCE_SQL_SYNTAX") || routines.is_function(name) {
+        return name;
+    }
+    SYNTAX_ON_OLDER_SERVERS
+        .iter()
+        .find(|(parsed, _)| *parsed == name)
+        .map(|(_, older)| *older)
+        .filter(|older| routines.is_function(older))
+        .unwrap_or(name)
 }
 
 fn attribute(judge: &Judge, routines: &Routines, name: &str) -> Result<(), Violation> {

@@ -501,6 +501,40 @@ pub(crate) mod tests {
         );
     }
 
+    /// PostgreSQL 13's catalog as far as these cases go: no `extract`
+    /// function (its grammar made `EXTRACT` a `date_part` call).
+    fn pg13() -> Routines {
+        let mut facts = pg15();
+        facts.functions.remove("extract");
+        facts
+    }
+
+    #[test]
+    fn sql_syntax_runs_what_the_servers_grammar_makes_of_it() {
+        let without_either = {
+            let mut facts = pg13();
+            facts.functions.remove("date_part");
+            facts
+        };
+        // (facts, SQL, allowed in read-only mode?)
+        let cases: &[(&str, Routines, &str, bool)] = &[
+            ("15", pg15(), "SELECT extract(year FROM now())", true),
+            ("13", pg13(), "SELECT extract(year FROM now())", true),
+            ("13", pg13(), "SELECT EXTRACT(epoch FROM interval '1 day')", true),
+            // Called by name, extract() is a function PostgreSQL 13 lacks.
+            ("13", pg13(), "SELECT \"extract\"('year', now())", false),
+            ("13", pg13(), "SELECT pg_catalog.extract('year', now())", false),
+            ("15", pg15(), "SELECT pg_catalog.extract('year', now())", true),
+            // Only the name the server's grammar chooses stands in.
+            ("neither", without_either, "SELECT extract(year FROM now())", false),
+        ];
+        let judge = Judge::new(Policy::default().with_read_only(true));
+        for (server, facts, sql, allowed) in cases {
+            let verdict = crate::guard::check(&judge, facts, sql);
+            assert_eq!(verdict.is_ok(), *allowed, "{sql} on {server}: {verdict:?}");
+        }
+    }
+
     #[test]
     fn judgements() {
         let ro = Policy::default().with_read_only(true);

@@ -374,7 +374,7 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_http.py");
     let url = format!("http://127.0.0.1:{port}/mcp");
     let run = |token: Option<&str>| -> Value {
-        let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", PYTHON_SDK));
+        let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", &[PYTHON_SDK]));
         cmd.arg(script).arg(&url);
         if let Some(token) = token {
             cmd.arg(token);

@@ -8,6 +8,7 @@
 #![cfg(unix)]
 
 mod allowlist;
+mod analytic;
 mod catalog_fences;
 mod check;
 mod cli;

@@ -28,6 +28,7 @@ pub const GROUPS: &[&str] = &[
     "catalog_fences::",
     "trust::",
     "allowlist::",
+    "analytic::postgres",
 ];
 
 const EDGES: [&str; 2] = ["13", "18"];

@@ -26,25 +26,27 @@ pub fn npm(variable: &str, dir: &str, package: &str, bin: &str) -> PathBuf {
     path
 }
 
-/// A Python with `requirement` (`name==version`): the path in `variable`
-/// when set, else a virtual environment in `~/.cache/pgmcp-tools/<dir>`,
-/// made and filled from PyPI on first use.
-pub fn python(variable: &str, dir: &str, requirement: &str) -> PathBuf {
+/// A Python with `requirements` (each `name==version`): the path in
+/// `variable` when set, else a virtual environment in
+/// `~/.cache/pgmcp-tools/<dir>`, made and filled from PyPI on first use.
+pub fn python(variable: &str, dir: &str, requirements: &[&str]) -> PathBuf {
     if let Some(path) = std::env::var_os(variable) {
         return PathBuf::from(path);
     }
     let venv = cache().join(dir);
     let python = venv.join("bin/python");
-    let (name, version) = requirement.split_once("==").expect("a pinned requirement");
-    let installed = Command::new(&python)
-        .args([
-            "-c",
-            "import importlib.metadata as m, sys; sys.exit(m.version(sys.argv[1]) != sys.argv[2])",
-            name,
-            version,
-        ])
-        .status()
-        .is_ok_and(|s| s.success());
+    let installed = requirements.iter().all(|requirement| {
+        let (name, version) = requirement.split_once("==").expect("a pinned requirement");
+        Command::new(&python)
+            .args([
+                "-c",
+                "import importlib.metadata as m, sys; sys.exit(m.version(sys.argv[1]) != sys.argv[2])",
+                name,
+                version,
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
     if !installed {
         let status = Command::new("python3")
             .args(["-m", "venv"])
@@ -56,10 +58,11 @@ pub fn python(variable: &str, dir: &str, requirement: &str) -> PathBuf {
             "python3 -m venv failed ({status}): install python3-venv"
         );
         let status = Command::new(&python)
-            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", requirement])
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .args(requirements)
             .status()
             .expect("run pip");
-        assert!(status.success(), "pip install {requirement} failed ({status})");
+        assert!(status.success(), "pip install {requirements:?} failed ({status})");
     }
     python
 }
