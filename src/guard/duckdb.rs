@@ -498,6 +498,13 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
             "it deletes every row of the table",
         )?;
     }
+    // In read-only mode DuckDB plans no write (the file is open read-only):
+    // the rules below would take the missing plan as the worst case and
+    // call `DELETE ... WHERE id = 1` a delete without WHERE. It is refused
+    // for what it is, a write.
+    if plan.is_none() && kind.writes(outline) {
+        statements::write_in_read_only(judge, outline)?;
+    }
     // Without a WHERE when either the words or DuckDB's plan say so: the
     // plan shows what runs (`DELETE ... RETURNING id AS where` has a word
     // WHERE and a plan that reads the whole table); no plan is the worst case.

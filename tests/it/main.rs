@@ -21,6 +21,7 @@ mod doors_red_team;
 mod doors_red_team_2;
 #[cfg(feature = "duckdb")]
 mod duckdb;
+mod embedded_corpus;
 mod embedded_evidence;
 mod engine;
 mod faults;
