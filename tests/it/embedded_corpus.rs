@@ -49,6 +49,7 @@ const SQLITE_SETUP: &str = "
     CREATE VIEW tv_view AS SELECT * FROM t;
 ";
 
+#[cfg(feature = "duckdb")]
 const DUCKDB_SETUP: &str = "
     CREATE TABLE t (id INTEGER PRIMARY KEY, v VARCHAR, s STRUCT(\"where\" VARCHAR));
     INSERT INTO t VALUES (1, 'a', {'where': 'w'}), (2, 'b', {'where': 'w'}), (3, 'c', {'where': 'w'});
