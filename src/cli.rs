@@ -38,8 +38,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// The database: sqlite:///abs/path.db, sqlite:relative/path.db,
-    /// duckdb:///abs/path.duckdb, or a PostgreSQL URL or key=value string. Default: $PGMCP_DATABASE, else
-    /// $PGMCP_PG_CONNSTRING, else the config's "database", else its
+    /// duckdb:///abs/path.duckdb, or a PostgreSQL URL or key=value string. Default: $PGMCP_DATABASE or
+    /// $PGMCP_DATABASE_FILE, else $PGMCP_PG_CONNSTRING, else the config's "database", else its
     /// "connection" section with PGHOST, PGUSER, ...
     #[arg(long, global = true, value_name = "URL")]
     pub database: Option<String>,

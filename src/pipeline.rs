@@ -1,7 +1,7 @@
 //! The query pipeline: every stage of a call, in order, in one place.
 //!
 //! ```text
-//! query:          size check → slot → before_query hooks → guard → parameters → timeout
+//! query:          size check → slot → before_query hooks → timeout rule → guard → parameters
 //!                 → backend (own transaction, reading stops at the row cap) → shape
 //!                 (SQLite: the guard's rules and the parameter check run as
 //!                 SQLite prepares the statement, through its authorizer)

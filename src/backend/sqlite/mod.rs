@@ -526,7 +526,7 @@ fn db_error(e: rusqlite::Error) -> Error {
     let mut message = budget::bounded_message(message);
     if code == "SQLITE_TOOBIG" {
         message.push_str(
-            ": a value grew past what pgmcp lets SQLite build for one value (256 times query.max_result_length, and at least 16 MiB). Build smaller values, or raise query.max_result_length",
+            ": a value grew past what pgmcp lets SQLite build for one value (256 times what an answer keeps of a value, query.max_result_length plus 8 KiB, and at least 16 MiB). Build smaller values, or raise query.max_result_length",
         );
     }
     // SQLite says an undefined name only in its wording.
