@@ -262,6 +262,7 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         bodies: Bodies {
             budget: Arc::new(Semaphore::new(listen.body_memory)),
             max_body: listen.max_body,
+            wait: BODY_WAIT,
         },
         readiness: tokio::sync::Mutex::new(None),
     });
@@ -528,6 +529,8 @@ impl tokio::io::AsyncWrite for Watched {
 struct Bodies {
     budget: Arc<Semaphore>,
     max_body: usize,
+    /// How long a request waits for its share: [`BODY_WAIT`].
+    wait: Duration,
 }
 
 /// A request body's share of the budget, held as long as the request is.
@@ -535,7 +538,11 @@ struct Bodies {
 struct BodyShare(#[allow(dead_code, reason = "held for its drop")] Arc<OwnedSemaphorePermit>);
 
 impl Bodies {
-    async fn read(&self, request: Request<Incoming>) -> Result<Request<Full<Bytes>>, Response<Body>> {
+    async fn read<B>(&self, request: Request<B>) -> Result<Request<Full<Bytes>>, Response<Body>>
+    where
+        B: hyper::body::Body<Data = Bytes>,
+        B::Error: std::fmt::Display,
+    {
         let too_large = || {
             let mut response = Response::new(
                 Full::new(Bytes::from(format!(
@@ -558,7 +565,7 @@ impl Bodies {
             None => self.max_body,
         };
         let wanted = u32::try_from(reserve).map_err(|_| too_large())?;
-        let mut share = match tokio::time::timeout(BODY_WAIT, self.budget.clone().acquire_many_owned(wanted)).await {
+        let mut share = match tokio::time::timeout(self.wait, self.budget.clone().acquire_many_owned(wanted)).await {
             Ok(Ok(share)) => share,
             _ => {
                 let mut response = answer(
@@ -571,7 +578,8 @@ impl Bodies {
                 return Err(response);
             }
         };
-        let (parts, mut body) = request.into_parts();
+        let (parts, body) = request.into_parts();
+        let mut body = std::pin::pin!(body);
         let mut collected = bytes::BytesMut::with_capacity(declared.map_or(0, |_| reserve));
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| {
@@ -873,6 +881,126 @@ mod tests {
         for (header, token) in cases {
             assert_eq!(bearer(header), token, "{header:?}");
         }
+    }
+
+    fn bodies(budget: usize, max_body: usize) -> Bodies {
+        Bodies {
+            budget: Arc::new(Semaphore::new(budget)),
+            max_body,
+            wait: Duration::from_millis(20),
+        }
+    }
+
+    /// A body that arrives three bytes a frame.
+    struct Pieces(std::collections::VecDeque<Bytes>);
+
+    impl hyper::body::Body for Pieces {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+            std::task::Poll::Ready(self.0.pop_front().map(|data| Ok(hyper::body::Frame::data(data))))
+        }
+    }
+
+    fn post(body: &'static [u8], declared: bool) -> Request<Pieces> {
+        let mut request = Request::new(Pieces(body.chunks(3).map(Bytes::from_static).collect()));
+        if declared {
+            request
+                .headers_mut()
+                .insert(header::CONTENT_LENGTH, body.len().to_string().parse().unwrap());
+        }
+        request
+    }
+
+    /// A body's share is its length, declared or not, held as long as the
+    /// request is; one over the longest size is refused before any wait;
+    /// one whose share is not free in time is told to come back.
+    #[tokio::test]
+    async fn bodies_share_the_budget() {
+        let bodies = bodies(100, 40);
+        for declared in [true, false] {
+            let read = bodies.read(post(b"0123456789", declared)).await.unwrap();
+            assert_eq!(bodies.budget.available_permits(), 90, "declared: {declared}");
+            assert!(read.extensions().get::<BodyShare>().is_some());
+            let (_, body) = read.into_parts();
+            assert_eq!(body.collect().await.unwrap().to_bytes(), &b"0123456789"[..]);
+            assert_eq!(bodies.budget.available_permits(), 100, "declared: {declared}");
+        }
+
+        let over: &[u8] = &[b' '; 41];
+        for declared in [true, false] {
+            let refused = bodies.read(post(over, declared)).await.unwrap_err();
+            assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE, "declared: {declared}");
+            assert_eq!(bodies.budget.available_permits(), 100, "declared: {declared}");
+        }
+
+        let held = bodies.budget.clone().acquire_many_owned(95).await.unwrap();
+        let busy = bodies.read(post(b"0123456789", true)).await.unwrap_err();
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(busy.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        // A small one still fits beside what is held.
+        assert!(bodies.read(post(b"01234", true)).await.is_ok());
+        drop(held);
+        assert_eq!(bodies.budget.available_permits(), 100);
+    }
+
+    fn door() -> Arc<Door> {
+        Arc::new(Door {
+            strangers: Arc::new(Semaphore::new(MAX_STRANGERS)),
+            waiting: Mutex::new(BTreeMap::new()),
+            idle: tokio::sync::Notify::new(),
+            members: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            next: AtomicU64::new(0),
+        })
+    }
+
+    fn set_idle(door: &Door, conn: &Conn) {
+        conn.mark.idle.store(true, Ordering::Release);
+        door.idle.notify_one();
+    }
+
+    /// With every stranger's slot taken, a newcomer gets the slot of the
+    /// oldest stranger pgmcp waits on; never one whose bytes are unread,
+    /// nor a member's.
+    #[tokio::test]
+    async fn the_oldest_idle_stranger_makes_room() {
+        let door = door();
+        let mut conns = Vec::new();
+        for _ in 0..MAX_STRANGERS {
+            conns.push(Some(door.clone().admit().await.unwrap()));
+        }
+        // conns[0] shows a token: a member, never dropped for room.
+        let first = conns[0].as_ref().unwrap();
+        assert!(first.admit_member().await);
+        set_idle(&door, first);
+        // Its stranger's slot is free again; another takes it.
+        conns.push(Some(door.clone().admit().await.unwrap()));
+        let newcomer = tokio::spawn(door.clone().admit());
+        // No stranger is idle: the newcomer waits.
+        tokio::task::yield_now().await;
+        assert!(!newcomer.is_finished());
+        // Two go idle; the older one (5) is dropped for the newcomer.
+        for i in [7, 5] {
+            set_idle(&door, conns[i].as_ref().unwrap());
+        }
+        conns[5].as_ref().unwrap().mark.dropped.cancelled().await;
+        assert!(!conns[7].as_ref().unwrap().mark.dropped.is_cancelled());
+        assert!(!conns[0].as_ref().unwrap().mark.dropped.is_cancelled());
+        // Its task ends, which frees the slot.
+        conns[5] = None;
+        let admitted = newcomer.await.unwrap().unwrap();
+        assert_eq!(admitted.id, MAX_STRANGERS as u64 + 1);
+        // A dropped stranger cannot become a member afterwards.
+        set_idle(&door, conns[7].as_ref().unwrap());
+        let another = tokio::spawn(door.clone().admit());
+        conns[7].as_ref().unwrap().mark.dropped.cancelled().await;
+        assert!(!conns[7].as_ref().unwrap().admit_member().await);
+        conns[7] = None;
+        assert!(another.await.unwrap().is_some());
     }
 
     #[test]
