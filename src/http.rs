@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,12 @@ const MAX_CONNECTIONS: usize = 256;
 /// port can open these, so they have slots of their own, and when all are
 /// taken the oldest is dropped for the newcomer (see [`Door`]).
 const MAX_STRANGERS: usize = 64;
+
+/// Connections the kernel completes and holds for pgmcp to accept (the
+/// system may cap it lower: `net.core.somaxconn`). `TcpListener::bind`'s
+/// 128 overflows in a burst of connections: the overflow's `SYN`s are
+/// dropped, and each such client waits a second to retry.
+const BACKLOG: u32 = 1024;
 
 /// The longest a request waits for its body's share of the body budget
 /// before it is answered `503` with `Retry-After`.
@@ -206,16 +212,28 @@ impl Listen {
     }
 }
 
+/// A listening socket with a backlog of [`BACKLOG`].
+fn listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    // As `TcpListener::bind` does: a restarted pgmcp can listen again at
+    // once, though its old connections linger in TIME_WAIT.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
 /// Serve until `stop` is cancelled; calls running then are stopped by the
 /// engine's shutdown.
 pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken) -> Result<(), ListenError> {
     listen.check()?;
-    let listener = tokio::net::TcpListener::bind(listen.addr)
-        .await
-        .map_err(|source| ListenError::Bind {
-            addr: listen.addr,
-            source,
-        })?;
+    let listener = listener(listen.addr).map_err(|source| ListenError::Bind {
+        addr: listen.addr,
+        source,
+    })?;
     let addr = listener.local_addr().unwrap_or(listen.addr);
     tracing::info!(%addr, tokens = listen.tokens.len(), "serving MCP over HTTP");
     if listen.tokens.is_empty() {
@@ -307,8 +325,10 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
             };
             let service = hyper::service::service_fn(move |request| {
                 let front = front.clone();
-                let conn = conn.clone();
-                async move { Ok::<_, std::convert::Infallible>(front.route(&conn, request).await) }
+                // Busy from the moment hyper has the request's headers (it
+                // may read on, and find nothing, before the answer starts).
+                let busy = Busy::new(conn.clone());
+                async move { Ok::<_, std::convert::Infallible>(front.route(&busy.0, request).await) }
             });
             // A client that never finishes its headers does not hold a
             // connection open for ever; nor does an idle kept-alive one
@@ -325,7 +345,8 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
                     }
                 }
                 () = dropped.cancelled() => {
-                    tracing::debug!(%peer, "dropped a connection that showed no token, to make room for a new one");
+                    // Trace: under a flood this happens thousands of times a second.
+                    tracing::trace!(%peer, "dropped a connection that showed no token, to make room for a new one");
                 }
                 () = stop.cancelled() => connection.as_mut().graceful_shutdown(),
             }
@@ -367,6 +388,12 @@ struct Mark {
     dropped: CancellationToken,
     /// Whether pgmcp's last read from it found nothing to read.
     idle: AtomicBool,
+    /// Its requests being answered (none once idle, unless a body is
+    /// still to come): a stranger answering one is not dropped.
+    busy: AtomicUsize,
+    /// Its stranger's slot. Whoever drops it for room takes the slot
+    /// over at once, rather than wait for its task to end.
+    slot: Mutex<Option<OwnedSemaphorePermit>>,
 }
 
 impl Door {
@@ -381,14 +408,17 @@ impl Door {
                 let mut waiting = lock(&self.waiting);
                 let id = waiting
                     .iter()
-                    .find(|(_, mark)| mark.idle.load(Ordering::Acquire))
+                    .find(|(_, mark)| mark.idle.load(Ordering::Acquire) && mark.busy.load(Ordering::Acquire) == 0)
                     .map(|(id, _)| *id);
                 id.and_then(|id| waiting.remove(&id))
             };
             if let Some(mark) = oldest_idle {
-                // Its task ends at once and frees its slot.
+                // Its task ends at once; its slot is the newcomer's.
                 mark.dropped.cancel();
-                break self.strangers.clone().acquire_owned().await.ok()?;
+                match lock(&mark.slot).take() {
+                    Some(slot) => break slot,
+                    None => continue,
+                }
             }
             // No stranger is idle yet: wait for a slot, or for one to be.
             tokio::select! {
@@ -400,13 +430,15 @@ impl Door {
         let mark = Arc::new(Mark {
             dropped: CancellationToken::new(),
             idle: AtomicBool::new(false),
+            busy: AtomicUsize::new(0),
+            slot: Mutex::new(Some(slot)),
         });
         lock(&self.waiting).insert(id, mark.clone());
         Some(Conn {
             id,
             door: self,
             mark,
-            slot: tokio::sync::Mutex::new(Slot::Stranger(slot)),
+            member: tokio::sync::Mutex::new(None),
         })
     }
 }
@@ -416,26 +448,21 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// One client connection and the slot it holds.
+/// One client connection and the slot it holds: a stranger's (in its
+/// mark) until it has a member's.
 struct Conn {
     id: u64,
     door: Arc<Door>,
     mark: Arc<Mark>,
-    slot: tokio::sync::Mutex<Slot>,
-}
-
-/// The slot a connection holds; dropping it frees the slot.
-enum Slot {
-    Stranger(#[allow(dead_code, reason = "held for its drop")] OwnedSemaphorePermit),
-    Member(#[allow(dead_code, reason = "held for its drop")] OwnedSemaphorePermit),
+    member: tokio::sync::Mutex<Option<OwnedSemaphorePermit>>,
 }
 
 impl Conn {
     /// Make this connection a member, once one of its requests showed a
     /// token. `false` if it was dropped for room first.
     async fn admit_member(&self) -> bool {
-        let mut slot = self.slot.lock().await;
-        if matches!(*slot, Slot::Member(_)) {
+        let mut member = self.member.lock().await;
+        if member.is_some() {
             return true;
         }
         // No longer one that may be dropped for room; it keeps its
@@ -444,12 +471,29 @@ impl Conn {
             return false;
         }
         match self.door.members.clone().acquire_owned().await {
-            Ok(member) => {
-                *slot = Slot::Member(member);
+            Ok(slot) => {
+                *member = Some(slot);
+                drop(lock(&self.mark.slot).take());
                 true
             }
             Err(_) => false,
         }
+    }
+}
+
+/// A request being answered on a connection.
+struct Busy(Arc<Conn>);
+
+impl Busy {
+    fn new(conn: Arc<Conn>) -> Busy {
+        conn.mark.busy.fetch_add(1, Ordering::AcqRel);
+        Busy(conn)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.mark.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -990,8 +1034,6 @@ mod tests {
         conns[5].as_ref().unwrap().mark.dropped.cancelled().await;
         assert!(!conns[7].as_ref().unwrap().mark.dropped.is_cancelled());
         assert!(!conns[0].as_ref().unwrap().mark.dropped.is_cancelled());
-        // Its task ends, which frees the slot.
-        conns[5] = None;
         let admitted = newcomer.await.unwrap().unwrap();
         assert_eq!(admitted.id, MAX_STRANGERS as u64 + 1);
         // A dropped stranger cannot become a member afterwards.
@@ -999,8 +1041,12 @@ mod tests {
         let another = tokio::spawn(door.clone().admit());
         conns[7].as_ref().unwrap().mark.dropped.cancelled().await;
         assert!(!conns[7].as_ref().unwrap().admit_member().await);
-        conns[7] = None;
-        assert!(another.await.unwrap().is_some());
+        let another = another.await.unwrap();
+        assert!(another.is_some());
+        // Never more strangers than slots, however many were dropped.
+        assert_eq!(door.strangers.available_permits(), 0);
+        drop(conns);
+        assert_eq!(door.strangers.available_permits(), MAX_STRANGERS - 2);
     }
 
     #[test]
