@@ -1134,6 +1134,10 @@ pub struct HttpConfig {
 /// `server.max_body_memory_mb`'s default, in bytes.
 pub const DEFAULT_BODY_MEMORY: usize = 64 << 20;
 
+/// `server.max_body_memory_mb`'s largest value: 1 TiB, far past any
+/// machine's memory, and well within what a semaphore can count.
+const MAX_BODY_MEMORY_MB: usize = 1 << 20;
+
 /// The `server` section's HTTP fields.
 fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError> {
     let port = match raw.port {
@@ -1177,13 +1181,13 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
         Some(n) => Some(
             usize::try_from(n)
                 .ok()
-                .filter(|n| *n > 0)
+                .filter(|n| (1..=MAX_BODY_MEMORY_MB).contains(n))
                 .and_then(|n| n.checked_mul(1 << 20))
                 .ok_or_else(|| {
                     fail(
                         file,
                         "server.max_body_memory_mb",
-                        format!("must be a number of MiB above 0, got {n}"),
+                        format!("must be a number of MiB from 1 to {MAX_BODY_MEMORY_MB}, got {n}"),
                     )
                 })?,
         ),
@@ -1554,7 +1558,8 @@ mod tests {
             (format!(r#"{{"duckdb": {{"threads": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.threads: must be greater than 0, got 0"),
             (format!(r#"{{"server": {{"port": 70000}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.port: 70000 is not a TCP port (1 to 65535)"),
             (format!(r#"{{"server": {{"max_sessions": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_sessions: must be greater than 0, got 0"),
-            (format!(r#"{{"server": {{"max_body_memory_mb": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: must be a number of MiB above 0, got 0"),
+            (format!(r#"{{"server": {{"max_body_memory_mb": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: must be a number of MiB from 1 to 1048576, got 0"),
+            (format!(r#"{{"server": {{"max_body_memory_mb": 2199023255552}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: must be a number of MiB from 1 to 1048576, got 2199023255552"),
             (format!(r#"{{"server": {{"max_body_memory_mb": 4}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: 4 MiB cannot hold one request of the longest size query.max_sql_length and query.max_params_bytes allow (8756992 bytes): set it to at least 9"),
             (format!(r#"{{"server": {{"health_check_path": "health"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"health\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"health_check_path": "/mcp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"/mcp\" must be a path of its own starting with \"/\", such as \"/health\""),

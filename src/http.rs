@@ -362,12 +362,16 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
 /// and a slot held that way is one a token holder cannot have. So
 /// strangers have [`MAX_STRANGERS`] slots of their own, and when a new
 /// connection finds them all taken, the oldest stranger that pgmcp is
-/// waiting on (it has read all the stranger sent, and waits for more) is
-/// dropped to make room. A real client sends its request as soon as it
-/// has connected and becomes a member as soon as its headers are read;
-/// idle connections only ever age toward the front of the line. A
-/// connection whose bytes pgmcp has not read yet (many clients connecting
-/// at once) is never dropped: the newcomer waits for a slot instead.
+/// waiting on (its last read found nothing, and no request of its is
+/// being answered) is dropped to make room. A real client sends its
+/// request as soon as it has connected and becomes a member as soon as its
+/// headers are read; idle connections only ever age toward the front of
+/// the line. A connection pgmcp has not read from yet (many clients
+/// connecting at once) is never dropped: the newcomer waits for a slot
+/// instead. What remains: a client whose request arrives after pgmcp's
+/// first read found nothing, and is still unread when 64 newer strangers
+/// have come, can be dropped; only a flood reconnecting thousands of
+/// times a second comes near that.
 /// Members have [`MAX_CONNECTIONS`] slots, which only token holders can
 /// take, and are never dropped for room. (A short header timeout alone
 /// would not do: a flood that reconnects as fast as it is cut off keeps
