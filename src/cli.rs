@@ -420,6 +420,7 @@ async fn serve_http(config: Config, database: Option<String>, address: &str) -> 
         health_check_path: config.http.health_check_path.clone(),
         max_body: max_line(&config),
         max_sessions: config.http.max_sessions,
+        body_memory: config.body_memory(),
     };
     listen.check()?;
     let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;
@@ -475,10 +476,7 @@ async fn shutdown_signal() {
 /// line is held whole while it is read and parsed, so this bounds what one
 /// line can cost. A longer line is answered with an error and skipped.
 fn max_line(config: &Config) -> usize {
-    // A character is up to 4 bytes; JSON escapes a byte in at most 6.
-    let sql = config.query.max_sql_length.saturating_mul(4 * 6);
-    let params = config.query.max_params_bytes.saturating_mul(6);
-    sql.saturating_add(params).saturating_add(64 << 10).max(1 << 20)
+    config.longest_message()
 }
 
 /// How long shutdown waits for calls in flight to stop on the server.
@@ -837,6 +835,7 @@ mod tests {
                 auth_tokens_file: None,
                 allowed_origins: vec![],
                 max_sessions: 1,
+                max_body_memory: None,
             };
             match (http_address(given, &config), expected) {
                 (Ok(addr), Ok(want)) => assert_eq!(addr.to_string(), want, "{given:?}"),

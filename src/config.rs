@@ -314,6 +314,7 @@ pub struct RawServer {
     pub auth_tokens_file: Option<String>,
     pub allowed_origins: Option<Vec<String>>,
     pub max_sessions: Option<i64>,
+    pub max_body_memory_mb: Option<i64>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -523,7 +524,30 @@ impl ConfigLocation {
     }
 }
 
+/// The longest message a client may send, in bytes: a call at the query
+/// limits, written as JSON. A character is up to 4 bytes; JSON escapes a
+/// byte in at most 6.
+pub fn longest_message(query: &QueryConfig) -> usize {
+    let sql = query.max_sql_length.saturating_mul(4 * 6);
+    let params = query.max_params_bytes.saturating_mul(6);
+    sql.saturating_add(params).saturating_add(64 << 10).max(1 << 20)
+}
+
 impl Config {
+    /// The longest message a client may send, in bytes.
+    pub fn longest_message(&self) -> usize {
+        longest_message(&self.query)
+    }
+
+    /// The request-body memory `pgmcp serve --http` holds at most, in bytes:
+    /// `server.max_body_memory_mb`, or by default [`DEFAULT_BODY_MEMORY`]
+    /// or one longest message, whichever is larger.
+    pub fn body_memory(&self) -> usize {
+        self.http
+            .max_body_memory
+            .unwrap_or_else(|| DEFAULT_BODY_MEMORY.max(self.longest_message()))
+    }
+
     /// What pgmcp runs with when no config file exists: [`RawConfig::defaults`]
     /// alone, validated like a file (read-only, 30 s queries, 10 s catalog
     /// calls, 4 connections, 500 rows).
@@ -779,6 +803,19 @@ impl RawConfig {
         let database = database(raw.database, file)?;
         let sqlite_root = sqlite(&raw.sqlite, file)?;
         let duckdb = duckdb(raw.duckdb, file)?;
+        let longest = longest_message(&query);
+        if let Some(budget) = http.max_body_memory.filter(|b| *b < longest) {
+            return Err(fail(
+                file,
+                "server.max_body_memory_mb",
+                format!(
+                    "{} MiB cannot hold one request of the longest size query.max_sql_length and \
+                     query.max_params_bytes allow ({longest} bytes): set it to at least {}",
+                    budget >> 20,
+                    longest.div_ceil(1 << 20)
+                ),
+            ));
+        }
         Ok(Config {
             source: file.map(Path::to_owned),
             database,
@@ -1088,7 +1125,18 @@ pub struct HttpConfig {
     /// `server.max_sessions`: most 2025-protocol sessions open at once.
     /// Default 100.
     pub max_sessions: usize,
+    /// `server.max_body_memory_mb`, in bytes: most request-body bytes held
+    /// at once across all clients. `None`: the default, [`DEFAULT_BODY_MEMORY`]
+    /// or one longest request, whichever is larger.
+    pub max_body_memory: Option<usize>,
 }
+
+/// `server.max_body_memory_mb`'s default, in bytes.
+pub const DEFAULT_BODY_MEMORY: usize = 64 << 20;
+
+/// `server.max_body_memory_mb`'s largest value: 1 TiB, far past any
+/// machine's memory, and well within what a semaphore can count.
+const MAX_BODY_MEMORY_MB: usize = 1 << 20;
 
 /// The `server` section's HTTP fields.
 fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError> {
@@ -1128,8 +1176,25 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
             .filter(|n| *n > 0)
             .ok_or_else(|| fail(file, "server.max_sessions", format!("must be greater than 0, got {n}")))?,
     };
+    let max_body_memory = match raw.max_body_memory_mb {
+        None => None,
+        Some(n) => Some(
+            usize::try_from(n)
+                .ok()
+                .filter(|n| (1..=MAX_BODY_MEMORY_MB).contains(n))
+                .and_then(|n| n.checked_mul(1 << 20))
+                .ok_or_else(|| {
+                    fail(
+                        file,
+                        "server.max_body_memory_mb",
+                        format!("must be a number of MiB from 1 to {MAX_BODY_MEMORY_MB}, got {n}"),
+                    )
+                })?,
+        ),
+    };
     Ok(HttpConfig {
         max_sessions,
+        max_body_memory,
         host: raw.host.clone().unwrap_or_else(|| DEFAULT_HTTP_HOST.to_owned()),
         port,
         health_check_path,
@@ -1493,6 +1558,9 @@ mod tests {
             (format!(r#"{{"duckdb": {{"threads": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.threads: must be greater than 0, got 0"),
             (format!(r#"{{"server": {{"port": 70000}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.port: 70000 is not a TCP port (1 to 65535)"),
             (format!(r#"{{"server": {{"max_sessions": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_sessions: must be greater than 0, got 0"),
+            (format!(r#"{{"server": {{"max_body_memory_mb": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: must be a number of MiB from 1 to 1048576, got 0"),
+            (format!(r#"{{"server": {{"max_body_memory_mb": 2199023255552}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: must be a number of MiB from 1 to 1048576, got 2199023255552"),
+            (format!(r#"{{"server": {{"max_body_memory_mb": 4}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.max_body_memory_mb: 4 MiB cannot hold one request of the longest size query.max_sql_length and query.max_params_bytes allow (8756992 bytes): set it to at least 9"),
             (format!(r#"{{"server": {{"health_check_path": "health"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"health\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"health_check_path": "/mcp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"/mcp\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"allowed_origins": ["app.example.com"]}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.allowed_origins: \"app.example.com\" has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
@@ -1515,10 +1583,11 @@ mod tests {
                 auth_tokens_file: None,
                 allowed_origins: vec![],
                 max_sessions: 100,
+                max_body_memory: None,
             }
         );
         let c = load(&format!(
-            r#"{{"server": {{"host": "0.0.0.0", "port": 8080, "health_check_path": "/healthz", "auth_tokens_file": "tokens", "allowed_origins": ["https://app.example.com"], "max_sessions": 3}}, {}"#,
+            r#"{{"server": {{"host": "0.0.0.0", "port": 8080, "health_check_path": "/healthz", "auth_tokens_file": "tokens", "allowed_origins": ["https://app.example.com"], "max_sessions": 3, "max_body_memory_mb": 32}}, {}"#,
             &MINIMAL[1..]
         ))
         .unwrap();
@@ -1531,6 +1600,7 @@ mod tests {
                 auth_tokens_file: Some(PathBuf::from("/etc/tokens")),
                 allowed_origins: vec!["https://app.example.com".into()],
                 max_sessions: 3,
+                max_body_memory: Some(32 << 20),
             }
         );
         let c = load(&format!(

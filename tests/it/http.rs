@@ -13,26 +13,26 @@ use crate::support::stdio::{McpProcess, tool_names};
 use crate::support::tools;
 
 /// A port nothing listens on right now.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
 
 /// What came back: status, headers (lower-case names), body.
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
     /// The JSON-RPC message answered: the body, or the last `data:` of an
     /// event stream.
-    fn message(&self) -> Value {
+    pub(crate) fn message(&self) -> Value {
         let text = match self.header("content-type") {
             Some(t) if t.starts_with("text/event-stream") => self
                 .body
@@ -49,7 +49,7 @@ impl Reply {
 }
 
 /// One request on its own connection.
-fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+pub(crate) fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut head = format!(
@@ -97,11 +97,11 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-const JSON: (&str, &str) = ("Content-Type", "application/json");
+pub(crate) const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+pub(crate) const JSON: (&str, &str) = ("Content-Type", "application/json");
 
 /// A stateless (2026-07-28) `tools/call` of `query`'s headers.
-const STATELESS: [(&str, &str); 5] = [
+pub(crate) const STATELESS: [(&str, &str); 5] = [
     ACCEPT,
     JSON,
     ("MCP-Protocol-Version", "2026-07-28"),
@@ -118,14 +118,14 @@ fn meta() -> Value {
     })
 }
 
-fn rpc(id: u64, method: &str, params: Value) -> Vec<u8> {
+pub(crate) fn rpc(id: u64, method: &str, params: Value) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
         .to_string()
         .into_bytes()
 }
 
 /// A stateless `tools/call` of `query` with `sql`.
-fn query_call(sql: &str) -> Vec<u8> {
+pub(crate) fn query_call(sql: &str) -> Vec<u8> {
     rpc(
         1,
         "tools/call",
@@ -139,7 +139,7 @@ fn start(db_url: &str, dir: &std::path::Path, envs: &[(&str, &str)]) -> (McpProc
 }
 
 /// [`start`] with the config file's text changed by `edit` first.
-fn start_with(
+pub(crate) fn start_with(
     db_url: &str,
     dir: &std::path::Path,
     envs: &[(&str, &str)],
@@ -160,7 +160,7 @@ fn start_with(
     (mcp, port)
 }
 
-fn db() -> TestDb {
+pub(crate) fn db() -> TestDb {
     let db = pg::server().database();
     db.psql("CREATE TABLE pets (id int PRIMARY KEY, name text); INSERT INTO pets VALUES (1, 'rex')");
     db

@@ -31,6 +31,7 @@ mod guard_fuzz;
 mod harness;
 mod hooks;
 mod http;
+mod http_doors;
 mod install;
 mod install_red_team;
 mod intake;
