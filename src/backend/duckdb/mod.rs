@@ -83,7 +83,8 @@ impl DuckDbBackend {
             .await;
         // duckdb_databases(), PRAGMA database_list and the default
         // temp_directory (the file's path plus `.tmp`) show where the file
-        // lives: answers show the name it was given instead.
+        // lives, secret_directory and extension errors the home directory:
+        // answers show the name the file was given, and `~`, instead.
         PathMask::new(&self.shared.target, None).result(result)
     }
 
@@ -179,7 +180,11 @@ impl DuckDbBackend {
             stop.on_fire(move || interrupt.interrupt());
             work(&session, &stop)
         };
-        embedded::blocking("DuckDB", deadline, work, |_, stop| stop.fired()).await
+        // Every call's errors (opening the file included, whose lock
+        // conflicts name the file and the process holding it) are masked.
+        embedded::blocking("DuckDB", deadline, work, |_, stop| stop.fired())
+            .await
+            .map_err(|e| PathMask::new(&self.shared.target, None).error(e))
     }
 }
 
