@@ -1521,11 +1521,19 @@ fn no_answer_shows_the_machine_s_directories() {
             let result = mcp.call_tool(tool, arguments);
             crate::support::files::assert_shows_none(&result, &places, &format!("{db}: {tool}"));
         }
-        // DuckDB's own directory is still there to read, under `~`.
+        // DuckDB's own directory is still there to read, under `~`, and
+        // rewritten past any text mask it names no home directory either.
         let secrets = mcp.call_tool("query", json!({"sql": PLACES_SHOWN[0]}));
         assert_eq!(
             tool_json(&secrets)["rows"],
             json!([{"d": "~/.duckdb/stored_secrets"}]),
+            "{db}"
+        );
+        let sql = "SELECT reverse(current_setting('secret_directory')) AS d";
+        let reversed = mcp.call_tool("query", json!({"sql": sql}));
+        assert_eq!(
+            tool_json(&reversed)["rows"],
+            json!([{"d": "sterces_derots/bdkcud./~"}]),
             "{db}"
         );
         assert!(masked_home, "{db}: no answer named the home directory at all");
