@@ -762,9 +762,6 @@ fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>)
         };
         let written = install::write(&file, &args.name, &entry)?;
         let _ = write!(stdout, "{}", written.summary(args.client, &args.name));
-        if let Some(warning) = written.mode_warning(&entry) {
-            eprintln!("warning: {warning}");
-        }
     }
     if entry.has_password() {
         eprintln!("note: {}", install::PASSWORD_NOTE);

@@ -69,6 +69,13 @@ pub enum Error {
     /// backend runs it again after the full check. Never reaches a caller.
     #[error("the database changed while the query was being checked, so it did not run: send it again")]
     CatalogUnconfirmed,
+    /// One of pgmcp's own prepared statements was not on the server
+    /// session where pgmcp prepared it, so the call's statement did not
+    /// run: the PostgreSQL backend finds out why (a pooler, or a statement
+    /// of the caller's that deallocated it) and runs it again. Never
+    /// reaches a caller.
+    #[error(transparent)]
+    StatementLost(Box<DbError>),
     /// The database could not be reached or the connection broke.
     #[error("cannot reach the database: {0}")]
     Connection(String),
@@ -113,6 +120,7 @@ impl Error {
             Error::Role { target, code, .. } => format!("cannot run as {target} (SQLSTATE {code})"),
             Error::CatalogChanged => "catalog changed".to_owned(),
             Error::CatalogUnconfirmed => "catalog unconfirmed".to_owned(),
+            Error::StatementLost(db) => format!("prepared statement lost (SQLSTATE {})", db.code()),
             Error::Connection(_) => "connection failed".to_owned(),
             Error::Input(_) => "unusable arguments".to_owned(),
             Error::Hook(h) => format!("hook: {}", h.label()),

@@ -90,6 +90,18 @@ pub enum InstallError {
     CurrentExe(io::Error),
     #[error("{what} is not valid UTF-8 ({}); the client's JSON file cannot name it", .path.display())]
     NotUtf8 { what: &'static str, path: PathBuf },
+    /// The entry holds a password and the file is one others can read:
+    /// pgmcp does not change a file's permissions behind its owner's back,
+    /// and does not put a password where others read it.
+    #[error(
+        "{file} can be read by other users (mode {mode:04o}) and the entry would put the database password in it, \
+         so nothing was written (the file was left unchanged). Either make the file yours alone \
+         (chmod 600 {file}) and run pgmcp install again, or keep the password out of the entry: put it in \
+         ~/.pgpass (mode 0600, a line host:port:database:user:password) and run pgmcp install with a \
+         --database that holds no password",
+        file = .file.display()
+    )]
+    ReadableByOthers { file: PathBuf, mode: u32 },
 }
 
 /// What is wrong with a client config file that is not merged into.
@@ -100,6 +112,10 @@ pub enum Malformed {
     NotJson(String),
     NotAnObject,
     ServersNotAnObject,
+    /// Keys that appear more than once in one object, each with where (as
+    /// [`duplicate_keys`] writes it). A JSON reader keeps one of them and
+    /// loses the others without a word, and so would the file pgmcp wrote.
+    DuplicateKeys(Vec<String>),
 }
 
 impl fmt::Display for Malformed {
@@ -109,6 +125,12 @@ impl fmt::Display for Malformed {
             Malformed::NotJson(e) => write!(f, "not valid JSON ({e})"),
             Malformed::NotAnObject => write!(f, "the top level is not a JSON object"),
             Malformed::ServersNotAnObject => write!(f, "\"mcpServers\" is not a JSON object"),
+            Malformed::DuplicateKeys(keys) => write!(
+                f,
+                "it has the same key twice in one object: {}; a client reads only one of each (which one \
+                 depends on the client), and rewriting the file would drop the others",
+                keys.join(", ")
+            ),
         }
     }
 }
@@ -318,7 +340,14 @@ pub struct Merged {
 /// only whitespace) is taken as `{}`: it holds nothing to lose.
 pub fn merge(existing: Option<&str>, name: &str, entry: &Value) -> Result<Merged, Malformed> {
     let mut doc = match existing.filter(|t| !t.trim().is_empty()) {
-        Some(text) => serde_json::from_str(text).map_err(|e| Malformed::NotJson(e.to_string()))?,
+        Some(text) => {
+            let doc = serde_json::from_str(text).map_err(|e| Malformed::NotJson(e.to_string()))?;
+            let twice = duplicate_keys(text).map_err(|e| Malformed::NotJson(e.to_string()))?;
+            if !twice.is_empty() {
+                return Err(Malformed::DuplicateKeys(twice));
+            }
+            doc
+        }
         None => Value::Object(Map::new()),
     };
     let top = doc.as_object_mut().ok_or(Malformed::NotAnObject)?;
@@ -331,6 +360,102 @@ pub fn merge(existing: Option<&str>, name: &str, entry: &Value) -> Result<Merged
     let replaced = servers.insert(name.to_owned(), entry.clone()).is_some();
     let text = serde_json::to_string_pretty(&doc).map_err(|e| Malformed::NotJson(e.to_string()))? + "\n";
     Ok(Merged { text, replaced })
+}
+
+/// Every key that appears more than once in one object of the JSON `text`,
+/// anywhere in it, as the path to it: `"mcpServers"."pgmcp"`. serde_json
+/// (like most readers) keeps the last of such keys and drops the rest
+/// silently, so the file is walked as it is written rather than as parsed.
+pub fn duplicate_keys(text: &str) -> Result<Vec<String>, serde_json::Error> {
+    use serde::de::DeserializeSeed as _;
+    let mut found = Vec::new();
+    let mut reader = serde_json::Deserializer::from_str(text);
+    KeyWalk {
+        path: String::new(),
+        found: &mut found,
+    }
+    .deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(found)
+}
+
+/// One value of [`duplicate_keys`]'s walk, at `path`.
+struct KeyWalk<'a> {
+    path: String,
+    found: &'a mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeyWalk<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeyWalk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        while seq
+            .next_element_seed(KeyWalk {
+                path: format!("{}[{i}]", self.path),
+                found: &mut *self.found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let quoted = Value::String(key.clone()).to_string();
+            let path = match self.path.as_str() {
+                "" => quoted,
+                outer => format!("{outer}.{quoted}"),
+            };
+            if !seen.insert(key) && !self.found.contains(&path) {
+                self.found.push(path.clone());
+            }
+            map.next_value_seed(KeyWalk {
+                path,
+                found: &mut *self.found,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// Cursor's one-click install link for the entry. A link travels (chat,
@@ -371,8 +496,7 @@ pub struct Written {
     /// `false`: the file already held exactly this; it was not touched.
     pub changed: bool,
     pub replaced: bool,
-    /// The file's permission bits (Unix), to warn when others can read a
-    /// password.
+    /// The file's permission bits (Unix), kept from the previous file.
     pub mode: u32,
 }
 
@@ -430,6 +554,11 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
         .transpose()
         .map_err(|_| malformed(Malformed::NotUtf8))?;
     let merged = merge(text, name, &entry.to_json()).map_err(malformed)?;
+    // Checked before the file is found unchanged too: a password others can
+    // read is not made right by not writing it again.
+    if entry.has_password() && mode & 0o077 != 0 {
+        return Err(InstallError::ReadableByOthers { file, mode });
+    }
     if before.as_deref() == Some(merged.text.as_bytes()) {
         return Ok(Written {
             file,
@@ -487,18 +616,6 @@ impl Written {
         out.push_str(client.pick_up());
         out.push('\n');
         out
-    }
-
-    /// A warning when the entry holds a password and the file, whose
-    /// permissions were kept, can be read by others.
-    pub fn mode_warning(&self, entry: &Entry) -> Option<String> {
-        (entry.has_password() && self.mode & 0o077 != 0).then(|| {
-            format!(
-                "{file} can be read by other users (mode {:04o}) and holds a password: chmod 600 {file}",
-                self.mode,
-                file = self.file.display()
-            )
-        })
     }
 }
 
@@ -732,6 +849,38 @@ mod tests {
             );
             assert!(!said.contains("pa ss") && !said.contains("pa55"), "{said}");
         }
+    }
+
+    #[test]
+    fn keys_written_twice() {
+        let cases: &[(&str, &[&str])] = &[
+            ("{}", &[]),
+            (r#"{"mcpServers": {"a": {}, "b": {}}}"#, &[]),
+            (
+                r#"{"mcpServers": {"pgmcp": {"command": "x"}, "pgmcp": {"command": "y"}}}"#,
+                &[r#""mcpServers"."pgmcp""#],
+            ),
+            (
+                r#"{"mcpServers": {}, "zoom": 1, "mcpServers": {}}"#,
+                &[r#""mcpServers""#],
+            ),
+            // Deeper, in arrays, three times (named once), and two at once.
+            (
+                r#"{"a": [{"x": 1}, {"x": 1, "y": 2, "x": 3, "x": 4}], "b": {"c": {"d": 1, "d": 2}}, "e.f": 0, "e.f": 1}"#,
+                &[r#""a"[1]."x""#, r#""b"."c"."d""#, r#""e.f""#],
+            ),
+            // The same key in different objects is no duplicate; numbers
+            // (kept with their digits) are no objects.
+            (r#"{"a": {"k": 1.250}, "b": {"k": 1e400}}"#, &[]),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(duplicate_keys(text).unwrap(), *expected, "{text}");
+        }
+        let twice = r#"{"mcpServers": {"pgmcp": {"command": "x"}, "pgmcp": {"command": "y"}}}"#;
+        assert_eq!(
+            merge(Some(twice), "other", &json!({})),
+            Err(Malformed::DuplicateKeys(vec![r#""mcpServers"."pgmcp""#.to_owned()]))
+        );
     }
 
     #[test]

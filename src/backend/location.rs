@@ -172,12 +172,21 @@ impl Root {
     }
 }
 
-/// Where a database file really lives, and what answers say instead. SQLite
-/// and DuckDB show the absolute path of the open file through ordinary
-/// queries (`pragma_database_list`, `duckdb_databases()`, the default
-/// `temp_directory`); every text of an answer passes through
-/// [`PathMask::rows`] or [`PathMask::error`], so none of those routes, and
-/// none found later, shows the server's directories.
+/// Where a database file really lives, and the other directories of the
+/// machine an engine may name, with what answers say instead. SQLite and
+/// DuckDB show the absolute path of the open file through ordinary queries
+/// (`pragma_database_list`, `duckdb_databases()`, the default
+/// `temp_directory`); DuckDB also derives directories of its own from the
+/// home directory (`secret_directory`, the extension directory that
+/// `duckdb_extensions()` and `LOAD` errors name) and resolves `:memory:`
+/// against the working directory (`allowed_paths`). Rather than chase each
+/// setting and message, every text of an answer passes through
+/// [`PathMask::rows`] or [`PathMask::error`], which replace the database's
+/// file and directory, the home directory and the working directory
+/// wherever they appear: none of those routes, and none found later, shows
+/// where the server runs or whose account it runs under. A text mask does
+/// not see a value the statement itself rewrote (`reverse(...)`); SQLite's
+/// authorizer reads the file's path as NULL for that reason.
 #[derive(Debug, Clone, Default)]
 pub struct PathMask {
     /// (path, shown instead), longest path first, so a file's path is
@@ -188,41 +197,53 @@ pub struct PathMask {
 /// What a masked directory reads as.
 pub const HIDDEN_DIR: &str = "<database directory>";
 
+/// What the home directory reads as: what it means to a person, and what
+/// DuckDB itself expands in a path.
+pub const HOME_DIR: &str = "~";
+
+/// What the process's working directory reads as.
+pub const WORKING_DIR: &str = "<working directory>";
+
 impl PathMask {
     /// A mask for `target`'s file; `opened` is the path the engine reports
     /// for it (SQLite resolves symlinks), when known. The file reads as the
     /// name the call gave, or its bare file name when that was absolute (the
-    /// server's configuration); its directory reads as [`HIDDEN_DIR`].
+    /// server's configuration); its directory reads as [`HIDDEN_DIR`]. The
+    /// home and working directories read as [`HOME_DIR`] and
+    /// [`WORKING_DIR`], for an in-memory database too.
     pub fn new(target: &Target, opened: Option<&str>) -> PathMask {
-        let DbFile::Path(given) = &target.file else {
-            return PathMask::default();
-        };
-        let name = if Path::new(&target.shown).is_absolute() {
-            given
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        } else {
-            target.shown.clone()
-        };
-        let absolute = std::env::current_dir().map(|d| d.join(given)).ok();
-        let candidates = [
-            Some(given.clone()),
-            absolute,
-            given.canonicalize().ok(),
-            opened.map(PathBuf::from),
-        ];
         let mut pairs: Vec<(String, String)> = Vec::new();
-        for file in candidates.into_iter().flatten().filter(|p| p.is_absolute()) {
-            let mut add = |path: &Path, shown: &str| {
-                let path = path.to_string_lossy().into_owned();
-                // The root directory alone would mask every slash.
-                if path.len() > 1 && !pairs.iter().any(|(p, _)| *p == path) {
-                    pairs.push((path, shown.to_owned()));
+        let mut add = |path: &Path, shown: &str| {
+            let path = path.to_string_lossy().into_owned();
+            // The root directory alone would mask every slash. A path
+            // already masked keeps its first, most telling, name.
+            if path.len() > 1 && !pairs.iter().any(|(p, _)| *p == path) {
+                pairs.push((path, shown.to_owned()));
+            }
+        };
+        if let DbFile::Path(given) = &target.file {
+            for (file, name) in file_names(target, given, opened) {
+                add(&file, &name);
+                if let Some(dir) = file.parent() {
+                    add(dir, HIDDEN_DIR);
                 }
+            }
+        }
+        // The home directory as the environment gives it (DuckDB reads
+        // `HOME`) and as the system does, and the working directory, each
+        // also with symbolic links resolved.
+        let homes = [std::env::var_os("HOME").map(PathBuf::from), dirs::home_dir()];
+        let places = homes
+            .into_iter()
+            .map(|home| (home, HOME_DIR))
+            .chain([(std::env::current_dir().ok(), WORKING_DIR)]);
+        for (dir, shown) in places {
+            let Some(dir) = dir.filter(|d| d.is_absolute()) else {
+                continue;
             };
-            add(&file, &name);
-            if let Some(dir) = file.parent() {
-                add(dir, HIDDEN_DIR);
+            add(&dir, shown);
+            if let Ok(real) = dir.canonicalize() {
+                add(&real, shown);
             }
         }
         pairs.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
@@ -298,6 +319,33 @@ impl PathMask {
             Err(e) => Err(self.error(e)),
         }
     }
+}
+
+/// Every absolute path `target`'s file may go by (as given, made absolute,
+/// with symbolic links resolved, as the engine reports it), each with what
+/// it reads as: the name the call gave, or its bare file name when that was
+/// absolute (the server's configuration).
+fn file_names(target: &Target, given: &Path, opened: Option<&str>) -> Vec<(PathBuf, String)> {
+    let name = if Path::new(&target.shown).is_absolute() {
+        given
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    } else {
+        target.shown.clone()
+    };
+    let absolute = std::env::current_dir().map(|d| d.join(given)).ok();
+    let candidates = [
+        Some(given.to_owned()),
+        absolute,
+        given.canonicalize().ok(),
+        opened.map(PathBuf::from),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|p| p.is_absolute())
+        .map(|file| (file, name.clone()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -458,5 +506,36 @@ mod tests {
             shown: ":memory:".into(),
         };
         assert_eq!(PathMask::new(&memory, None).text("/srv/x"), "/srv/x");
+    }
+
+    // Written in Unix paths.
+    #[cfg(unix)]
+    #[test]
+    fn masks_hide_the_home_and_working_directories() {
+        let memory = Target {
+            file: DbFile::Memory,
+            shown: ":memory:".into(),
+        };
+        let file = Target {
+            file: DbFile::Path(PathBuf::from("/srv/data/shop.db")),
+            shown: "shop.db".into(),
+        };
+        let home = std::env::var("HOME").unwrap_or_default();
+        let cwd = std::env::current_dir().unwrap().to_string_lossy().into_owned();
+        for target in [&memory, &file] {
+            let mask = PathMask::new(target, None);
+            if home.len() > 1 && home != cwd {
+                assert_eq!(
+                    mask.text(&format!("Cannot access \"{home}/.duckdb/extensions/v2\"")),
+                    "Cannot access \"~/.duckdb/extensions/v2\""
+                );
+            }
+            if cwd.len() > 1 {
+                assert_eq!(
+                    mask.text(&format!("['{cwd}/:memory:.wal']")),
+                    "['<working directory>/:memory:.wal']"
+                );
+            }
+        }
     }
 }

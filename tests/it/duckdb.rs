@@ -1444,3 +1444,98 @@ async fn look_alike_macros_in_the_file_change_nothing_pgmcp_asks() {
         &v[v.len() - 80..]
     );
 }
+
+// ---------------------------------------------------------------------------
+// Paths of the machine (security review, issue 30)
+// ---------------------------------------------------------------------------
+
+/// Statements that make DuckDB name directories of the machine: its own,
+/// derived from the home directory (`secret_directory`, the extension
+/// directory), the database file's, and the working directory (`:memory:`
+/// resolved against it in `allowed_paths`), in answers and in errors.
+const PLACES_SHOWN: &[&str] = &[
+    "SELECT current_setting('secret_directory') AS d",
+    "SELECT name, value FROM duckdb_settings()",
+    "SELECT current_setting('home_directory') AS d",
+    "SELECT current_setting('temp_directory') AS d",
+    "SELECT current_setting('extension_directory') AS d",
+    "SELECT current_setting('allowed_paths') AS d",
+    "SELECT * FROM duckdb_extensions()",
+    "SELECT * FROM duckdb_databases()",
+    "PRAGMA database_list",
+    "SELECT * FROM duckdb_temporary_files()",
+    "SELECT * FROM duckdb_secrets()",
+    "SELECT * FROM which_secret('s3://bucket/x.csv', 's3')",
+    "SELECT * FROM read_csv('~/notes.csv')",
+    "SELECT * FROM read_csv('notes.csv')",
+    "SELECT * FROM glob('*')",
+    "LOAD spatial",
+    "INSTALL spatial",
+    "SELECT * FROM no_such_table",
+];
+
+/// No answer or error shows the home directory, the working directory or
+/// the database file's directory, on a file and in memory, with the default
+/// protection and with `LOAD` allowed (whose errors name the extension
+/// directory under the home directory): they read as `~`,
+/// `<working directory>` and `<database directory>`.
+#[test]
+fn no_answer_shows_the_machine_s_directories() {
+    let (_db_dir, path) = fixture(SHOP);
+    let home = tempfile::Builder::new().prefix("home-of-alice-").tempdir().unwrap();
+    let home_text = home.path().to_str().unwrap().to_owned();
+    let database = url(&path);
+    for (db, protection) in [
+        (database.as_str(), json!({})),
+        (database.as_str(), json!({"allow_load": true})),
+        ("duckdb::memory:", json!({})),
+    ] {
+        let config = home.path().join("config.json");
+        std::fs::write(
+            &config,
+            json!({
+                "logging": {"output": home.path().join("pgmcp.log")},
+                "protection": protection,
+                "duckdb": {"threads": 1}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let mut mcp = McpProcess::spawn(
+            &["serve", "--config", config.to_str().unwrap(), "--database", db],
+            &[("HOME", &home_text)],
+        );
+        mcp.initialize();
+        let file = (db != "duckdb::memory:").then_some(path.as_path());
+        let places = crate::support::files::private_places(mcp.pid(), home.path(), file);
+        let mut masked_home = false;
+        for sql in PLACES_SHOWN {
+            let result = mcp.call_tool("query", json!({"sql": sql}));
+            crate::support::files::assert_shows_none(&result, &places, &format!("{db} {protection}: {sql}"));
+            masked_home |= tool_text(&result).contains("~/.duckdb/");
+        }
+        for (tool, arguments) in [
+            ("list_tables", json!({})),
+            ("describe_table", json!({"table": "no_such_table"})),
+        ] {
+            let result = mcp.call_tool(tool, arguments);
+            crate::support::files::assert_shows_none(&result, &places, &format!("{db}: {tool}"));
+        }
+        // DuckDB's own directory is still there to read, under `~`, and
+        // rewritten past any text mask it names no home directory either.
+        let secrets = mcp.call_tool("query", json!({"sql": PLACES_SHOWN[0]}));
+        assert_eq!(
+            tool_json(&secrets)["rows"],
+            json!([{"d": "~/.duckdb/stored_secrets"}]),
+            "{db}"
+        );
+        let sql = "SELECT reverse(current_setting('secret_directory')) AS d";
+        let reversed = mcp.call_tool("query", json!({"sql": sql}));
+        assert_eq!(
+            tool_json(&reversed)["rows"],
+            json!([{"d": "sterces_derots/bdkcud./~"}]),
+            "{db}"
+        );
+        assert!(masked_home, "{db}: no answer named the home directory at all");
+    }
+}

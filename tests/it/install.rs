@@ -117,6 +117,16 @@ fn a_malformed_client_config_is_refused_and_left_as_it_was() {
         ("[]", "the top level is not a JSON object"),
         (r#"{"mcpServers": ["pgmcp"]}"#, "\"mcpServers\" is not a JSON object"),
         ("\u{feff}{}", "not valid JSON"),
+        // Which of two entries of one name a client starts is the client's
+        // guess; pgmcp's rewrite would silently keep only the last.
+        (
+            r#"{"mcpServers": {"pgmcp": {"command": "/opt/a/pgmcp"}, "other": {"command": "x"}, "pgmcp": {"command": "/opt/b/pgmcp"}}}"#,
+            r#"the same key twice in one object: "mcpServers"."pgmcp""#,
+        ),
+        (
+            r#"{"mcpServers": {"a": {"command": "a"}}, "mcpServers": {"b": {"command": "b", "env": {"X": "1", "X": "2"}}}}"#,
+            r#"the same key twice in one object: "mcpServers", "mcpServers"."b"."env"."X""#,
+        ),
     ];
     for (text, reason) in cases {
         std::fs::write(&file, text).unwrap();
@@ -181,30 +191,82 @@ fn a_password_goes_to_env_never_to_args() {
     }
 }
 
+/// A password is never written into a file others can read: pgmcp refuses,
+/// changes nothing (not the file, not its mode, no `.bak`), and says both
+/// ways out. The same file takes an entry without a password, keeping its
+/// mode; made the owner's alone, it takes the password.
 #[test]
-fn a_file_others_can_read_keeps_its_mode_and_is_warned_about() {
+fn a_password_is_never_written_where_others_can_read_it() {
     let home = tempfile::tempdir().unwrap();
-    let file = home.path().join("mcp.json");
-    std::fs::write(&file, "{}\n").unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let out = install(
+    let secret = "pw-Zq8SECRETvB3";
+    let url = format!("postgresql://u:{secret}@h/db");
+    for readable in [0o644, 0o640, 0o604, 0o660] {
+        let file = home.path().join(format!("mcp-{readable:o}.json"));
+        std::fs::write(&file, OTHERS).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(readable)).unwrap();
+        let with_password = ["cursor", "--database", &url, "--client-config", file.to_str().unwrap()];
+        let out = install(home.path(), &with_password, 2);
+        let said = stderr(&out);
+        for expected in [
+            file.display().to_string(),
+            format!("mode 0{readable:o}"),
+            format!("chmod 600 {}", file.display()),
+            "~/.pgpass".to_owned(),
+            "left unchanged".to_owned(),
+        ] {
+            assert!(said.contains(&expected), "{readable:o}: no {expected:?} in: {said}");
+        }
+        assert!(!said.contains(secret) && !stdout(&out).contains(secret), "{said}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), OTHERS, "{readable:o}");
+        assert_eq!(mode(&file), readable);
+        assert!(!bak(&file).exists(), "{readable:o}");
+
+        // Without a password the file is fine as it is, and keeps its mode.
+        install(
+            home.path(),
+            &[
+                "cursor",
+                "--database",
+                "postgresql://u@h/db",
+                "--client-config",
+                file.to_str().unwrap(),
+            ],
+            0,
+        );
+        assert_eq!(mode(&file), readable);
+        assert_eq!(
+            read_json(&file)["mcpServers"]["pgmcp"]["env"]["PGMCP_DATABASE"],
+            "postgresql://u@h/db"
+        );
+
+        // The owner's alone: the password goes in, and the mode stays 0600.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        install(home.path(), &with_password, 0);
+        assert_eq!(read_json(&file)["mcpServers"]["pgmcp"]["env"]["PGPASSWORD"], secret);
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&bak(&file)), 0o600);
+
+        // Opened up again afterwards: the same entry is not let stand as
+        // "nothing changed"; the file is still left as it is.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(readable)).unwrap();
+        let before = std::fs::read(&file).unwrap();
+        let said = stderr(&install(home.path(), &with_password, 2));
+        assert!(said.contains(&format!("chmod 600 {}", file.display())), "{said}");
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+
+    // Through a symlink (dotfiles), the target's mode is what others read.
+    let target = home.path().join("dotfiles-mcp.json");
+    std::fs::write(&target, "{}\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let link = home.path().join("linked-mcp.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    install(
         home.path(),
-        &[
-            "cursor",
-            "--database",
-            "postgresql://u:pw@h/db",
-            "--client-config",
-            file.to_str().unwrap(),
-        ],
-        0,
+        &["cursor", "--database", &url, "--client-config", link.to_str().unwrap()],
+        2,
     );
-    assert_eq!(mode(&file), 0o644);
-    assert_eq!(mode(&bak(&file)), 0o644);
-    assert!(
-        stderr(&out).contains(&format!("chmod 600 {}", file.display())),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "{}\n");
 }
 
 #[test]

@@ -380,3 +380,111 @@ async fn a_failing_statement_leaves_nothing_in_the_session() {
         engine.close().await;
     }
 }
+
+/// The names of the prepared statements the call's own session holds.
+const PREPARED_NAMES: &str =
+    "SELECT coalesce(array_agg(name ORDER BY name), '{}')::text AS names FROM pg_prepared_statements";
+
+/// pgmcp's own statements never add a column or a row to an answer: behind
+/// a pooler the session reset follows `COMMIT` in the call's own message,
+/// and one of its statements answers a row (`pg_advisory_unlock_all`, of
+/// type `void`). Directly and through PgBouncer in both modes, an answer has
+/// exactly the query's columns and rows, and a statement without columns
+/// none.
+#[tokio::test(flavor = "multi_thread")]
+async fn answers_have_only_the_query_s_columns() {
+    let server = pg::server();
+    let db = server.database();
+    shop(&db);
+    for mode in [None, Some("session"), Some("transaction")] {
+        let bouncer = mode.map(|mode| Bouncer::start(server, mode));
+        let url = bouncer.as_ref().map_or_else(|| db.url.clone(), |b| b.url(&db));
+        let engine = engine_at(&url, |c| {
+            c.read_only = false;
+            c.pool.max_conns = 2;
+        });
+        let names = |out: &pgmcp::QueryOutput| out.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        for _ in 0..3 {
+            let out = run(&engine, "SELECT id, note FROM orders WHERE id <= 2 ORDER BY id")
+                .await
+                .unwrap();
+            assert_eq!(names(&out), ["id", "note"], "{mode:?}");
+            assert_eq!(
+                serde_json::to_value(&out.rows).unwrap(),
+                json!([{"id": 1, "note": "n1"}, {"id": 2, "note": "n2"}]),
+                "{mode:?}"
+            );
+            let out = run(&engine, "SELECT 1 AS one WHERE false").await.unwrap();
+            assert_eq!(names(&out), ["one"], "{mode:?}");
+            assert!(out.rows.is_empty(), "{mode:?}: {:?}", out.rows);
+            let out = run(&engine, "UPDATE orders SET note = note WHERE id = 1")
+                .await
+                .unwrap();
+            assert_eq!(names(&out), Vec::<String>::new(), "{mode:?}");
+            assert!(out.rows.is_empty(), "{mode:?}: {:?}", out.rows);
+            assert_eq!(out.rows_affected, Some(1), "{mode:?}");
+            // A caller's DEALLOCATE changes none of this, pooler or not.
+            run(&engine, "DEALLOCATE ALL").await.unwrap();
+        }
+        // The answers above came the way this test means them to: behind
+        // PgBouncer, as behind a pooler.
+        let report = engine.session_report(CancellationToken::new()).await.unwrap();
+        assert_eq!(report.pooler, mode.is_some(), "{mode:?}");
+        if let Some(bouncer) = &bouncer {
+            assert!(
+                bouncer.log().contains(&format!("login attempt: db={}", db.name)),
+                "{mode:?}: the calls did not go through PgBouncer"
+            );
+        }
+        engine.close().await;
+    }
+}
+
+/// What a caller's statement does to prepared statements cannot change how
+/// pgmcp talks to a server it reaches directly. Deallocating pgmcp's
+/// (outright, or inside a function where no command tag shows it), or
+/// failing on one of their names, used to read as "a pooler lost them" and
+/// switched the whole process to working as behind a pooler. Now each
+/// following call answers, the connection still keeps pgmcp's statements
+/// prepared (as only a direct connection does), and `check` reports no
+/// pooler.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_caller_cannot_make_a_direct_connection_work_as_pooled() {
+    let server = pg::server();
+    let db = server.database();
+    db.psql(
+        "CREATE FUNCTION forget_prepared() RETURNS int LANGUAGE plpgsql \
+         AS $$ BEGIN EXECUTE 'DEALLOCATE ALL'; RETURN 1; END $$",
+    );
+    let engine = engine_at(&db.url, |c| {
+        c.read_only = false;
+        // One connection, so every call runs in the session the attack ran in.
+        c.pool.max_conns = 1;
+        c.protection.allow(Rule::Prepare, true);
+    });
+    let kept = |names: &serde_json::Value| names[0]["names"].as_str().is_some_and(|n| n.contains("pgmcp_settings"));
+    let before = rows(&engine, PREPARED_NAMES).await;
+    assert!(kept(&before), "{before}");
+    let attacks = [
+        ("DEALLOCATE ALL", None),
+        ("DEALLOCATE pgmcp_settings", None),
+        ("SELECT forget_prepared()", None),
+        // Fails on its own, naming pgmcp's statement: the caller's answer.
+        ("PREPARE pgmcp_settings AS SELECT 1", Some("42P05")),
+    ];
+    for (attack, fails_with) in attacks {
+        match (run(&engine, attack).await, fails_with) {
+            (Ok(_), None) => {}
+            (Err(Error::Db(e)), Some(code)) => assert_eq!(e.code(), code, "{attack}"),
+            (other, _) => panic!("{attack}: {other:?}"),
+        }
+        for _ in 0..2 {
+            assert_eq!(rows(&engine, "SELECT 1 AS one").await, json!([{"one": 1}]), "{attack}");
+            let names = rows(&engine, PREPARED_NAMES).await;
+            assert!(kept(&names), "after {attack}: {names}");
+        }
+        let report = engine.session_report(CancellationToken::new()).await.unwrap();
+        assert!(!report.pooler, "after {attack}, pgmcp works as behind a pooler");
+    }
+    engine.close().await;
+}

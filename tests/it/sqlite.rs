@@ -1627,3 +1627,32 @@ fn cli_bad_sqlite_urls_exit_2() {
     );
     assert!(!dir.path().join("missing.db").exists());
 }
+
+/// What makes SQLite name a directory of the machine (the file's, through
+/// its database list; a path given to `ATTACH` or `VACUUM INTO`; its
+/// temporary directory) shows neither the file's directory, nor the home
+/// directory, nor the server's working directory.
+#[test]
+fn no_answer_shows_the_machine_s_directories() {
+    let (_db_dir, path) = fixture(USERS);
+    let home = tempfile::Builder::new().prefix("home-of-alice-").tempdir().unwrap();
+    let home_text = home.path().to_str().unwrap().to_owned();
+    let database = url(&path);
+    let mut mcp = McpProcess::spawn(&["serve", "--database", &database], &[("HOME", &home_text)]);
+    mcp.initialize();
+    let places = crate::support::files::private_places(mcp.pid(), home.path(), Some(&path));
+    let attach = format!("ATTACH '{home_text}/other.db' AS other");
+    let vacuum = format!("VACUUM INTO '{home_text}/copy.db'");
+    for sql in [
+        "PRAGMA database_list",
+        "SELECT * FROM pragma_database_list",
+        "SELECT file, hex(file), length(file) FROM pragma_database_list",
+        "PRAGMA temp_store_directory",
+        "SELECT * FROM no_such_table",
+        attach.as_str(),
+        vacuum.as_str(),
+    ] {
+        let result = mcp.call_tool("query", json!({"sql": sql}));
+        crate::support::files::assert_shows_none(&result, &places, sql);
+    }
+}

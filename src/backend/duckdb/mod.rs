@@ -3,7 +3,9 @@
 //! external access off (no file, URL or extension outside the database file)
 //! unless `allow_file_functions`, extension autoloading off, `READ_ONLY` access
 //! mode and no spilling to disk (`temp_directory = ''`) when `server.read_only`,
-//! and `memory_limit`/`threads` from the config.
+//! no persistent secrets (their `secret_directory` naming no home directory),
+//! and `memory_limit`/`threads` from the config. Every answer and error passes
+//! the [`PathMask`].
 //!
 //! Each call gets its own connections on a blocking thread. DuckDB's parser
 //! counts the statements and prepares the one statement on a raw connection
@@ -83,7 +85,8 @@ impl DuckDbBackend {
             .await;
         // duckdb_databases(), PRAGMA database_list and the default
         // temp_directory (the file's path plus `.tmp`) show where the file
-        // lives: answers show the name it was given instead.
+        // lives, secret_directory and extension errors the home directory:
+        // answers show the name the file was given, and `~`, instead.
         PathMask::new(&self.shared.target, None).result(result)
     }
 
@@ -179,7 +182,11 @@ impl DuckDbBackend {
             stop.on_fire(move || interrupt.interrupt());
             work(&session, &stop)
         };
-        embedded::blocking("DuckDB", deadline, work, |_, stop| stop.fired()).await
+        // Every call's errors (opening the file included, whose lock
+        // conflicts name the file and the process holding it) are masked.
+        embedded::blocking("DuckDB", deadline, work, |_, stop| stop.fired())
+            .await
+            .map_err(|e| PathMask::new(&self.shared.target, None).error(e))
     }
 }
 
@@ -228,6 +235,12 @@ impl Shared {
         if self.read_only {
             settings.push(("temp_directory", String::new()));
         }
+        // Persistent secrets are off (below), so the directory they would
+        // live in is never used; DuckDB's default spells out the home
+        // directory, which an answer could show rewritten (`reverse()`),
+        // past the PathMask. It reads as what it means instead. Before
+        // external access is turned off, which would refuse the change.
+        settings.push(("secret_directory", SECRET_DIRECTORY.to_owned()));
         // allowed_directories is taken only while external access is on, from
         // a started database: set after opening, then access turned off.
         settings.extend([
@@ -266,6 +279,9 @@ impl Shared {
         (settings, then)
     }
 }
+
+/// `secret_directory` as DuckDB's default reads through the PathMask.
+const SECRET_DIRECTORY: &str = "~/.duckdb/stored_secrets";
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())

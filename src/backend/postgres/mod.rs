@@ -100,12 +100,16 @@ fn settings(timeout_ms: &[Option<String>; 1], named: bool) -> Prepared<'_> {
     }
 }
 
-/// Whether `db` says one of pgmcp's named statements is not where pgmcp
-/// prepared it (`invalid_sql_statement_name`), or is there already without
-/// pgmcp having prepared it (`duplicate_prepared_statement`): the connection
+/// Whether `db`, the error of one of pgmcp's own statements, says one of
+/// pgmcp's named statements is not where pgmcp prepared it
+/// (`invalid_sql_statement_name`), or is there already without pgmcp having
+/// prepared it (`duplicate_prepared_statement`): either the connection
 /// reaches different server connections from one transaction to the next,
-/// as through a transaction pooler.
-fn lost_to_a_pooler(db: &DbError) -> bool {
+/// as through a transaction pooler, or a statement of the caller's
+/// deallocated it ([`PgBackend::statement_lost`] tells which). Never asked
+/// of the caller's statement's own error: `DEALLOCATE pgmcp_settings` failing
+/// is the caller's answer, not news about the server.
+fn names_a_statement_of_pgmcps(db: &DbError) -> bool {
     matches!(db.code(), "26000" | "42P05")
         && routines::NAMES
             .iter()
@@ -330,32 +334,70 @@ impl PgBackend {
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
         let mut quick = true;
-        let mut pooler_found = false;
+        let mut lost = false;
         loop {
             match self.execute_once(stmt, catalog_version, quick, deadline).await {
                 // Something committed since the connection last checked the
                 // catalog in full: the statement did not run, and runs now
                 // after the full check.
                 Err(Error::CatalogUnconfirmed) if quick => quick = false,
-                Err(Error::Db(db)) if !pooler_found && self.found_pooler(&db) => pooler_found = true,
-                other => return other,
+                // The statement did not run; why pgmcp's was missing has
+                // been found out and dealt with (`statement_lost`).
+                Err(Error::StatementLost(_)) if !lost => lost = true,
+                other => return other.map_err(surfaced),
             }
         }
     }
 
-    /// Whether `db` shows a pooler that accepted (and ignored) the pinned
-    /// startup parameters: the transaction ran on a server connection that
-    /// never saw pgmcp's prepared statements, or one that has them from
-    /// another client connection. It failed before the statement ran, so the
-    /// caller makes it again, now as behind a pooler.
-    fn found_pooler(&self, db: &DbError) -> bool {
-        if !lost_to_a_pooler(db) {
-            return false;
+    /// After [`Error::StatementLost`] on `conn`: why pgmcp's prepared
+    /// statement was not where pgmcp left it, asked of the server rather
+    /// than guessed from the error, which a caller's statement can cause
+    /// (`DEALLOCATE ALL` inside a function, where no command tag shows it).
+    /// Connected directly, the session is still the one the connection
+    /// started with, its process id the one the server gave at startup: a
+    /// statement of the caller's deallocated pgmcp's, which this connection
+    /// prepares again, and nothing else changes. Another process id means a
+    /// pooler (it hands out cancel keys of its own) that ran the
+    /// transaction on another server connection: from now on, every
+    /// connection works as behind a pooler. No answer: the connection is
+    /// dropped, and nothing is concluded.
+    async fn statement_lost(&self, conn: &mut Connection, deadline: &Deadline) {
+        let ex = Exchange {
+            setup: &[],
+            sql: "SELECT pg_catalog.pg_backend_pid()",
+            params: &[],
+            max_rows: 1,
+            budget: None,
+            finish: &[],
+            deferred: &[],
+            prepared: &[],
+        };
+        let pid = match run(conn, &ex, deadline).await {
+            Ok(result) => result
+                .rows
+                .first()
+                .and_then(|row| row.first())
+                .and_then(|cell| cell.as_deref())
+                .and_then(|text| std::str::from_utf8(text).ok())
+                .and_then(|text| text.parse::<i32>().ok()),
+            Err(_) => None,
+        };
+        match pid {
+            Some(pid) if pid == conn.startup_pid() => {
+                tracing::debug!(
+                    "a statement of the caller's deallocated pgmcp's prepared statements: preparing them again"
+                );
+                conn.forget_prepared();
+            }
+            Some(_) => {
+                if !self.pooler.swap(true, Ordering::Relaxed) {
+                    tracing::info!(
+                        "talking to a connection pooler (pgmcp's prepared statement was missing, and the server session is not the one the connection started with): each call's session changes are undone inside its transaction"
+                    );
+                }
+            }
+            None => conn.retire(),
         }
-        if !self.pooler.swap(true, Ordering::Relaxed) {
-            tracing::info!(error = %db.message, "talking to a connection pooler: each call's session changes are undone inside its transaction");
-        }
-        true
     }
 
     /// One try at [`Self::execute`]. `quick`: the catalog check may be the
@@ -424,6 +466,10 @@ impl PgBackend {
                 }
                 Err(Error::CatalogUnconfirmed)
             }
+            Err(Error::StatementLost(db)) => {
+                self.statement_lost(&mut conn, deadline).await;
+                Err(Error::StatementLost(db))
+            }
             Err(e) => Err(self.explain(e, conn.reader.as_ref())),
         };
         self.checkin(conn);
@@ -457,7 +503,10 @@ impl PgBackend {
             run(conn, &ex, &deadline).await
         };
         let result = match ask(conn).await {
-            Err(Error::Db(db)) if self.found_pooler(&db) => ask(conn).await,
+            Err(Error::StatementLost(_)) => {
+                self.statement_lost(conn, &deadline).await;
+                ask(conn).await
+            }
             other => other,
         };
         let privileges = match result {
@@ -720,7 +769,7 @@ impl PgBackend {
         deadline: &Deadline,
     ) -> Result<Option<Value>, Error> {
         match self.catalog_json_once(sql, params, deadline).await {
-            Err(Error::Db(db)) if self.found_pooler(&db) => self.catalog_json_once(sql, params, deadline).await,
+            Err(Error::StatementLost(_)) => self.catalog_json_once(sql, params, deadline).await.map_err(surfaced),
             other => other,
         }
     }
@@ -751,8 +800,10 @@ impl PgBackend {
             deadline,
         )
         .await;
-        if result.is_ok() {
-            self.audit_once(&mut conn).await;
+        match &result {
+            Ok(_) => self.audit_once(&mut conn).await,
+            Err(Error::StatementLost(_)) => self.statement_lost(&mut conn, deadline).await,
+            Err(_) => {}
         }
         let result = result.map_err(|e| self.explain(e, conn.reader.as_ref()));
         self.checkin(conn);
@@ -1096,6 +1147,7 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
         },
         WireError::Setup(db) if db.code.sqlstate() == Some(routines::CHANGED) => Error::CatalogChanged,
         WireError::Setup(db) if db.code.sqlstate() == Some(routines::MOVED) => Error::CatalogUnconfirmed,
+        WireError::Setup(db) if names_a_statement_of_pgmcps(&db) => Error::StatementLost(db),
         WireError::Setup(db) => Error::Db(db),
         other => Error::Connection(other.to_string()),
     }
@@ -1159,6 +1211,14 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
         other => format!("could not connect to {target}: {other}"),
     };
     Error::Connection(text)
+}
+
+/// A lost statement twice in a row is an error like any other.
+fn surfaced(e: Error) -> Error {
+    match e {
+        Error::StatementLost(db) => Error::Db(db),
+        other => other,
+    }
 }
 
 /// The one `json` cell of a catalog reply, if there is one.

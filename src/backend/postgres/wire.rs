@@ -536,6 +536,21 @@ impl Connection {
         !self.in_flight
     }
 
+    /// The process id the server gave at startup (`BackendKeyData`): that
+    /// of the server session itself when connected directly; a pooler
+    /// hands out keys of its own, never a server session's.
+    pub fn startup_pid(&self) -> i32 {
+        self.cancel.process_id
+    }
+
+    /// Deallocate every prepared statement before the next exchange and
+    /// prepare pgmcp's again: whether they are still there is not known.
+    pub fn forget_prepared(&mut self) {
+        if !self.pooled {
+            self.forget_prepared = true;
+        }
+    }
+
     /// From now on the connection goes through a pooler: pgmcp's named
     /// statements are not to be counted on, and nothing is deallocated.
     pub fn pool_from_now(&mut self) {
@@ -708,7 +723,11 @@ impl Connection {
                 Message::BindComplete | Message::CloseComplete => {}
                 Message::ParameterStatus(_) | Message::NoticeResponse(_) | Message::NotificationResponse(_) => {}
                 Message::NoData => {}
-                Message::RowDescription(body) => {
+                // Only the main statement's columns: pgmcp's own statements
+                // that return rows (the session reset sent after `COMMIT`
+                // behind a pooler) answer with columns of their own, which
+                // are no part of the caller's answer.
+                Message::RowDescription(body) if completed == main => {
                     let mut fields = body.fields();
                     while let Some(f) = fields.next()? {
                         row_cost += f.name().len() + 4;
@@ -721,6 +740,7 @@ impl Connection {
                         });
                     }
                 }
+                Message::RowDescription(_) => {}
                 Message::DataRow(body) => {
                     if !ex.prepared.is_empty() && completed + 1 == main && result.prepared_answer.is_none() {
                         let first = split_row(&body)?.into_iter().next().flatten();
@@ -819,8 +839,11 @@ impl Connection {
         }
         self.deferred_replies = ex.deferred.len();
         self.in_flight = false;
-        // The caller's own prepared statements do not outlive its call.
-        if (parsed && first_error.is_some()) || result.command_tag.as_deref() == Some("PREPARE") {
+        // The caller's own prepared statements do not outlive its call; a
+        // `DEALLOCATE` of the caller's may have taken pgmcp's with it, so
+        // they are prepared again rather than found missing.
+        let tag = result.command_tag.as_deref().unwrap_or_default();
+        if (parsed && first_error.is_some()) || tag == "PREPARE" || tag.starts_with("DEALLOCATE") {
             self.forget_prepared = true;
         }
         match first_error {

@@ -175,3 +175,36 @@ pub fn snapshot(path: &Path) -> Snapshot {
         dir: listing(path.parent().unwrap()),
     }
 }
+
+/// The directories of the machine no answer of an embedded engine may show,
+/// as given and with symbolic links resolved: the home directory `home`
+/// the server runs with, the working directory of the server process `pid`,
+/// and the directory of its database file `db` (if any).
+pub fn private_places(pid: u32, home: &Path, db: Option<&Path>) -> Vec<String> {
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).expect("the server's working directory");
+    let dirs = [
+        Some(home.to_owned()),
+        Some(cwd),
+        db.and_then(Path::parent).map(Path::to_owned),
+    ];
+    let mut places: Vec<String> = Vec::new();
+    for dir in dirs.into_iter().flatten() {
+        for form in [Some(dir.clone()), dir.canonicalize().ok()].into_iter().flatten() {
+            let form = form.to_string_lossy().into_owned();
+            assert!(form.len() > 5, "a directory too short to look for: {form}");
+            if !places.contains(&form) {
+                places.push(form);
+            }
+        }
+    }
+    places
+}
+
+/// Panics when the whole `tools/call` result (text and structured content,
+/// answer or error) names any of `places`.
+pub fn assert_shows_none(result: &serde_json::Value, places: &[String], what: &str) {
+    let text = result.to_string();
+    for place in places {
+        assert!(!text.contains(place.as_str()), "{what} shows {place}:\n{text}");
+    }
+}
