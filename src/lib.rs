@@ -88,6 +88,7 @@ pub mod pipeline;
 mod roots;
 mod sandbox;
 pub mod sanitize;
+mod schemas;
 pub mod shape;
 mod suggest;
 pub mod timeouts;

@@ -26,12 +26,10 @@ use crate::shape::QueryOutput;
 /// Arguments of the `query` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct QueryArgs {
-    /// One PostgreSQL SQL statement. Use $1, $2, ... for values and pass them in
-    /// `params` instead of writing them into the SQL.
+    /// One SQL statement (the description the model reads is the engine's
+    /// own: see `query_arguments`).
     pub sql: String,
-    /// Values for $1, $2, ... in order: strings, numbers, booleans or null.
-    /// PostgreSQL infers each one's type from where it is used; add a cast such
-    /// as `$1::date` when it cannot.
+    /// Values for the statement's placeholders, in order.
     #[serde(default)]
     pub params: Option<Vec<Value>>,
     /// Return at most this many rows (at most the server's row cap). Use it with
@@ -110,6 +108,51 @@ const DUCKDB_QUERY: &str = "Run one SQL statement against the DuckDB database (a
      call. Files, COPY, EXPORT, ATTACH and extensions are blocked. Pass values through params (? or $1, $2, ...), \
      never by pasting them into the SQL. Call list_tables and describe_table first to learn the schema.";
 
+/// The `query` tool's `sql` and `params` descriptions, in the words of the
+/// engine the session runs on: its SQL and its placeholders.
+fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
+    match dialect {
+        Dialect::Postgres => [
+            (
+                "sql",
+                "One PostgreSQL SQL statement. Use $1, $2, ... for values and pass them in `params` instead of \
+                 writing them into the SQL.",
+            ),
+            (
+                "params",
+                "Values for $1, $2, ... in order: strings, numbers, booleans or null. PostgreSQL infers each \
+                 one's type from where it is used; add a cast such as `$1::date` when it cannot.",
+            ),
+        ],
+        Dialect::Sqlite => [
+            (
+                "sql",
+                "One SQLite SQL statement. Use ? (or ?1, ?2, ...) for values and pass them in `params` instead \
+                 of writing them into the SQL.",
+            ),
+            (
+                "params",
+                "Values for the ? placeholders (or ?1, ?2, ...) in order: strings, numbers, booleans or null. \
+                 SQLite stores each as it is given (booleans as 1 and 0); compare dates as ISO text \
+                 ('2024-01-31').",
+            ),
+        ],
+        Dialect::DuckDb => [
+            (
+                "sql",
+                "One DuckDB SQL statement. Use ? (or $1, $2, ...) for values and pass them in `params` instead \
+                 of writing them into the SQL.",
+            ),
+            (
+                "params",
+                "Values for the ? placeholders (or $1, $2, ...) in order: strings, numbers, booleans or null. \
+                 DuckDB infers each one's type from where it is used; add a cast such as `?::DATE` when it \
+                 cannot.",
+            ),
+        ],
+    }
+}
+
 /// How often a long call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
@@ -143,15 +186,29 @@ impl Server {
         {
             route.attr.description = Some(description.into());
         }
-        // The database argument means nothing unless calls may choose a file.
-        if engine.config().sqlite_root.is_none() {
-            for route in tool_router.map.values_mut() {
-                let mut schema = (*route.attr.input_schema).clone();
-                if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        let no_root = engine.config().sqlite_root.is_none();
+        let arguments = query_arguments(engine.dialect());
+        for (name, route) in tool_router.map.iter_mut() {
+            let mut schema = (*route.attr.input_schema).clone();
+            if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+                // The database argument means nothing unless calls may choose a file.
+                if no_root {
                     properties.remove("database");
                 }
-                route.attr.input_schema = Arc::new(schema);
+                if name == "query" {
+                    for (argument, description) in arguments {
+                        if let Some(serde_json::Value::Object(property)) = properties.get_mut(argument) {
+                            property.insert("description".to_owned(), description.into());
+                        }
+                    }
+                }
             }
+            route.attr.input_schema = Arc::new(crate::schemas::portable(&schema));
+            route.attr.output_schema = route
+                .attr
+                .output_schema
+                .as_ref()
+                .map(|schema| Arc::new(crate::schemas::portable(schema)));
         }
         Server {
             engine,

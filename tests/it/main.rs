@@ -54,6 +54,7 @@ mod serve;
 mod sqlite;
 mod support;
 mod tls;
+mod tool_schemas;
 mod trust;
 mod values;
 mod versions;
