@@ -84,6 +84,8 @@ mod json_depth;
 mod logging;
 mod mcp;
 pub mod pipeline;
+mod prompts;
+mod resources;
 #[cfg(any(target_os = "linux", feature = "duckdb"))]
 mod roots;
 mod sandbox;

@@ -4,13 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::ErrorData as McpError;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject, ServerCapabilities,
+    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject, ServerCapabilities,
     ServerConfig, ToolAnnotations,
 };
 use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
@@ -311,7 +315,15 @@ impl Server {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Declared: exactly what is answered below. Any other method (logging,
+        // subscriptions, tasks, ...) answers -32601 from rmcp's defaults.
+        let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(
                 match self.engine.dialect() {
                     Dialect::Postgres => "PostgreSQL (pgmcp)",
@@ -320,6 +332,106 @@ impl ServerHandler for Server {
                 },
             ))
             .with_instructions(instructions(self.engine.config(), self.engine.dialect()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        crate::resources::list(&self.engine, cursor, context.ct)
+            .await
+            .map_err(|e| self.resource_error(e))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(crate::resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        crate::resources::read(&self.engine, &request.uri, context.ct)
+            .await
+            .map(ReadResourceResponse::from)
+            .map_err(|e| self.resource_error(e))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(crate::prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        crate::prompts::get(&self.engine, &request.name, request.arguments.as_ref(), context.ct)
+            .await
+            .map(GetPromptResponse::from)
+            .map_err(|e| self.prompt_error(e))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        crate::prompts::complete(&self.engine, &request, context.ct)
+            .await
+            .map_err(|e| self.prompt_error(e))
+    }
+}
+
+impl Server {
+    /// A resource call's failure as a JSON-RPC error: an unknown URI or a
+    /// table the role cannot read is "resource not found"; a bad cursor is
+    /// invalid params; anything else, the engine's error. Engine errors
+    /// pass the output fence first, as tool errors do.
+    fn resource_error(&self, error: crate::resources::ResourceError) -> McpError {
+        use crate::resources::ResourceError;
+        match error {
+            ResourceError::NotOurs { .. } => McpError::resource_not_found(error.to_string(), None),
+            ResourceError::Cursor { .. } => McpError::invalid_params(error.to_string(), None),
+            ResourceError::Engine(e) => self.engine_error(e, McpError::resource_not_found),
+        }
+    }
+
+    /// A prompt call's failure as a JSON-RPC error: unknown prompts and
+    /// missing or unknown tables are invalid params.
+    fn prompt_error(&self, error: crate::prompts::PromptError) -> McpError {
+        use crate::prompts::PromptError;
+        match error {
+            PromptError::Unknown { .. } | PromptError::Missing { .. } => {
+                McpError::invalid_params(error.to_string(), None)
+            }
+            PromptError::Engine(e) => self.engine_error(e, McpError::invalid_params),
+        }
+    }
+
+    /// `error`, fenced, under `unusable` when the caller's input was the
+    /// problem (a table that does not exist, or the role cannot read), else
+    /// as an internal error.
+    fn engine_error(&self, error: Error, unusable: fn(String, Option<Value>) -> McpError) -> McpError {
+        tracing::info!(error = %error.label(), "resource or prompt call failed");
+        let input = matches!(error.kind(), Error::Input(_));
+        let text = self.engine.fenced(error).to_string();
+        if input {
+            unusable(text, None)
+        } else {
+            McpError::internal_error(text, None)
+        }
     }
 }
 

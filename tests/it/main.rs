@@ -48,6 +48,7 @@ mod reader;
 mod red_team;
 mod red_team_3;
 mod release;
+mod resources;
 mod role;
 mod routines;
 mod serve;
