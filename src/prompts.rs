@@ -174,13 +174,25 @@ pub async fn complete(
     let default_schema = default_schema(engine.dialect());
     let mut values: Vec<String> = tables
         .iter()
-        .map(|t| match wanted {
-            Wanted::Table if t.schema == default_schema => quoted_if_needed(&t.name),
-            Wanted::Table => format!("{}.{}", quoted_if_needed(&t.schema), quoted_if_needed(&t.name)),
-            Wanted::Schema => t.schema.clone(),
-            Wanted::TemplateTable(_) => t.name.clone(),
+        .filter_map(|t| {
+            let value = match wanted {
+                Wanted::Table if t.schema == default_schema => quoted_if_needed(&t.name),
+                Wanted::Table => format!("{}.{}", quoted_if_needed(&t.schema), quoted_if_needed(&t.name)),
+                Wanted::Schema => t.schema.clone(),
+                Wanted::TemplateTable(_) => t.name.clone(),
+            };
+            // What was typed may be the start of the value as the argument
+            // takes it, or of the bare name (no quotes, no schema).
+            let bare = if matches!(wanted, Wanted::Schema) {
+                &t.schema
+            } else {
+                &t.name
+            };
+            let fits = [value.as_str(), value.trim_start_matches('"'), bare.as_str()]
+                .iter()
+                .any(|v| v.to_lowercase().starts_with(&typed));
+            fits.then_some(value)
         })
-        .filter(|v| v.to_lowercase().starts_with(&typed) || v.trim_matches('"').to_lowercase().starts_with(&typed))
         .collect();
     values.sort();
     values.dedup();

@@ -42,6 +42,7 @@ mod msrv;
 mod output_fences;
 mod pipeline;
 mod pooler;
+mod prompts;
 mod protocol_channel;
 mod reach_types;
 mod reader;
