@@ -361,7 +361,14 @@ impl ServerHandler for Server {
         crate::resources::read(&self.engine, &request.uri, context.ct)
             .await
             .map(ReadResourceResponse::from)
-            .map_err(|e| self.resource_error(e))
+            .map_err(|e| {
+                let mut error = self.resource_error(e);
+                // The spec asks a not-found error to say which URI it was.
+                if error.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND {
+                    error.data = Some(serde_json::json!({"uri": request.uri}));
+                }
+                error
+            })
     }
 
     async fn list_prompts(

@@ -13,6 +13,7 @@ mod catalog_fences;
 mod check;
 mod cli;
 mod configure;
+mod conformance;
 mod connect;
 mod connstring_secrets;
 mod connstrings;
