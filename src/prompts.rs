@@ -170,7 +170,7 @@ pub async fn complete(
         },
         ..TableFilter::default()
     };
-    let tables = engine.list_tables(&filter, cancel).await?.tables;
+    let tables = resources::tables(engine, &filter, cancel).await?;
     let default_schema = default_schema(engine.dialect());
     let mut values: Vec<String> = tables
         .iter()

@@ -53,7 +53,7 @@ pub async fn list(
             cursor: text.to_owned(),
         })?,
     };
-    let tables = engine.list_tables(&TableFilter::default(), cancel).await?.tables;
+    let tables = tables(engine, &TableFilter::default(), cancel).await?;
     if start > tables.len() {
         return Err(ResourceError::Cursor {
             cursor: start.to_string(),
@@ -63,6 +63,22 @@ pub async fn list(
     let mut result = ListResourcesResult::with_all_items(tables[start..end].iter().map(resource).collect());
     result.next_cursor = (end < tables.len()).then(|| end.to_string());
     Ok(result)
+}
+
+/// The tables `filter` selects, as `list_tables` gives them. A server with a
+/// database directory and no default file has no tables of its own (each
+/// call names its file): none, rather than an error a client would show
+/// for a list it asked for unprompted.
+pub async fn tables(
+    engine: &Engine,
+    filter: &TableFilter,
+    cancel: CancellationToken,
+) -> Result<Vec<TableEntry>, Error> {
+    match engine.list_tables(filter, cancel).await {
+        Ok(list) => Ok(list.tables),
+        Err(e) if engine.config().sqlite_root.is_some() && matches!(e.kind(), Error::Input(_)) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The table template, so a client can name any table, listed or not.

@@ -283,3 +283,29 @@ fn what_is_declared_is_what_is_answered() {
     }
     mcp.kill();
 }
+
+/// A server with a database directory and no default file has no tables of
+/// its own: its resource list and completions are empty, not errors a
+/// client would show for a list it asked for unprompted.
+#[test]
+fn a_directory_without_a_default_file_lists_no_resources() {
+    let (db_dir, _path) = fixture("CREATE TABLE pets (id INTEGER PRIMARY KEY);");
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path());
+    let mut text: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    text["sqlite"] = json!({"root": db_dir.path()});
+    std::fs::write(&config, text.to_string()).unwrap();
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[]);
+    mcp.initialize();
+    let listed = mcp.request("resources/list", json!({}));
+    assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
+    let completed = mcp.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "explain_table"}, "argument": {"name": "table", "value": ""}}),
+    );
+    assert_eq!(completed["result"]["completion"]["values"], json!([]), "{completed}");
+    // The tools still reach the file by name.
+    let result = mcp.call_tool("list_tables", json!({"database": "data.db"}));
+    assert_eq!(result["isError"], false, "{result}");
+    mcp.kill();
+}
