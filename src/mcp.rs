@@ -150,8 +150,7 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
             (
                 "params",
                 "Values for the ? placeholders (or $1, $2, ...) in order: strings, numbers, booleans or null. \
-                 DuckDB infers each one's type from where it is used; add a cast such as `?::DATE` when it \
-                 cannot.",
+                 Add a cast such as `CAST(? AS DATE)` where a string stands for another type.",
             ),
         ],
     }
