@@ -84,10 +84,13 @@ mod json_depth;
 mod logging;
 mod mcp;
 pub mod pipeline;
+mod prompts;
+mod resources;
 #[cfg(any(target_os = "linux", feature = "duckdb"))]
 mod roots;
 mod sandbox;
 pub mod sanitize;
+mod schemas;
 pub mod shape;
 mod suggest;
 pub mod timeouts;

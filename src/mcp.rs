@@ -4,13 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::ErrorData as McpError;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, RequestMetaObject, ServerCapabilities,
+    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject, ServerCapabilities,
     ServerConfig, ToolAnnotations,
 };
 use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
@@ -26,12 +30,10 @@ use crate::shape::QueryOutput;
 /// Arguments of the `query` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct QueryArgs {
-    /// One PostgreSQL SQL statement. Use $1, $2, ... for values and pass them in
-    /// `params` instead of writing them into the SQL.
+    /// One SQL statement (the description the model reads is the engine's
+    /// own: see `query_arguments`).
     pub sql: String,
-    /// Values for $1, $2, ... in order: strings, numbers, booleans or null.
-    /// PostgreSQL infers each one's type from where it is used; add a cast such
-    /// as `$1::date` when it cannot.
+    /// Values for the statement's placeholders, in order.
     #[serde(default)]
     pub params: Option<Vec<Value>>,
     /// Return at most this many rows (at most the server's row cap). Use it with
@@ -110,6 +112,50 @@ const DUCKDB_QUERY: &str = "Run one SQL statement against the DuckDB database (a
      call. Files, COPY, EXPORT, ATTACH and extensions are blocked. Pass values through params (? or $1, $2, ...), \
      never by pasting them into the SQL. Call list_tables and describe_table first to learn the schema.";
 
+/// The `query` tool's `sql` and `params` descriptions, in the words of the
+/// engine the session runs on: its SQL and its placeholders.
+fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
+    match dialect {
+        Dialect::Postgres => [
+            (
+                "sql",
+                "One PostgreSQL SQL statement. Use $1, $2, ... for values and pass them in `params` instead of \
+                 writing them into the SQL.",
+            ),
+            (
+                "params",
+                "Values for $1, $2, ... in order: strings, numbers, booleans or null. PostgreSQL infers each \
+                 one's type from where it is used; add a cast such as `$1::date` when it cannot.",
+            ),
+        ],
+        Dialect::Sqlite => [
+            (
+                "sql",
+                "One SQLite SQL statement. Use ? (or ?1, ?2, ...) for values and pass them in `params` instead \
+                 of writing them into the SQL.",
+            ),
+            (
+                "params",
+                "Values for the ? placeholders (or ?1, ?2, ...) in order: strings, numbers, booleans or null. \
+                 SQLite stores each as it is given (booleans as 1 and 0); compare dates as ISO text \
+                 ('2024-01-31').",
+            ),
+        ],
+        Dialect::DuckDb => [
+            (
+                "sql",
+                "One DuckDB SQL statement. Use ? (or $1, $2, ...) for values and pass them in `params` instead \
+                 of writing them into the SQL.",
+            ),
+            (
+                "params",
+                "Values for the ? placeholders (or $1, $2, ...) in order: strings, numbers, booleans or null. \
+                 Add a cast such as `CAST(? AS DATE)` where a string stands for another type.",
+            ),
+        ],
+    }
+}
+
 /// How often a long call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
@@ -143,15 +189,29 @@ impl Server {
         {
             route.attr.description = Some(description.into());
         }
-        // The database argument means nothing unless calls may choose a file.
-        if engine.config().sqlite_root.is_none() {
-            for route in tool_router.map.values_mut() {
-                let mut schema = (*route.attr.input_schema).clone();
-                if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        let no_root = engine.config().sqlite_root.is_none();
+        let arguments = query_arguments(engine.dialect());
+        for (name, route) in tool_router.map.iter_mut() {
+            let mut schema = (*route.attr.input_schema).clone();
+            if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+                // The database argument means nothing unless calls may choose a file.
+                if no_root {
                     properties.remove("database");
                 }
-                route.attr.input_schema = Arc::new(schema);
+                if name == "query" {
+                    for (argument, description) in arguments {
+                        if let Some(serde_json::Value::Object(property)) = properties.get_mut(argument) {
+                            property.insert("description".to_owned(), description.into());
+                        }
+                    }
+                }
             }
+            route.attr.input_schema = Arc::new(crate::schemas::portable(&schema));
+            route.attr.output_schema = route
+                .attr
+                .output_schema
+                .as_ref()
+                .map(|schema| Arc::new(crate::schemas::portable(schema)));
         }
         Server {
             engine,
@@ -254,7 +314,15 @@ impl Server {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Declared: exactly what is answered below. Any other method (logging,
+        // subscriptions, tasks, ...) answers -32601 from rmcp's defaults.
+        let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(
                 match self.engine.dialect() {
                     Dialect::Postgres => "PostgreSQL (pgmcp)",
@@ -263,6 +331,113 @@ impl ServerHandler for Server {
                 },
             ))
             .with_instructions(instructions(self.engine.config(), self.engine.dialect()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        crate::resources::list(&self.engine, cursor, context.ct)
+            .await
+            .map_err(|e| self.resource_error(e))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(crate::resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        crate::resources::read(&self.engine, &request.uri, context.ct)
+            .await
+            .map(ReadResourceResponse::from)
+            .map_err(|e| {
+                let mut error = self.resource_error(e);
+                // The spec asks a not-found error to say which URI it was.
+                if error.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND {
+                    error.data = Some(serde_json::json!({"uri": request.uri}));
+                }
+                error
+            })
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(crate::prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        crate::prompts::get(&self.engine, &request.name, request.arguments.as_ref(), context.ct)
+            .await
+            .map(GetPromptResponse::from)
+            .map_err(|e| self.prompt_error(e))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        crate::prompts::complete(&self.engine, &request, context.ct)
+            .await
+            .map_err(|e| self.prompt_error(e))
+    }
+}
+
+impl Server {
+    /// A resource call's failure as a JSON-RPC error: an unknown URI or a
+    /// table the role cannot read is "resource not found"; a bad cursor is
+    /// invalid params; anything else, the engine's error. Engine errors
+    /// pass the output fence first, as tool errors do.
+    fn resource_error(&self, error: crate::resources::ResourceError) -> McpError {
+        use crate::resources::ResourceError;
+        match error {
+            ResourceError::NotOurs { .. } => McpError::resource_not_found(error.to_string(), None),
+            ResourceError::Cursor { .. } => McpError::invalid_params(error.to_string(), None),
+            ResourceError::Engine(e) => self.engine_error(e, McpError::resource_not_found),
+        }
+    }
+
+    /// A prompt call's failure as a JSON-RPC error: unknown prompts and
+    /// missing or unknown tables are invalid params.
+    fn prompt_error(&self, error: crate::prompts::PromptError) -> McpError {
+        use crate::prompts::PromptError;
+        match error {
+            PromptError::Unknown { .. } | PromptError::Missing { .. } => {
+                McpError::invalid_params(error.to_string(), None)
+            }
+            PromptError::Engine(e) => self.engine_error(e, McpError::invalid_params),
+        }
+    }
+
+    /// `error`, fenced, under `unusable` when the caller's input was the
+    /// problem (a table that does not exist, or the role cannot read), else
+    /// as an internal error.
+    fn engine_error(&self, error: Error, unusable: fn(String, Option<Value>) -> McpError) -> McpError {
+        tracing::info!(error = %error.label(), "resource or prompt call failed");
+        let input = matches!(error.kind(), Error::Input(_));
+        let text = self.engine.fenced(error).to_string();
+        if input {
+            unusable(text, None)
+        } else {
+            McpError::internal_error(text, None)
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::backend::{Column, Rows};
 /// ([`crate::answer::QueryAnswer`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueryOutput {
-    /// Result columns in order, with their PostgreSQL type names. Column names
+    /// Result columns in order, with their type names as the engine spells them. Column names
     /// are made unique (`a`, `a_2`) so every row can be a JSON object.
     pub columns: Vec<Column>,
     /// One JSON object per row, keyed by column name.

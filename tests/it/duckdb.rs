@@ -1161,6 +1161,12 @@ fn stdio_session_on_a_duckdb_file() {
     assert!(query["description"].as_str().unwrap().contains("DuckDB"), "{query}");
     assert!(query["inputSchema"]["properties"].get("database").is_none(), "{query}");
     assert!(query["outputSchema"]["properties"]["total_rows"].is_object(), "{query}");
+    // The arguments speak of DuckDB too, never of another engine.
+    let sql = query["inputSchema"]["properties"]["sql"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(sql.contains("DuckDB") && sql.contains('?'), "{sql}");
+    assert!(!query.to_string().contains("PostgreSQL"), "{query}");
 
     let list = mcp.call_tool("list_tables", json!({"pattern": "order"}));
     assert_eq!(list["isError"], false, "{list}");

