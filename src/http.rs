@@ -226,6 +226,20 @@ fn listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     socket.listen(BACKLOG)
 }
 
+/// The origins served: those configured and, on a loopback address, pgmcp's
+/// own (`http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT`).
+/// pgmcp serves no pages, so only a client speaking for pgmcp's own address
+/// sends its own origin; a page of another site, a DNS-rebinding one
+/// included, has an origin of its own and stays refused.
+fn allowed_origins(configured: &[String], addr: SocketAddr) -> Vec<String> {
+    let mut origins = configured.to_vec();
+    if addr.ip().is_loopback() {
+        let port = addr.port();
+        origins.extend(["127.0.0.1", "localhost", "[::1]"].map(|host| format!("http://{host}:{port}")));
+    }
+    origins
+}
+
 /// Serve until `stop` is cancelled; calls running then are stopped by the
 /// engine's shutdown.
 pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken) -> Result<(), ListenError> {
@@ -250,7 +264,7 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         // A stateless call's answer as one JSON body rather than an event
         // stream, when nothing else (progress) is sent before it.
         .with_json_response(true)
-        .with_allowed_origins(listen.allowed_origins.clone())
+        .with_allowed_origins(allowed_origins(&listen.allowed_origins, addr))
         // A browser page may not reach pgmcp unless its origin is listed.
         .enforce_origin_validation();
     if !addr.ip().is_loopback() {

@@ -225,10 +225,6 @@ fn serve(dir: &Path, database: &str) -> (McpProcess, u16) {
     let text = json!({
         "logging": {"output": dir.join("pgmcp.log")},
         "query": {"default_timeout_seconds": 10},
-        // The suite's DNS-rebinding scenario sends the server's own
-        // loopback origin and expects it served; pgmcp serves a browser
-        // origin only when listed, its own loopback origin included.
-        "server": {"allowed_origins": [format!("http://127.0.0.1:{port}")]},
     });
     std::fs::write(&config, text.to_string()).unwrap();
     let address = format!("127.0.0.1:{port}");

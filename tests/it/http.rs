@@ -286,6 +286,20 @@ fn only_token_holders_and_listed_origins_get_in() {
     let mut evil = ok.clone();
     evil.push(("Origin", "https://evil.example"));
     assert_eq!(send(port, "POST", "/mcp", &evil, &call).status, 403);
+    // A page of another site on this machine, or one that rebound a name to
+    // it, has an origin of its own; pgmcp's own origin is served.
+    for origin in ["http://localhost:1", "http://127.0.0.1", "https://127.0.0.1:{port}"] {
+        let mut other = ok.clone();
+        let origin = origin.replace("{port}", &port.to_string());
+        other.push(("Origin", origin.as_str()));
+        assert_eq!(send(port, "POST", "/mcp", &other, &call).status, 403, "{origin}");
+    }
+    for host in ["127.0.0.1", "localhost"] {
+        let mut own = ok.clone();
+        let origin = format!("http://{host}:{port}");
+        own.push(("Origin", origin.as_str()));
+        assert_eq!(send(port, "POST", "/mcp", &own, &call).status, 200, "{origin}");
+    }
 
     // A body longer than the longest call the limits accept.
     let big = vec![b' '; 2 << 20];
