@@ -190,7 +190,7 @@ impl fmt::Display for Report {
                 if s.pooler {
                     writeln!(
                         f,
-                        "  pooler:     yes (it refused a startup parameter, as PgBouncer does): output settings are \
+                        "  pooler:     yes (it refused a startup parameter, or a statement pgmcp prepared went missing on another server session, as poolers do): output settings are \
                          set in every transaction, and each call's session changes are undone before it commits"
                     )?;
                 }

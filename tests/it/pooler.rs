@@ -274,7 +274,7 @@ fn check_reports_the_pooler() {
             "{stdout}"
         );
         assert_eq!(
-            stdout.contains("  pooler:     yes (it refused a startup parameter, as PgBouncer does)"),
+            stdout.contains("  pooler:     yes (it refused a startup parameter, or a statement pgmcp prepared went missing on another server session, as poolers do)"),
             through,
             "{stdout}"
         );
