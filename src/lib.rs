@@ -78,6 +78,7 @@ mod fence;
 pub mod guard;
 pub mod hooks;
 mod http;
+mod identifier;
 mod install;
 mod intake;
 mod json_depth;

@@ -176,8 +176,12 @@ pub async fn complete(
         .iter()
         .filter_map(|t| {
             let value = match wanted {
-                Wanted::Table if t.schema == default_schema => quoted_if_needed(&t.name),
-                Wanted::Table => format!("{}.{}", quoted_if_needed(&t.schema), quoted_if_needed(&t.name)),
+                Wanted::Table if t.schema == default_schema => crate::identifier::as_needed(&t.name),
+                Wanted::Table => format!(
+                    "{}.{}",
+                    crate::identifier::as_needed(&t.schema),
+                    crate::identifier::as_needed(&t.name)
+                ),
                 Wanted::Schema => t.schema.clone(),
                 Wanted::TemplateTable(_) => t.name.clone(),
             };
@@ -237,20 +241,6 @@ fn placeholders(dialect: Dialect) -> &'static str {
     }
 }
 
-/// `name` as the table argument takes it: bare when lower case and plain
-/// (the engine folds unquoted names to lower case), else quoted.
-fn quoted_if_needed(name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_owned()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,7 +255,7 @@ mod tests {
             ("2024", "\"2024\""),
             ("a\"b", "\"a\"\"b\""),
         ] {
-            assert_eq!(quoted_if_needed(name), shown);
+            assert_eq!(crate::identifier::as_needed(name), shown);
             assert_eq!(
                 crate::catalog::parse_table_name(shown, None).map(|(_, n)| n),
                 Ok(name.to_owned())

@@ -114,11 +114,11 @@ pub fn uri(schema: &str, table: &str) -> String {
 /// `schema.table` quoted, so the engine looks up exactly these names
 /// (unquoted, it would fold them to lower case).
 pub fn qualified(schema: &str, table: &str) -> String {
-    format!("{}.{}", quote(schema), quote(table))
-}
-
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    format!(
+        "{}.{}",
+        crate::identifier::quoted(schema),
+        crate::identifier::quoted(table)
+    )
 }
 
 fn resource(table: &TableEntry) -> Resource {

@@ -152,23 +152,9 @@ impl DuckType {
 fn fields_list(fields: &[(String, DuckType)]) -> String {
     fields
         .iter()
-        .map(|(name, ty)| format!("{} {}", identifier(name), ty.name()))
+        .map(|(name, ty)| format!("{} {}", crate::identifier::as_needed(name), ty.name()))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A field name as DuckDB prints it: bare when it is a plain lower-case
-/// identifier, else double-quoted.
-fn identifier(name: &str) -> String {
-    let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_owned()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
 }
 
 /// A type nothing is known about: values convert by what they are.

@@ -161,11 +161,7 @@ pub fn reader_advice(code: &str, powers: &LoginPowers) -> String {
     }
 }
 
-/// `name` as a quoted SQL identifier: used exactly as written (case kept),
-/// embedded double quotes doubled.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+pub use crate::identifier::quoted as quote_ident;
 
 /// A setup statement's error that says the session could not switch to the
 /// role: it does not exist (22023, from the `role` setting's check) or the
