@@ -108,3 +108,48 @@ fn query_arguments_speak_of_the_engine_in_use() {
     assert!(!query.to_string().contains("SQLite"), "{query}");
     mcp.kill();
 }
+
+/// Resources, their template and prompts as the newest Inspector lists them
+/// (its `--strict` lints only tools): exit 0, nothing on stderr, and the
+/// fixture's table among them.
+#[test]
+fn the_newest_inspector_lists_resources_and_prompts() {
+    let (_db_dir, path) = fixture(TABLES);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "");
+    let list = |method: &str| -> Value {
+        let out = inspector2(dir.path())
+            .args(["-e", &format!("PGMCP_CONFIG_PATH={config}")])
+            .arg(env!("CARGO_BIN_EXE_pgmcp"))
+            .args(["serve", "--database", &url(&path)])
+            .args(["--method", method])
+            .output()
+            .expect("run the Inspector");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{method}: {}: {stderr} {stdout}", out.status);
+        assert_eq!(stderr.trim(), "", "{method}: the Inspector reported findings");
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{method}: {e}: {stdout}"))
+    };
+    let resources = list("resources/list");
+    let uris: Vec<&str> = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert_eq!(uris, ["pgmcp://table/main/pets"], "{resources}");
+    let templates = list("resources/templates/list");
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"], "pgmcp://table/{schema}/{table}",
+        "{templates}"
+    );
+    let prompts = list("prompts/list");
+    let names: Vec<&str> = prompts["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(names.contains(&"explore_database"), "{prompts}");
+}
