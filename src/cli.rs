@@ -716,9 +716,15 @@ pub struct InstallArgs {
     #[arg(value_enum)]
     pub client: crate::install::Client,
     /// The server's name in the client (the key under "mcpServers"). Running
-    /// install again with the same name updates that entry in place.
+    /// install again with the same name and database updates that entry in
+    /// place; an entry of that name for another database is left alone
+    /// (exit 2): give this one another --name to keep both, or --replace.
     #[arg(long, default_value = "pgmcp", value_name = "NAME")]
     pub name: String,
+    /// Replace an entry of that name even when it is for another database
+    /// (what it was for is printed).
+    #[arg(long)]
+    pub replace: bool,
     /// Show the entry (and, for Cursor, a one-click install link) instead of
     /// writing any file.
     #[arg(long)]
@@ -760,7 +766,7 @@ fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>)
                     client: args.client.name(),
                 })?,
         };
-        let written = install::write(&file, &args.name, &entry)?;
+        let written = install::write(&file, &args.name, &entry, args.replace)?;
         let _ = write!(stdout, "{}", written.summary(args.client, &args.name));
     }
     if entry.has_password() {

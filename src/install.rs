@@ -102,6 +102,22 @@ pub enum InstallError {
         file = .file.display()
     )]
     ReadableByOthers { file: PathBuf, mode: u32 },
+    /// An entry of that name is there for another database: replacing it
+    /// would lose that database's entry without a word, and the person most
+    /// likely wanted both.
+    #[error(
+        "{file} already has a \"{name}\" entry, for another database: {existing}. This install is for {wanted}, \
+         so the file was left unchanged. To keep both, run the same install with \
+         --name <another name> (the key under \"mcpServers\"); to replace the \"{name}\" entry, add --replace",
+        file = .file.display()
+    )]
+    OtherDatabase {
+        file: PathBuf,
+        name: String,
+        /// As [`shown_database`] shows it: never a password.
+        existing: String,
+        wanted: String,
+    },
 }
 
 /// What is wrong with a client config file that is not merged into.
@@ -281,6 +297,14 @@ impl Entry {
         })
     }
 
+    /// The database the entry names (`PGMCP_DATABASE`), without password.
+    pub fn database(&self) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == DATABASE_VAR)
+            .map(|(_, v)| v.as_str())
+    }
+
     pub fn has_password(&self) -> bool {
         self.env.iter().any(|(k, _)| k == PASSWORD_VAR)
     }
@@ -331,6 +355,8 @@ pub struct Merged {
     /// Whether a server of that name was there before (and is replaced in
     /// place).
     pub replaced: bool,
+    /// That server's entry, as it was.
+    pub previous: Option<Value>,
 }
 
 /// `existing` (the file's text; `None` when there is no file) with
@@ -357,9 +383,88 @@ pub fn merge(existing: Option<&str>, name: &str, entry: &Value) -> Result<Merged
         .as_object_mut()
         .ok_or(Malformed::ServersNotAnObject)?;
     // `insert` on a key that exists keeps its place (preserve_order).
-    let replaced = servers.insert(name.to_owned(), entry.clone()).is_some();
+    let previous = servers.insert(name.to_owned(), entry.clone());
     let text = serde_json::to_string_pretty(&doc).map_err(|e| Malformed::NotJson(e.to_string()))? + "\n";
-    Ok(Merged { text, replaced })
+    Ok(Merged {
+        text,
+        replaced: previous.is_some(),
+        previous,
+    })
+}
+
+/// The database a client entry names, as `pgmcp serve` would take it from
+/// the entry: `--database` in its `args`, else `PGMCP_DATABASE` or
+/// `PGMCP_DATABASE_FILE` in its `env`, else `PGMCP_PG_CONNSTRING`. An
+/// empty value counts as unset, as it does for `serve`. `None`: the entry
+/// names no database (pgmcp finds one at each start), or is no pgmcp entry
+/// pgmcp can read.
+pub fn named_database(entry: &Value) -> Option<String> {
+    let given = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
+    };
+    let args: Vec<&str> = entry
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let flag = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, arg)| match arg.strip_prefix("--database") {
+            Some("") => args.get(i + 1).map(|v| (*v).to_owned()),
+            Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+            None => None,
+        });
+    let env = entry.get("env");
+    flag.filter(|f| !f.trim().is_empty()).or_else(|| {
+        ["PGMCP_DATABASE", "PGMCP_DATABASE_FILE", "PGMCP_PG_CONNSTRING"]
+            .into_iter()
+            .find_map(|k| given(env.and_then(|e| e.get(k))))
+    })
+}
+
+/// Whether the database an existing entry names is `new` (the new entry's
+/// `PGMCP_DATABASE`, which holds no password): compared without the
+/// password, since a new password for the same database is an update, not
+/// another database.
+pub fn same_database(existing: &str, new: Option<&str>) -> bool {
+    let is_file = ["sqlite:", "duckdb:"].iter().any(|s| existing.starts_with(s));
+    let existing = if is_file {
+        existing.to_owned()
+    } else {
+        match params::split_password("the entry's database", existing) {
+            Ok(split) => split.connstring,
+            Err(_) => return false,
+        }
+    };
+    Some(existing.as_str()) == new
+}
+
+/// `database` as a message may show it: without any password. A
+/// PostgreSQL string whose password cannot be taken out is shown with
+/// everything that could hold one hidden.
+pub fn shown_database(database: &str) -> String {
+    let is_file = ["sqlite:", "duckdb:"].iter().any(|s| database.starts_with(s));
+    let is_url = database.starts_with("postgres://") || database.starts_with("postgresql://");
+    if is_file {
+        // A file URL's options may carry a key (SQLCipher's `?key=`).
+        return crate::backend::location::redacted(database).into_owned();
+    }
+    match params::split_password("the entry's database", database) {
+        Ok(split) => split.connstring,
+        Err(_) if is_url => crate::backend::location::redacted(database).into_owned(),
+        Err(_) => "a connection string pgmcp cannot read (not shown: it may hold a password)".to_owned(),
+    }
+}
+
+/// How a message names what an entry is for.
+fn describe(database: Option<&str>) -> String {
+    match database {
+        Some(db) => shown_database(db),
+        None => "no database of its own (pgmcp finds one at each start)".to_owned(),
+    }
 }
 
 /// Every key that appears more than once in one object of the JSON `text`,
@@ -496,6 +601,9 @@ pub struct Written {
     /// `false`: the file already held exactly this; it was not touched.
     pub changed: bool,
     pub replaced: bool,
+    /// The database the replaced entry was for (as [`shown_database`]
+    /// shows it), when it was another one (`--replace`).
+    pub other_database: Option<String>,
     /// The file's permission bits (Unix), kept from the previous file.
     pub mode: u32,
 }
@@ -506,7 +614,10 @@ pub struct Written {
 /// a rename, so a crash leaves the old file or the new one, never half of
 /// one. The new file keeps the old one's permissions; a new one is 0600
 /// (it may hold a password), in a directory created 0700.
-pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallError> {
+///
+/// An entry of that name for another database (see [`named_database`]) is
+/// refused unless `replace`: the file is left as it is.
+pub fn write(file: &Path, name: &str, entry: &Entry, replace: bool) -> Result<Written, InstallError> {
     // A symlinked config (dotfiles) stays a symlink: its target is
     // rewritten, not replaced by a plain file.
     let file = match fs::symlink_metadata(file) {
@@ -554,6 +665,23 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
         .transpose()
         .map_err(|_| malformed(Malformed::NotUtf8))?;
     let merged = merge(text, name, &entry.to_json()).map_err(malformed)?;
+    // An entry that names no database of its own is taken over: it is
+    // pgmcp finding its database at each start, which the new entry names.
+    let before_db = merged.previous.as_ref().and_then(named_database);
+    let other_database = before_db
+        .as_deref()
+        .filter(|before| !same_database(before, entry.database()))
+        .map(|before| describe(Some(before)));
+    if let Some(existing) = &other_database
+        && !replace
+    {
+        return Err(InstallError::OtherDatabase {
+            file,
+            name: name.to_owned(),
+            existing: existing.clone(),
+            wanted: describe(entry.database()),
+        });
+    }
     // Checked before the file is found unchanged too: a password others can
     // read is not made right by not writing it again.
     if entry.has_password() && mode & 0o077 != 0 {
@@ -565,6 +693,7 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
             backup: None,
             changed: false,
             replaced: merged.replaced,
+            other_database: None,
             mode,
         });
     }
@@ -573,7 +702,7 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
             let mut name = file.file_name().unwrap_or_default().to_owned();
             name.push(".bak");
             let backup = file.with_file_name(name);
-            replace(&backup, bytes, mode).map_err(|err| InstallError::Write {
+            replace_file(&backup, bytes, mode).map_err(|err| InstallError::Write {
                 file: backup.clone(),
                 err,
             })?;
@@ -590,12 +719,13 @@ pub fn write(file: &Path, name: &str, entry: &Entry) -> Result<Written, InstallE
             None
         }
     };
-    replace(&file, merged.text.as_bytes(), mode).map_err(write_fail)?;
+    replace_file(&file, merged.text.as_bytes(), mode).map_err(write_fail)?;
     Ok(Written {
         file,
         backup,
         changed: true,
         replaced: merged.replaced,
+        other_database,
         mode,
     })
 }
@@ -605,10 +735,13 @@ impl Written {
     /// where the old one is, and what makes the client see it.
     pub fn summary(&self, client: Client, name: &str) -> String {
         let file = self.file.display();
-        let mut out = match (self.changed, self.replaced) {
-            (false, _) => format!("{file} already has this \"{name}\" entry: nothing changed.\n"),
-            (true, true) => format!("Updated the \"{name}\" entry in {file}\n"),
-            (true, false) => format!("Added the \"{name}\" entry to {file}\n"),
+        let mut out = match (self.changed, self.replaced, &self.other_database) {
+            (false, _, _) => format!("{file} already has this \"{name}\" entry: nothing changed.\n"),
+            (true, true, Some(other)) => {
+                format!("Replaced the \"{name}\" entry in {file}; it was for another database: {other}\n")
+            }
+            (true, true, None) => format!("Updated the \"{name}\" entry in {file}\n"),
+            (true, false, _) => format!("Added the \"{name}\" entry to {file}\n"),
         };
         if let Some(backup) = &self.backup {
             out.push_str(&format!("The previous file is kept as {}\n", backup.display()));
@@ -647,7 +780,7 @@ pub fn printed(client: Client, name: &str, entry: &Entry) -> String {
 /// Put `bytes` at `path` with permissions `mode`: written to a new
 /// temporary file beside it (created 0600, so no one else can open it
 /// meanwhile), synced, then renamed over `path`.
-fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let (tmp, mut file) = crate::wizard::create_temp(path)?;
     let written = file
         .write_all(bytes)
@@ -849,6 +982,43 @@ mod tests {
             );
             assert!(!said.contains("pa ss") && !said.contains("pa55"), "{said}");
         }
+    }
+
+    #[test]
+    fn the_database_an_entry_names() {
+        let cases: &[(Value, Option<&str>)] = &[
+            (json!({"command": "x"}), None),
+            (json!({"args": ["serve"], "env": {"PGMCP_DATABASE": " "}}), None),
+            (json!({"env": {"PGMCP_DATABASE": "sqlite:/a.db"}}), Some("sqlite:/a.db")),
+            (json!({"env": {"PGMCP_DATABASE_FILE": "/a.db"}}), Some("/a.db")),
+            (json!({"env": {"PGMCP_PG_CONNSTRING": "host=h"}}), Some("host=h")),
+            // `--database` wins over the environment, as in `serve`.
+            (
+                json!({"args": ["serve", "--database", "sqlite:/b.db"], "env": {"PGMCP_DATABASE": "sqlite:/a.db"}}),
+                Some("sqlite:/b.db"),
+            ),
+            (json!({"args": ["serve", "--database=host=h"]}), Some("host=h")),
+            (json!({"args": ["serve", "--database"]}), None),
+        ];
+        for (entry, want) in cases {
+            assert_eq!(named_database(entry).as_deref(), *want, "{entry}");
+        }
+        let same: &[(&str, Option<&str>, bool)] = &[
+            ("postgresql://u:pw@h/db", Some("postgresql://u@h/db"), true),
+            ("host=h password=pw user=u", Some("host=h user=u"), true),
+            ("sqlite:/a.db", Some("sqlite:/a.db"), true),
+            ("sqlite:/a.db", Some("sqlite:/b.db"), false),
+            ("postgresql://u@h/db", None, false),
+            ("postgresql://u:p w@h/db", Some("postgresql://u@h/db"), false),
+        ];
+        for (existing, new, want) in same {
+            assert_eq!(same_database(existing, *new), *want, "{existing} {new:?}");
+        }
+        assert_eq!(shown_database("postgresql://u:pw@h/db"), "postgresql://u@h/db");
+        assert_eq!(shown_database("host=h password=pw"), "host=h");
+        assert!(!shown_database("postgresql://u:p w@h/db").contains("p w"));
+        assert!(!shown_database("host=h password='pw").contains("pw"));
+        assert!(!shown_database("sqlite:/a.db?key=pw").contains("pw"));
     }
 
     #[test]

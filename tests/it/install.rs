@@ -315,6 +315,118 @@ fn running_it_again_updates_in_place_and_changes_nothing_more() {
     assert!(names.is_empty(), "{names:?}");
 }
 
+/// A second database never silently takes the first one's entry: under the
+/// same name it is refused, saying what is there (without its password)
+/// and how to keep both, and the file is left byte for byte; with another
+/// --name both are there; the same database again is an update; --replace
+/// replaces, saying what it replaced.
+#[test]
+fn a_second_database_under_the_same_name_is_refused_until_named_or_replaced() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("claude_desktop_config.json");
+    let f = file.to_str().unwrap();
+    std::fs::write(home.path().join("shop.db"), b"").unwrap();
+    let sqlite = format!("sqlite:{}", home.path().join("shop.db").display());
+    let postgres = [
+        "claude-desktop",
+        "--database",
+        "postgresql://agent:Zq8FIRSTpw@db.example.com/shop",
+        "--client-config",
+        f,
+    ];
+    install(home.path(), &postgres, 0);
+    let first = std::fs::read(&file).unwrap();
+    let pg_entry = read_json(&file)["mcpServers"]["pgmcp"].clone();
+
+    let second = ["claude-desktop", "--database", "sqlite:shop.db", "--client-config", f];
+    let refused = install(home.path(), &second, 2);
+    let said = stderr(&refused);
+    for expected in [
+        format!("{} already has a \"pgmcp\" entry, for another database", file.display()),
+        "postgresql://agent@db.example.com/shop".to_owned(),
+        format!("This install is for {sqlite}"),
+        "--name <another name>".to_owned(),
+        "--replace".to_owned(),
+        "left unchanged".to_owned(),
+    ] {
+        assert!(said.contains(&expected), "no {expected:?} in: {said}");
+    }
+    assert!(!said.contains("Zq8FIRSTpw"), "{said}");
+    assert!(stdout(&refused).is_empty(), "{}", stdout(&refused));
+    assert_eq!(std::fs::read(&file).unwrap(), first, "the refusal changed the file");
+    assert!(!bak(&file).exists());
+
+    // Another name: both entries, the first one as it was.
+    let named = [
+        "claude-desktop",
+        "--name",
+        "shop-sqlite",
+        "--database",
+        "sqlite:shop.db",
+        "--client-config",
+        f,
+    ];
+    install(home.path(), &named, 0);
+    let servers = read_json(&file)["mcpServers"].clone();
+    assert_eq!(keys(&servers), ["pgmcp", "shop-sqlite"]);
+    assert_eq!(servers["pgmcp"], pg_entry);
+    assert_eq!(servers["shop-sqlite"]["env"], json!({"PGMCP_DATABASE": sqlite}));
+
+    // The same database with a new password is the same entry, updated.
+    let new_password = [
+        "claude-desktop",
+        "--database",
+        "postgresql://agent:Zq8NEWpw@db.example.com/shop",
+        "--client-config",
+        f,
+    ];
+    let updated = install(home.path(), &new_password, 0);
+    assert!(
+        stdout(&updated).contains("Updated the \"pgmcp\" entry"),
+        "{}",
+        stdout(&updated)
+    );
+    assert_eq!(read_json(&file)["mcpServers"]["pgmcp"]["env"]["PGPASSWORD"], "Zq8NEWpw");
+    let again = install(home.path(), &new_password, 0);
+    assert!(stdout(&again).contains("nothing changed"), "{}", stdout(&again));
+
+    // --replace replaces, and says what was there.
+    let replace = [
+        "claude-desktop",
+        "--database",
+        "sqlite:shop.db",
+        "--replace",
+        "--client-config",
+        f,
+    ];
+    let replaced = install(home.path(), &replace, 0);
+    let said = stdout(&replaced);
+    assert!(
+        said.contains("Replaced the \"pgmcp\" entry") && said.contains("postgresql://agent@db.example.com/shop"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("Zq8NEWpw") && !stderr(&replaced).contains("Zq8NEWpw"),
+        "{said}"
+    );
+    let servers = read_json(&file)["mcpServers"].clone();
+    assert_eq!(keys(&servers), ["pgmcp", "shop-sqlite"]);
+    assert_eq!(servers["pgmcp"]["env"], json!({"PGMCP_DATABASE": sqlite}));
+
+    // An entry written by hand, the database (and its password) in `args`,
+    // is another database too, shown without the password.
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"pgmcp": {"command": "pgmcp", "args": ["serve", "--database", "postgresql://me:Zq8HANDpw@h/db"]}}}"#,
+    )
+    .unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let said = stderr(&install(home.path(), &second, 2));
+    assert!(said.contains("another database: postgresql://me@h/db."), "{said}");
+    assert!(!said.contains("Zq8HANDpw"), "{said}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
 #[test]
 fn the_default_places_are_created_when_missing() {
     let home = tempfile::tempdir().unwrap();
@@ -544,8 +656,9 @@ fn the_written_entry_logs_in_with_the_moved_password() {
     let server = pg::server();
     let db = server.database();
     let home = tempfile::tempdir().unwrap();
-    for given in [db.url.clone(), db.keyvalue()] {
-        let file = home.path().join("mcp.json");
+    for (n, given) in [db.url.clone(), db.keyvalue()].into_iter().enumerate() {
+        // One file each: the two forms are two databases to `install`.
+        let file = home.path().join(format!("mcp-{n}.json"));
         install(
             home.path(),
             &[
