@@ -164,6 +164,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             .map(|()| ExitCode::SUCCESS)
             .map_err(CliError::Channel);
     }
+    // A person who runs `pgmcp serve` in a terminal sees a program that
+    // prints nothing and waits: say what it is waiting for, on stderr
+    // (stdout is the protocol's alone). First, so even a config error
+    // comes after it.
+    if let Command::Serve { http: None } = cli.command
+        && std::io::stdin().is_terminal()
+    {
+        eprintln!("{SERVE_AT_A_TERMINAL}");
+    }
     // Writes another program's config: this pgmcp's own is not loaded.
     if let Command::Install(args) = cli.command {
         return install(args, cli.config, cli.database);
@@ -242,6 +251,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
     result
 }
+
+/// What `pgmcp serve` says, on stderr, when stdin is a terminal: a person,
+/// not a client, started it.
+pub const SERVE_AT_A_TERMINAL: &str = "pgmcp serve is an MCP server: it speaks JSON-RPC on stdin and stdout and is \
+     waiting for an MCP client (Claude Desktop, Cursor) to talk to it. To have a client start it, run \
+     `pgmcp install claude-desktop` or `pgmcp install cursor`; to try a query here, `pgmcp query \"SELECT 1\"`. \
+     Ctrl-D or Ctrl-C ends it.";
 
 /// What `check` says when no setting names a database and PostgreSQL's
 /// defaults did not lead to one either.

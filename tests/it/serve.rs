@@ -455,3 +455,69 @@ fn default_answers_fit_what_a_client_shows() {
     assert!(out["hint"].as_str().unwrap().contains("result limit"), "{out}");
     assert_eq!(result["structuredContent"], out);
 }
+
+/// Run by hand in a terminal, `serve` says on stderr, in one line, what it
+/// is and how to add it to a client, and nothing on stdout; started through
+/// pipes, as clients start it, it says nothing at all. The terminal is a
+/// pty from util-linux's `script`, whose stdin at end of file (ours is
+/// /dev/null) reaches pgmcp as a Ctrl-D, which ends it.
+#[test]
+fn at_a_terminal_it_says_what_it_waits_for() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("x.db"), b"").unwrap();
+    let err = home.path().join("stderr.txt");
+    let bin = env!("CARGO_BIN_EXE_pgmcp");
+    let line = format!("'{bin}' serve --database sqlite:x.db 2>'{}'", err.display());
+    let mut script = std::process::Command::new("script");
+    script
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = script
+        .spawn()
+        .expect("util-linux's `script` (for a pty) is not installed");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("pgmcp serve at a terminal did not end at Ctrl-D");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The pty is pgmcp's stdout: nothing there.
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(said.lines().count(), 1, "{said}");
+    for expected in [
+        "pgmcp serve is an MCP server",
+        "JSON-RPC on stdin and stdout",
+        "waiting for an MCP client",
+        "pgmcp install claude-desktop",
+        "pgmcp install cursor",
+    ] {
+        assert!(said.contains(expected), "no {expected:?} in: {said}");
+    }
+
+    // Through pipes, as a client starts it: not a word.
+    let out = crate::support::pgmcp(home.path())
+        .args(["serve", "--database", "sqlite:x.db"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}
