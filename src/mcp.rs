@@ -38,12 +38,43 @@ pub struct QueryArgs {
     pub params: Option<Vec<Value>>,
     /// Return at most this many rows (at most the server's row cap). Use it with
     /// ORDER BY and OFFSET to page through a large result.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole_number")]
     pub limit: Option<usize>,
     /// SQLite servers with a database directory only: the file to query, as a
     /// path inside that directory (e.g. `sales/2024.db`).
     #[serde(default)]
     pub database: Option<String>,
+}
+
+/// `limit` as a JSON number or as a string of digits (`"3"`): some clients
+/// send every argument as a string, and a count written in digits means
+/// only one thing. Anything else is refused naming the field and what it
+/// takes, where serde alone would name neither.
+fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::Error> {
+    use serde::de::Error as _;
+    // Through `Value`: numbers stay whole with `arbitrary_precision`, which
+    // an untagged enum would turn into a map.
+    let refuse = |got: &str| {
+        D::Error::custom(format!(
+            "limit: expected a whole number of rows, such as 50 (or \"50\"), got {got}"
+        ))
+    };
+    match Option::<Value>::deserialize(deserializer)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| refuse(&n.to_string())),
+        Some(Value::String(text)) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+            text.parse().map(Some).map_err(|_| refuse("a number too large"))
+        }
+        // Not quoted back: it may be long, and it is the client's own.
+        Some(Value::String(_)) => Err(refuse("a string that is not a whole number")),
+        Some(Value::Bool(b)) => Err(refuse(&b.to_string())),
+        Some(Value::Array(_)) => Err(refuse("an array")),
+        Some(Value::Object(_)) => Err(refuse("an object")),
+    }
 }
 
 /// Arguments of the `list_tables` tool.

@@ -1656,3 +1656,48 @@ fn no_answer_shows_the_machine_s_directories() {
         crate::support::files::assert_shows_none(&result, &places, sql);
     }
 }
+
+/// Some clients send every argument as a string: `"limit": "3"` over stdio
+/// is the number 3. What is not a whole number of rows is a tool error that
+/// names the field and what it takes.
+#[test]
+fn a_limit_in_digits_is_a_number_and_anything_else_is_named() {
+    let (_db_dir, path) = fixture(USERS);
+    let mut mcp = McpProcess::spawn(&["serve", "--database", &url(&path)], &[]);
+    mcp.initialize();
+    let sql = "SELECT id FROM users ORDER BY id";
+    for limit in [json!(2), json!("2"), json!("002")] {
+        let result = mcp.call_tool("query", json!({"sql": sql, "limit": limit}));
+        assert_eq!(result["isError"], false, "{limit}: {result}");
+        let out = tool_json(&result);
+        assert_eq!(out["rows"], json!([{"id": 1}, {"id": 2}]), "{limit}");
+        assert_eq!(out["truncated"], true, "{limit}");
+    }
+    let cases = [
+        (json!("three"), "got a string that is not a whole number"),
+        (json!(""), "got a string that is not a whole number"),
+        (json!(" 2"), "got a string that is not a whole number"),
+        (json!("-2"), "got a string that is not a whole number"),
+        (json!("2.0"), "got a string that is not a whole number"),
+        (json!("99999999999999999999999"), "got a number too large"),
+        (json!(-2), "got -2"),
+        (json!(2.5), "got 2.5"),
+        (json!(true), "got true"),
+        (json!([2]), "got an array"),
+    ];
+    for (limit, got) in cases {
+        let result = mcp.call_tool("query", json!({"sql": sql, "limit": limit}));
+        assert_eq!(result["isError"], true, "{limit}: {result}");
+        let said = tool_text(&result);
+        assert!(
+            said.contains("limit: expected a whole number of rows, such as 50") && said.contains(got),
+            "{limit}: {said}"
+        );
+    }
+    // Digits for 0 are 0, refused as 0 is.
+    let result = mcp.call_tool("query", json!({"sql": sql, "limit": "0"}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(tool_text(&result).contains("limit must be at least 1"), "{result}");
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}
