@@ -11,7 +11,10 @@ pub struct TableEntry {
     /// `table`, `view`, `materialized_view`, `foreign_table` or `partitioned_table`.
     #[serde(rename = "type")]
     pub kind: String,
-    pub owner: String,
+    /// The owning role (PostgreSQL). Absent on engines without owners
+    /// (SQLite, DuckDB), rather than an empty name that reads as a role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// True when the role may read the table but lacks USAGE on its schema, so
     /// queries against it will likely fail.
     #[serde(default)]

@@ -74,6 +74,9 @@ async fn list_tables_kinds_comments_sizes_and_filters() {
     assert_eq!(users.estimated_rows, Some(1000));
     assert!(users.size_bytes.unwrap() > 8192, "{:?}", users.size_bytes);
     assert!(!users.schema_access_limited);
+    // PostgreSQL has owners: the role that created it (SQLite and DuckDB
+    // leave the field out).
+    assert_eq!(users.owner.as_deref(), Some(pg::server().admin_user()));
     let view = all.tables.iter().find(|t| t.name == "active_users").unwrap();
     assert_eq!(
         (view.estimated_rows, view.size_bytes),

@@ -1701,3 +1701,38 @@ fn a_limit_in_digits_is_a_number_and_anything_else_is_named() {
     mcp.close_stdin();
     assert!(mcp.wait_exit(Duration::from_secs(5)).success());
 }
+
+/// SQLite has no owners: `list_tables` over stdio leaves `owner` out (an
+/// empty name would read as a role), as the README says and the output
+/// schema allows (not required).
+#[test]
+fn list_tables_has_no_owner_on_sqlite() {
+    let (_db_dir, path) = fixture(USERS);
+    let mut mcp = McpProcess::spawn(&["serve", "--database", &url(&path)], &[]);
+    mcp.initialize();
+    let tools = mcp.request("tools/list", json!({}));
+    let list_tool = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "list_tables")
+        .unwrap()
+        .clone();
+    let entry = &list_tool["outputSchema"]["$defs"]["TableEntry"];
+    assert!(entry["properties"]["owner"].is_object(), "{entry}");
+    assert!(
+        !entry["required"].as_array().unwrap().contains(&json!("owner")),
+        "{entry}"
+    );
+    let result = mcp.call_tool("list_tables", json!({}));
+    assert_eq!(result["isError"], false, "{result}");
+    let tables = tool_json(&result)["tables"].as_array().unwrap().clone();
+    assert_eq!(tables.len(), 2, "{tables:?}");
+    for table in &tables {
+        assert!(table.get("owner").is_none(), "{table}");
+        assert_eq!(table["schema"], "main", "{table}");
+    }
+    assert_eq!(result["structuredContent"]["tables"], json!(tables));
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(5)).success());
+}

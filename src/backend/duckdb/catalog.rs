@@ -38,7 +38,7 @@ pub fn list_tables(conn: &Connection, filter: &TableFilter) -> duckdb::Result<Ta
                 schema: row.get(0)?,
                 name: row.get(1)?,
                 kind: row.get(2)?,
-                owner: String::new(),
+                owner: None,
                 schema_access_limited: false,
                 comment: comment.filter(|c| !c.is_empty()),
                 estimated_rows: row.get(3)?,

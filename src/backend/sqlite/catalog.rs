@@ -40,7 +40,7 @@ pub fn list_tables(conn: &Connection, filter: &TableFilter) -> rusqlite::Result<
                 schema: SCHEMA.to_owned(),
                 name: row.get(0)?,
                 kind: if is_virtual { "virtual_table".to_owned() } else { kind },
-                owner: String::new(),
+                owner: None,
                 schema_access_limited: false,
                 comment: None,
                 estimated_rows: None,
