@@ -6,7 +6,8 @@
 //! query gets. Facts about the session come from the backend
 //! ([`crate::backend::SessionReport`]), so other engines can report their own.
 //!
-//! Problems (no connection, a hook that cannot run, ...) make `check` exit 1.
+//! Problems (no database given, no connection, a hook that cannot run,
+//! ...) make `check` exit 1.
 //! Warnings (statements run as a role that can do more than read) are
 //! printed loudly but leave the exit code alone: such a setup works, and a
 //! superuser on a laptop database can be a deliberate choice.

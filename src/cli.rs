@@ -87,9 +87,10 @@ pub enum Command {
     /// Load and validate the config, connect, and print what is in effect:
     /// config and log files, server, user, the role queries run as, database,
     /// TLS, read-only mode (as the server reports it), protection flags and
-    /// hooks. Exits 0 when all is well, 1 when something failed, 2 when the
-    /// config is invalid, or it or a hook program could be changed by someone
-    /// other than you (the error names the file and the chmod that fixes it).
+    /// hooks. Exits 0 when all is well, 1 when something failed (no database
+    /// given, no connection, a hook that cannot run, ...), 2 when the config
+    /// is invalid, or it or a hook program could be changed by someone other
+    /// than you (the error names the file and the chmod that fixes it).
     /// A WARNING (a ./.pgmcp/config.json that is ignored; queries run as a
     /// role that can do more than read: a superuser, an owner, ...) does not
     /// change the exit code.
@@ -133,8 +134,6 @@ pub enum CliError {
     Settings(#[from] LoadError),
     #[error(transparent)]
     Database(#[from] ChoiceError),
-    #[error("{NO_DATABASE}")]
-    NoDatabase,
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     #[error("MCP session failed: {0}")]
@@ -539,7 +538,13 @@ async fn check(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     let (choice, named) = match crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var) {
         Ok(chosen) => chosen,
         // PostgreSQL's defaults could not even be filled in (no user name).
-        Err(_) if !given => return Err(CliError::NoDatabase),
+        // The config is fine: the setup lacks a database, a failure (exit
+        // 1, as `--help` has it), as when the defaults are tried and fail.
+        Err(_) if !given => {
+            tracing::error!("pgmcp check: {NO_DATABASE}");
+            eprintln!("pgmcp: {NO_DATABASE}");
+            return Ok(ExitCode::from(1));
+        }
         Err(e) => return Err(e.into()),
     };
     let from = named

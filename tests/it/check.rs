@@ -410,18 +410,24 @@ fn settings_a_bundle_passes_through_the_environment() {
 }
 
 /// Nothing names a database and PostgreSQL's defaults lead nowhere: `check`
-/// says so, and what to set.
+/// says so, and what to set, and exits 1 (something failed, as `--help`
+/// says; 2 is for an invalid config, and this one is fine), whether or not
+/// the defaults could be tried.
 #[test]
 fn check_says_when_no_database_is_given() {
     let home = tempfile::tempdir().unwrap();
     let out = pgmcp(home.path()).arg("check").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "pgmcp: no database given: name one with --database URL, or set PGMCP_DATABASE (a URL), \
          PGMCP_DATABASE_FILE (an SQLite or DuckDB file) or PGMCP_PG_CONNSTRING (a PostgreSQL connection), \
          or the config's \"database\" or \"connection\" section\n"
     );
+    // --help says the same.
+    let help = pgmcp(home.path()).args(["check", "--help"]).output().unwrap();
+    let help = crate::support::stdout_of(&help, 0);
+    assert!(help.contains("1 when something failed (no database given,"), "{help}");
     // With a user name the defaults can be tried; their failure says the same.
     let out = pgmcp(home.path())
         .env("USER", "nobody_here")
