@@ -455,6 +455,8 @@ pub fn shown_database(database: &str) -> String {
     match params::split_password("the entry's database", database) {
         Ok(split) => split.connstring,
         Err(_) if is_url => crate::backend::location::redacted(database).into_owned(),
+        // No `=`: no `password=` either; a path (`PGMCP_DATABASE_FILE`).
+        Err(_) if !database.contains('=') => database.to_owned(),
         Err(_) => "a connection string pgmcp cannot read (not shown: it may hold a password)".to_owned(),
     }
 }
@@ -1019,6 +1021,7 @@ mod tests {
         assert!(!shown_database("postgresql://u:p w@h/db").contains("p w"));
         assert!(!shown_database("host=h password='pw").contains("pw"));
         assert!(!shown_database("sqlite:/a.db?key=pw").contains("pw"));
+        assert_eq!(shown_database("/srv/a.db"), "/srv/a.db");
     }
 
     #[test]
