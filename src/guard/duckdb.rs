@@ -459,6 +459,14 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
         }
         _ => {}
     }
+    // In read-only mode a write is refused as a write, before the rule of
+    // its kind: that rule's switch would only lead to this refusal. (DuckDB
+    // plans no write there either, so the rules below would take the
+    // missing plan as the worst case: `DELETE ... WHERE id = 1` is not a
+    // delete without WHERE.)
+    if kind.writes(outline) {
+        statements::write_in_read_only(judge, outline)?;
+    }
     // DuckDB runs some statements as pragmas (`COPY FROM DATABASE a TO b`):
     // they fall under the rules of what their verb says as well.
     if kind == Kind::Pragma
@@ -497,13 +505,6 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
             "TRUNCATE is not allowed",
             "it deletes every row of the table",
         )?;
-    }
-    // In read-only mode DuckDB plans no write (the file is open read-only):
-    // the rules below would take the missing plan as the worst case and
-    // call `DELETE ... WHERE id = 1` a delete without WHERE. It is refused
-    // for what it is, a write.
-    if plan.is_none() && kind.writes(outline) {
-        statements::write_in_read_only(judge, outline)?;
     }
     // Without a WHERE when either the words or DuckDB's plan say so: the
     // plan shows what runs (`DELETE ... RETURNING id AS where` has a word
@@ -662,9 +663,6 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
             "MERGE is not allowed",
             "its UPDATE and DELETE actions have no WHERE clause to check",
         )?;
-    }
-    if kind.writes(outline) {
-        return statements::write_in_read_only(judge, outline);
     }
     Ok(())
 }
@@ -855,6 +853,7 @@ mod tests {
             p
         };
         let macros_drops_read_only = read_only_too(&macros_drops);
+        let (default_read_only, sets_read_only) = (read_only_too(&default), read_only_too(&policy(&["allow_set"])));
         let drops_retypes = policy(&["allow_drop", "allow_update_without_where"]);
         let (exports, pragmas, secrets, deletes) = (
             policy(&["allow_export"]),
@@ -1024,6 +1023,47 @@ mod tests {
             (&read_only, "COPY t FROM 'x.csv'", Kind::Copy, Some(Rule::ReadOnly)),
             (&read_only, "COPY t TO 'x.csv'", Kind::Copy, None),
             (&read_only, "CHECKPOINT", Kind::Pragma, Some(Rule::ReadOnly)),
+            // In read-only mode a write is refused as a write: the switch of
+            // its kind would only lead to that refusal, so it is not named.
+            (&default_read_only, "DROP TABLE t", Kind::Drop, Some(Rule::ReadOnly)),
+            (&default_read_only, "DELETE FROM t", Kind::Delete, Some(Rule::ReadOnly)),
+            (&default_read_only, "TRUNCATE t", Kind::Delete, Some(Rule::ReadOnly)),
+            (
+                &default_read_only,
+                "ALTER TABLE t DROP COLUMN c",
+                Kind::Alter,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &default_read_only,
+                "CREATE MACRO m(x) AS x + 1",
+                Kind::Create,
+                Some(Rule::ReadOnly),
+            ),
+            (&default_read_only, "CHECKPOINT", Kind::Pragma, Some(Rule::ReadOnly)),
+            (&default_read_only, "VACUUM", Kind::Vacuum, Some(Rule::ReadOnly)),
+            (
+                &default_read_only,
+                "COPY FROM DATABASE a TO b",
+                Kind::Pragma,
+                Some(Rule::ReadOnly),
+            ),
+            // Read-only mode runs these with their switches on: their own
+            // rules speak.
+            (
+                &default_read_only,
+                "COPY t TO 'x.csv'",
+                Kind::Copy,
+                Some(Rule::CopyToFile),
+            ),
+            (&default_read_only, "SET threads = 1", Kind::Set, Some(Rule::Set)),
+            (&sets_read_only, "SET threads = 1", Kind::Set, None),
+            (
+                &default_read_only,
+                "ATTACH 'x.db' AS x",
+                Kind::Attach,
+                Some(Rule::Attach),
+            ),
             (&default, "CHECKPOINT", Kind::Pragma, Some(Rule::Maintenance)),
             (&default, "FORCE CHECKPOINT", Kind::Pragma, Some(Rule::Maintenance)),
             (&all, "CHECKPOINT", Kind::Pragma, None),

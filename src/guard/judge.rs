@@ -93,6 +93,12 @@ impl Judge {
         violation(rule, format!("{what}: {why}. {remedy}"))
     }
 
+    /// Is `server.read_only` on? Then a write is refused as a write before
+    /// any switch its kind needs is named.
+    pub fn read_only(&self) -> bool {
+        self.policy.read_only
+    }
+
     /// Something that writes, or could make the transaction writable: refused
     /// in read-only mode, with `message` (called only then).
     pub fn write(&self, message: impl FnOnce() -> String) -> Result<(), Violation> {

@@ -130,12 +130,20 @@ pub fn check(judge: &Judge, routines: &Routines, sql: &str) -> Result<Checked, V
         judge,
         routines,
         params: 0,
+        written: None,
+        held: None,
     };
     for stmt in &tree.stmts {
         walk.value(stmt)?;
+        if let Some(refused) = walk.written.take() {
+            return Err(refused);
+        }
         read_only::statement(judge, stmt)?;
     }
     routines::judge_implicit(judge, routines)?;
+    if let Some(refused) = walk.held {
+        return Err(refused);
+    }
     Ok(Checked {
         tree,
         params: walk.params,
@@ -166,6 +174,14 @@ struct Walk<'a> {
     judge: &'a Judge,
     routines: &'a Routines,
     params: usize,
+    /// In read-only mode, the first write found (`WITH d AS (DELETE ...)`,
+    /// `SET transaction_read_only = off`), named once the walk is done.
+    written: Option<Violation>,
+    /// In read-only mode, the first refusal some other setting could lift (a
+    /// `protection.*` switch, `protection.read_only_functions`), named only
+    /// if the statement does not write: there, turning the setting on would
+    /// only lead to the refusal of the write.
+    held: Option<Violation>,
 }
 
 impl Walk<'_> {
@@ -197,10 +213,34 @@ impl Walk<'_> {
 
     /// Every rule for one node: what the statement is, the functions it can
     /// run, and whether it writes.
-    fn node(&self, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
-        statements::check_node(self.judge, kind, fields)?;
-        reach::check(self.judge, self.routines, kind, fields)?;
-        read_only::node_in_read(self.judge, kind, fields)
+    fn node(&mut self, kind: &str, fields: &Map<String, Value>) -> Result<(), Violation> {
+        let found = statements::check_node(self.judge, kind, fields);
+        self.hold(found, Found::Statement)?;
+        let found = reach::check(self.judge, self.routines, kind, fields);
+        self.hold(found, Found::Function)?;
+        let found = read_only::node_in_read(self.judge, kind, fields);
+        self.hold(found, Found::Statement)
+    }
+
+    /// In read-only mode a refusal names what would let the statement run
+    /// there: first the rules no setting lifts (returned as found), then a
+    /// write (only `server.read_only` lets it run), then the rest (a switch,
+    /// or `protection.read_only_functions` for a function the statement
+    /// calls). What waits is refused once the walk is done, so the verdict
+    /// is the one the first refusal gave; only its reason changes.
+    fn hold(&mut self, found: Result<(), Violation>, by: Found) -> Result<(), Violation> {
+        let Err(refused) = found else { return Ok(()) };
+        if !self.judge.read_only() {
+            return Err(refused);
+        }
+        let slot = match (refused.rule, by) {
+            (Rule::ReadOnly, Found::Statement) => &mut self.written,
+            (Rule::ReadOnly, Found::Function) => &mut self.held,
+            (rule, _) if rule.flag().is_some() => &mut self.held,
+            _ => return Err(refused),
+        };
+        slot.get_or_insert(refused);
+        Ok(())
     }
 
     /// Walk the fields of a node of type `kind` ("" for a plain object).
@@ -219,7 +259,8 @@ impl Walk<'_> {
                 if kind == "AlterSystemStmt" {
                     // ALTER SYSTEM's SET is governed by ALTER SYSTEM's switch,
                     // not SET's; read-only mode still applies to it.
-                    statements::check_read_only_set(self.judge, child_fields)?;
+                    let found = statements::check_read_only_set(self.judge, child_fields);
+                    self.hold(found, Found::Statement)?;
                 } else {
                     self.node(typed, child_fields)?;
                 }
@@ -228,6 +269,14 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// Which check of a node refused, for [`Walk::hold`]: a read-only refusal
+/// of the statement's own (a write) or of a function it calls.
+#[derive(Clone, Copy)]
+enum Found {
+    Statement,
+    Function,
 }
 
 /// Unwrapped typed fields that hold a node a rule applies to: (field, type).

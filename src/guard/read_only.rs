@@ -30,7 +30,8 @@ pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
         // A setting lasts until the end of the call (the session is reset);
         // the rules for SET itself (its switch, the read-only and role
         // settings) are applied during the walk, which refuses every SET
-        // its switch does not allow before this runs.
+        // its switch does not allow (in read-only mode, once this has run:
+        // `Walk::hold`).
         "VariableSetStmt" => Ok(()),
         other => refuse(judge, || sql_words(other)),
     }

@@ -63,6 +63,15 @@ pub fn authorize(
         };
         super::own_process(rule, filename)?;
     }
+    // In read-only mode a write is refused as a write, before the rule of
+    // its kind: that rule's switch would only lead to this refusal. SQLite
+    // reports a write before the functions in it, so those no setting
+    // allows are looked for in the text first, to be named first as on the
+    // other engines (the statement is refused either way).
+    if judge.read_only() && writes(outline, action) {
+        outline.calls.iter().try_for_each(|name| function(judge, name))?;
+        statements::write_in_read_only(judge, outline)?;
+    }
     match *action {
         AuthAction::DropTable { .. }
         | AuthAction::DropIndex { .. }
@@ -198,6 +207,42 @@ pub fn authorize(
     }
 }
 
+/// Actions that change the database: SQLite never calls a statement that
+/// reports one read-only (`sqlite3_stmt_readonly`), so read-only mode refuses
+/// it whichever rule is asked first. `CREATE INDEX` reports a REINDEX too,
+/// and writes as well.
+fn writes(outline: &Outline, action: &AuthAction<'_>) -> bool {
+    match action {
+        AuthAction::Reindex { .. } => outline.verb == "REINDEX",
+        _ => matches!(
+            action,
+            AuthAction::Insert { .. }
+                | AuthAction::Update { .. }
+                | AuthAction::Delete { .. }
+                | AuthAction::AlterTable { .. }
+                | AuthAction::Analyze { .. }
+                | AuthAction::CreateTable { .. }
+                | AuthAction::CreateTempTable { .. }
+                | AuthAction::CreateIndex { .. }
+                | AuthAction::CreateTempIndex { .. }
+                | AuthAction::CreateTrigger { .. }
+                | AuthAction::CreateTempTrigger { .. }
+                | AuthAction::CreateView { .. }
+                | AuthAction::CreateTempView { .. }
+                | AuthAction::CreateVtable { .. }
+                | AuthAction::DropTable { .. }
+                | AuthAction::DropIndex { .. }
+                | AuthAction::DropTrigger { .. }
+                | AuthAction::DropView { .. }
+                | AuthAction::DropTempTable { .. }
+                | AuthAction::DropTempIndex { .. }
+                | AuthAction::DropTempTrigger { .. }
+                | AuthAction::DropTempView { .. }
+                | AuthAction::DropVtable { .. }
+        ),
+    }
+}
+
 fn pragma(judge: &Judge, name: &str, value: Option<&str>) -> Result<(), Violation> {
     let name = name.to_ascii_lowercase();
     let writes = match value {
@@ -262,6 +307,11 @@ pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) 
             );
         }
     }
+    // A write is refused as a write in read-only mode, before the rule of
+    // its kind (see `authorize`). Transaction statements only frame writes.
+    if !sqlite_says_read_only && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK") {
+        statements::write_in_read_only(judge, outline)?;
+    }
     if outline.verb == "VACUUM" && outline.has("INTO") {
         judge.decide(Finding::new(
             Rule::VacuumInto,
@@ -275,9 +325,6 @@ pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) 
             "VACUUM is not allowed",
             "it rewrites the whole database file and locks it while it runs",
         ))?;
-    }
-    if !sqlite_says_read_only && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK") {
-        return statements::write_in_read_only(judge, outline);
     }
     Ok(())
 }
@@ -788,6 +835,77 @@ mod tests {
                 None,
                 None,
             ),
+            // In read-only mode a write is refused as a write, before the
+            // rule of its kind, whose switch would only lead here.
+            (
+                &default_read_only,
+                "DROP TABLE t",
+                AuthAction::DropTable { table_name: "t" },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &default_read_only,
+                "DELETE FROM t",
+                AuthAction::Delete { table_name: "t" },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &default_read_only,
+                "ALTER TABLE t DROP COLUMN c",
+                AuthAction::AlterTable {
+                    database_name: "main",
+                    table_name: "t",
+                },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &default_read_only,
+                "CREATE TRIGGER g AFTER INSERT ON t BEGIN UPDATE t SET v = 1; END",
+                AuthAction::CreateTrigger {
+                    trigger_name: "g",
+                    table_name: "t",
+                },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &default_read_only,
+                "REINDEX",
+                AuthAction::Reindex { index_name: "i" },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            // A function no setting allows is named first, as on the other
+            // engines, though SQLite reports the write before it.
+            (
+                &default_read_only,
+                "INSERT INTO t VALUES (load_extension('x'))",
+                AuthAction::Insert { table_name: "t" },
+                None,
+                Some(Rule::Load),
+            ),
+            // Read-only mode can run these with their switches on: their
+            // own rules speak.
+            (
+                &default_read_only,
+                "ATTACH 'x.db' AS x",
+                AuthAction::Attach { filename: "x.db" },
+                None,
+                Some(Rule::Attach),
+            ),
+            (
+                &default_read_only,
+                "PRAGMA cache_size = 10",
+                AuthAction::Pragma {
+                    pragma_name: "cache_size",
+                    pragma_value: Some("10"),
+                },
+                None,
+                Some(Rule::Pragma),
+            ),
         ];
         for (policy, sql, action, accessor, want) in cases {
             let got = authorize(&Judge::new((*policy).clone()), &Outline::sqlite(sql), &action, accessor)
@@ -810,15 +928,17 @@ mod tests {
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
             (&default, "VACUUM", false, Some(Rule::Maintenance)),
             (&default, "vacuum main", false, Some(Rule::Maintenance)),
-            (&read_only, "VACUUM", false, Some(Rule::Maintenance)),
+            // In read-only mode a write is refused as a write: the switch of
+            // its kind would only lead to this refusal.
+            (&read_only, "VACUUM", false, Some(Rule::ReadOnly)),
             (&all, "VACUUM", false, None),
             (&read_only, "INSERT INTO t VALUES (1)", false, Some(Rule::ReadOnly)),
             (&read_only, "SELECT 1", true, None),
             (&read_only, "BEGIN", false, None),
             (&default, "INSERT INTO t VALUES (1)", false, None),
-            // VACUUM INTO's switch on does not lift read-only mode; without
-            // the switch, VACUUM INTO's own rule refuses first.
-            (&read_only, "VACUUM INTO '/tmp/copy.db'", false, Some(Rule::VacuumInto)),
+            // VACUUM INTO's switch on does not lift read-only mode, so
+            // read-only mode names read-only mode, with the switch or not.
+            (&read_only, "VACUUM INTO '/tmp/copy.db'", false, Some(Rule::ReadOnly)),
             (
                 &vacuum_read_only,
                 "VACUUM INTO '/tmp/copy.db'",

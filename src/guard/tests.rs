@@ -981,6 +981,82 @@ const BEYOND: &[Case] = &[
         "default",
         None,
     ),
+    // In read-only mode a write is refused as a write: the switch of its
+    // kind would only lead to that refusal, so it is not named.
+    (
+        "ReadOnly_DropIsAWrite",
+        "DROP TABLE users",
+        "read_only",
+        Some("DROP is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_DeleteIsAWrite",
+        "DELETE FROM users",
+        "read_only",
+        Some("DELETE is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_DeleteInACteIsAWrite",
+        "WITH d AS (DELETE FROM users RETURNING id) SELECT * FROM d",
+        "read_only",
+        Some("DELETE is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_TruncateIsAWrite",
+        "TRUNCATE users",
+        "read_only",
+        Some("TRUNCATE is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_AlterDropColumnIsAWrite",
+        "ALTER TABLE users DROP COLUMN email",
+        "read_only",
+        Some("ALTER TABLE is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_CreateFunctionIsAWrite",
+        "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "read_only",
+        Some("CREATE FUNCTION is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_CopyToFileIsAWrite",
+        "COPY users TO '/tmp/users.csv'",
+        "read_only",
+        Some("COPY is not allowed in read-only mode"),
+    ),
+    (
+        "ReadOnly_LockIsRefusedAsAStatementThatDoesNotRead",
+        "LOCK TABLE users",
+        "read_only",
+        Some("LOCK is not allowed in read-only mode"),
+    ),
+    // Read-only mode runs SET with its switch on, so its switch is named.
+    (
+        "ReadOnly_SetNamesItsSwitch",
+        "SET work_mem = '64MB'",
+        "read_only",
+        Some("SET statements are not allowed: SET work_mem"),
+    ),
+    (
+        "ReadOnly_SetWithItsSwitchRuns",
+        "SET work_mem = '64MB'",
+        "read_only+allow_set",
+        None,
+    ),
+    // What no setting allows is named first, inside a write too.
+    (
+        "ReadOnly_BlockedFunctionInAWrite",
+        "DELETE FROM users WHERE id = length(pg_read_file('/etc/passwd'))",
+        "read_only",
+        Some("function pg_read_file() is not allowed"),
+    ),
+    (
+        "ReadOnly_BlockedFunctionInCreateTableAs",
+        "CREATE TABLE t AS SELECT pg_read_file('/etc/passwd')",
+        "read_only",
+        Some("function pg_read_file() is not allowed"),
+    ),
 ];
 
 fn run(cases: &[Case]) {
