@@ -208,7 +208,7 @@ async fn error_prompts_are_appended_to_every_kind_of_error() {
     );
     let guard = err(run(&engine, "DROP TABLE x").await);
     assert!(
-        guard.starts_with("DROP statements are not allowed")
+        guard.starts_with("DROP is not allowed in read-only mode")
             && guard.ends_with("\n\nThis server blocks that on purpose."),
         "{guard}"
     );
