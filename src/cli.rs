@@ -102,6 +102,15 @@ pub enum Command {
         #[arg(long, value_name = "ROLE")]
         suggest_role: Option<Option<String>>,
     },
+    /// Write a small SQLite shop to try pgmcp on, with no database server:
+    /// customers, products, orders, order_items and an order_totals view.
+    /// Prints the query to run next and the line that adds it to a client.
+    /// An existing file is never overwritten.
+    Demo {
+        /// Where to write it.
+        #[arg(value_name = "FILE", default_value = "pgmcp-demo.db")]
+        path: PathBuf,
+    },
     /// Ask for each config field (showing the current value) and write the
     /// config file with permissions 0600. Answers are read line by line from
     /// stdin, so they can be piped.
@@ -147,6 +156,8 @@ pub enum CliError {
     #[error(transparent)]
     Install(#[from] crate::install::InstallError),
     #[error(transparent)]
+    Demo(#[from] crate::demo::DemoError),
+    #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
     #[error(transparent)]
     Http(#[from] crate::http::ListenError),
@@ -171,6 +182,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         && std::io::stdin().is_terminal()
     {
         eprintln!("{SERVE_AT_A_TERMINAL}");
+    }
+    // Writes a file of its own and reads no config.
+    if let Command::Demo { path } = &cli.command {
+        let written = crate::demo::write(path)?;
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{}", crate::demo::next_steps(&written));
+        return Ok(ExitCode::SUCCESS);
     }
     // Writes another program's config: this pgmcp's own is not loaded.
     if let Command::Install(args) = cli.command {
@@ -213,6 +231,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Query { .. } => "query",
         Command::Check { .. } => "check",
         Command::Configure => "configure",
+        Command::Demo { .. } => "demo",
         Command::Install(_) => "install",
         #[cfg(target_os = "linux")]
         Command::Relay => "relay",
@@ -238,7 +257,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check {
             suggest_role: Some(role),
         } => runtime.block_on(suggest_role(config, cli.database, role)),
-        Command::Configure | Command::Install(_) => Ok(ExitCode::SUCCESS),
+        Command::Configure | Command::Demo { .. } | Command::Install(_) => Ok(ExitCode::SUCCESS),
         #[cfg(target_os = "linux")]
         Command::Relay => Ok(ExitCode::SUCCESS),
     };

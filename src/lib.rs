@@ -71,6 +71,7 @@ mod channel;
 mod check;
 pub mod cli;
 pub mod config;
+mod demo;
 mod environment;
 pub mod error;
 pub mod error_prompts;

@@ -124,3 +124,83 @@ fn the_readme_quick_start_runs_on_the_demo_database() {
     assert!(!rows.is_empty(), "{result}");
     assert_eq!(result["truncated"], false);
 }
+
+/// `pgmcp demo` as a person with only the binary runs it, in a directory
+/// whose name needs quoting: the file is the demo database, the printed
+/// query runs as printed (through a shell) and answers, the printed install
+/// line writes an entry, and a second `demo` leaves the file alone.
+#[test]
+fn pgmcp_demo_writes_the_shop_and_its_next_steps_work_as_printed() {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("my work");
+    std::fs::create_dir(&work).unwrap();
+    let run = |args: &[&str]| {
+        crate::support::pgmcp(home.path())
+            .current_dir(&work)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["demo"]);
+    let stdout = crate::support::stdout_of(&out, 0);
+    let file = work.join("pgmcp-demo.db");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        std::fs::read(root().join("fixtures/demo.db")).unwrap()
+    );
+    assert!(stdout.contains(&file.display().to_string()), "{stdout}");
+
+    // Every command it prints, run by a shell with this pgmcp on PATH.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_pgmcp")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let shell = |line: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .current_dir(home.path())
+            .output()
+            .unwrap()
+    };
+    let commands: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("pgmcp "))
+        .collect();
+    assert_eq!(commands.len(), 2, "{stdout}");
+    let answer = shell(commands[0]);
+    let result: Value = serde_json::from_slice(&answer.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&answer.stderr)));
+    assert_eq!(result["rows"].as_array().map(Vec::len), Some(5), "{result}");
+    let client = home.path().join("claude_desktop_config.json");
+    let installed = shell(&format!("{} --client-config '{}'", commands[1], client.display()));
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let entry: Value = serde_json::from_str(&std::fs::read_to_string(&client).unwrap()).unwrap();
+    assert_eq!(
+        entry["mcpServers"]["pgmcp-demo"]["env"]["PGMCP_DATABASE"],
+        format!("sqlite:{}", file.display())
+    );
+
+    // Never over an existing file, whatever it holds.
+    std::fs::write(&file, b"mine").unwrap();
+    let again = run(&["demo"]);
+    assert_eq!(again.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.contains("already exists") && stderr.contains("pgmcp demo FILE"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    // Elsewhere, by name.
+    let other = run(&["demo", "shop.db"]);
+    crate::support::stdout_of(&other, 0);
+    assert!(work.join("shop.db").exists());
+}
