@@ -478,15 +478,6 @@ fn configure_never_writes_through_a_config_symlink() {
 fn a_flood_of_long_id_requests_is_answered_in_bounded_memory() {
     let mut mcp = McpProcess::spawn(&["serve", "--database", "sqlite::memory:"], &[]);
     mcp.initialize();
-    let pid = mcp.pid();
-    let rss_kb = || -> u64 {
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
-    };
     // 64 KiB ids: each answer echoes its whole id.
     let pad = "i".repeat(64 * 1024);
     let ids: Vec<String> = (0..400).map(|n| format!("{n:04}{pad}")).collect();
@@ -500,7 +491,7 @@ fn a_flood_of_long_id_requests_is_answered_in_bounded_memory() {
         let got = mcp.recv_response(&json!(id), Duration::from_secs(30));
         assert_eq!(got["error"]["code"], json!(-32601), "{}", &got["error"]);
     }
-    assert!(rss_kb() < 100 * 1024, "peak {} kB", rss_kb());
+    assert!(mcp.peak_memory_kb() < 100 * 1024, "peak {} kB", mcp.peak_memory_kb());
     let alive = mcp.request("ping", json!({}));
     assert_eq!(alive["result"], json!({}));
 }

@@ -268,16 +268,6 @@ fn connections_without_a_token_cannot_starve_token_holders() {
 // ---------------------------------------------------------------------------
 // Body memory.
 
-/// A process's peak resident memory, in kB.
-fn peak_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 /// A hundred token holders each send a body of the longest size the
 /// default limits allow (a query of 8.6 MB) at once. Their bodies share
 /// `server.max_body_memory_mb`: the server's peak memory grows by at most
@@ -305,7 +295,7 @@ fn request_bodies_share_one_memory_budget() {
     headers.push(("Authorization", &auth));
     let warm = send(port, "POST", "/mcp", &headers, &query_call("SELECT 1 AS one"));
     assert_eq!(warm.status, 200, "{}", warm.body);
-    let before = peak_kb(mcp.pid());
+    let before = mcp.peak_memory_kb();
 
     // Just under the longest body: a query text far over max_sql_length,
     // which the server parses whole before refusing it.
@@ -325,7 +315,7 @@ fn request_bodies_share_one_memory_budget() {
         .collect();
     let replies: Vec<_> = clients.into_iter().map(|c| c.join().unwrap()).collect();
     let took = started.elapsed();
-    let after = peak_kb(mcp.pid());
+    let after = mcp.peak_memory_kb();
 
     let answered = replies.iter().filter(|(status, ..)| *status == 200).count();
     let busy = replies.iter().filter(|(status, ..)| *status == 503).count();

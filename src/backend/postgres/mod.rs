@@ -261,16 +261,7 @@ impl PgBackend {
         let powers = if conn.superuser == Some(true) {
             role::LoginPowers::superuser(&self.params.user)
         } else {
-            let ex = Exchange {
-                setup: &[],
-                sql: role::LOGIN_POWERS,
-                params: &[],
-                max_rows: 2,
-                budget: None,
-                finish: &[],
-                deferred: &[],
-                prepared: &[],
-            };
+            let ex = Exchange::alone(role::LOGIN_POWERS, 2);
             let result = run(conn, &ex, deadline).await?;
             json_cell(&result)
                 .and_then(|v| serde_json::from_value::<role::LoginPowers>(v).ok())
@@ -362,16 +353,7 @@ impl PgBackend {
     /// connection works as behind a pooler. No answer: the connection is
     /// dropped, and nothing is concluded.
     async fn statement_lost(&self, conn: &mut Connection, deadline: &Deadline) {
-        let ex = Exchange {
-            setup: &[],
-            sql: "SELECT pg_catalog.pg_backend_pid()",
-            params: &[],
-            max_rows: 1,
-            budget: None,
-            finish: &[],
-            deferred: &[],
-            prepared: &[],
-        };
+        let ex = Exchange::alone("SELECT pg_catalog.pg_backend_pid()", 1);
         let pid = match run(conn, &ex, deadline).await {
             Ok(result) => result
                 .rows
@@ -999,16 +981,7 @@ impl PgBackend {
             SessionAttrs::ReadWrite | SessionAttrs::Primary => false,
             SessionAttrs::ReadOnly | SessionAttrs::Standby => true,
         };
-        let ex = Exchange {
-            setup: &[],
-            sql: "SELECT pg_catalog.pg_is_in_recovery()",
-            params: &[],
-            max_rows: 1,
-            budget: None,
-            finish: &[],
-            deferred: &[],
-            prepared: &[],
-        };
+        let ex = Exchange::alone("SELECT pg_catalog.pg_is_in_recovery()", 1);
         let result = run(conn, &ex, deadline).await?;
         let in_recovery =
             result.rows.first().and_then(|r| r.first()).and_then(|v| v.as_deref()) == Some(b"t".as_slice());

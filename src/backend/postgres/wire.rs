@@ -196,6 +196,23 @@ pub struct Exchange<'a> {
     pub prepared: &'a [Prepared<'a>],
 }
 
+impl<'a> Exchange<'a> {
+    /// One statement of pgmcp's own, alone: no setup, no transaction, at
+    /// most `max_rows` rows (a probe such as `pg_backend_pid()`).
+    pub fn alone(sql: &'a str, max_rows: u32) -> Exchange<'a> {
+        Exchange {
+            setup: &[],
+            sql,
+            params: &[],
+            max_rows,
+            budget: None,
+            finish: &[],
+            deferred: &[],
+            prepared: &[],
+        }
+    }
+}
+
 /// A statement of pgmcp's own, prepared once per connection under its name.
 #[derive(Clone, Copy)]
 pub struct Prepared<'a> {
