@@ -516,6 +516,12 @@ pub(crate) mod tests {
             facts.functions.remove("date_part");
             facts
         };
+        let pg13_planted = || {
+            let mut facts = pg13();
+            facts.functions.insert("date_part".into(), Trust::Untrusted);
+            facts
+        };
+        let planted_date_part = pg13_planted();
         // (facts, SQL, allowed in read-only mode?)
         let cases: &[(&str, Routines, &str, bool)] = &[
             ("15", pg15(), "SELECT extract(year FROM now())", true),
@@ -527,6 +533,15 @@ pub(crate) mod tests {
             ("15", pg15(), "SELECT pg_catalog.extract('year', now())", true),
             // Only the name the server's grammar chooses stands in.
             ("neither", without_either, "SELECT extract(year FROM now())", false),
+            // And it is judged as any call of it: an overload a database
+            // user planted makes EXTRACT refused, as date_part() would be.
+            (
+                "13 planted",
+                planted_date_part,
+                "SELECT EXTRACT(year FROM now())",
+                false,
+            ),
+            ("13 planted", pg13_planted(), "SELECT date_part('year', now())", false),
         ];
         let judge = Judge::new(Policy::default().with_read_only(true));
         for (server, facts, sql, allowed) in cases {
