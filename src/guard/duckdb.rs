@@ -336,6 +336,34 @@ fn copies_from(outline: &Outline) -> bool {
 /// statement: preparing already reads files (a CSV's columns are sniffed
 /// while binding), so a file function must be refused before.
 pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
+    let judged = text_rules(judge, outline);
+    // In read-only mode a write is refused as a write, before the rule of
+    // its kind (as `statement` does): the switch a file function inside
+    // `INSERT ... SELECT * FROM read_csv(...)` names would only lead to the
+    // read-only refusal. DuckDB reports the statement's kind only once it
+    // is prepared, which is past this point, so the statement's verb tells; this
+    // changes only how a statement refused either way is refused, and never
+    // hides a refusal no setting lifts.
+    if let Err(refusal) = &judged
+        && refusal.rule.flag().is_some()
+        && writes_by_verb(outline)
+    {
+        statements::write_in_read_only(judge, outline)?;
+    }
+    judged
+}
+
+/// Statements whose first word says they change the database.
+fn writes_by_verb(outline: &Outline) -> bool {
+    match outline.verb.as_str() {
+        "INSERT" | "DELETE" | "CREATE" | "ALTER" | "DROP" | "TRUNCATE" | "MERGE" | "VACUUM" | "ANALYZE" => true,
+        "UPDATE" => outline.object() != Some("EXTENSIONS"),
+        "COPY" => copies_from(outline),
+        _ => false,
+    }
+}
+
+fn text_rules(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     for name in &outline.calls {
         function(judge, name)?;
     }
@@ -402,12 +430,13 @@ fn function(judge: &Judge, bare: &str) -> Result<(), Violation> {
         ))?;
     }
     if CHECKPOINT_FUNCTIONS.contains(&bare) {
+        // Read-only first: allow_maintenance cannot make a checkpoint run there.
+        judge.write(|| format!("function {bare}() is not allowed in read-only mode: it checkpoints the database"))?;
         judge.decide(Finding::new(
             Rule::Maintenance,
             format!("function {bare}() is not allowed"),
             "it checkpoints the database, which rewrites its file",
         ))?;
-        judge.write(|| format!("function {bare}() is not allowed in read-only mode: it checkpoints the database"))?;
     }
     if ACTING_TABLE_FUNCTIONS.contains(&bare) {
         judge.decide(Finding::new(

@@ -39,6 +39,41 @@ const READING_PRAGMAS: &[&str] = &[
     "compile_options",
 ];
 
+/// Writing pragmas that change only the connection, never the file: on a
+/// read-only connection `protection.allow_pragma_write` lets them run. Any
+/// other writing pragma may change the file, so in read-only mode it is
+/// refused as a write, and no switch is named that would only lead there.
+const CONNECTION_PRAGMAS: &[&str] = &[
+    "analysis_limit",
+    "automatic_index",
+    "busy_timeout",
+    "cache_size",
+    "cache_spill",
+    "case_sensitive_like",
+    "cell_size_check",
+    "defer_foreign_keys",
+    "foreign_keys",
+    "hard_heap_limit",
+    "ignore_check_constraints",
+    "journal_size_limit",
+    "legacy_alter_table",
+    "locking_mode",
+    "max_page_count",
+    "mmap_size",
+    "read_uncommitted",
+    "recursive_triggers",
+    "reverse_unordered_selects",
+    "secure_delete",
+    "shrink_memory",
+    "soft_heap_limit",
+    "synchronous",
+    "temp_store",
+    "threads",
+    "trusted_schema",
+    "wal_autocheckpoint",
+    "writable_schema",
+];
+
 /// Pragmas that change the database or the connection even without a value.
 const ACTING_PRAGMAS: &[&str] = &["optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"];
 
@@ -262,6 +297,11 @@ fn pragma(judge: &Judge, name: &str, value: Option<&str>) -> Result<(), Violatio
         Some(_) => format!("PRAGMA {name} with a value is not allowed"),
         None => format!("PRAGMA {name} is not allowed"),
     };
+    if !CONNECTION_PRAGMAS.contains(&name.as_str()) {
+        judge.write(|| {
+            format!("{what} in read-only mode: it may change the database file, which is opened read-only (server.read_only)")
+        })?;
+    }
     judge.decide(Finding::new(
         Rule::Pragma,
         what,
@@ -905,6 +945,28 @@ mod tests {
                 },
                 None,
                 Some(Rule::Pragma),
+            ),
+            // A pragma that may change the file: allow_pragma_write cannot
+            // make it run on a read-only file, so read-only mode speaks.
+            (
+                &default_read_only,
+                "PRAGMA journal_mode = delete",
+                AuthAction::Pragma {
+                    pragma_name: "journal_mode",
+                    pragma_value: Some("delete"),
+                },
+                None,
+                Some(Rule::ReadOnly),
+            ),
+            (
+                &default_read_only,
+                "PRAGMA optimize",
+                AuthAction::Pragma {
+                    pragma_name: "optimize",
+                    pragma_value: None,
+                },
+                None,
+                Some(Rule::ReadOnly),
             ),
         ];
         for (policy, sql, action, accessor, want) in cases {

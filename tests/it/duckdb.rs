@@ -910,6 +910,58 @@ async fn read_only_refuses_writes_and_leaves_the_file_unchanged() {
     assert_eq!(snapshot(&path), before);
 }
 
+/// A refusal in read-only mode names only a remedy that works there: a
+/// file function inside a write, or a checkpoint, is refused as a write
+/// (allow_file_functions or allow_maintenance would only lead there); in a
+/// query, or in read-write mode, the file function's own switch is named.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_names_no_switch_that_cannot_help() {
+    let (_dir, path) = fixture(SHOP);
+    let before = snapshot(&path);
+    let writes = [
+        ("INSERT INTO users SELECT * FROM read_csv('users.csv')", "INSERT"),
+        ("INSERT INTO users SELECT * FROM 'users.csv'", "INSERT"),
+        (
+            "UPDATE users SET score = (SELECT count(*) FROM glob('*')) WHERE id = 1",
+            "UPDATE",
+        ),
+        (
+            "DELETE FROM users WHERE id IN (SELECT id FROM read_parquet('x.parquet'))",
+            "DELETE",
+        ),
+        ("CREATE TABLE t AS FROM read_csv('users.csv')", "CREATE"),
+        ("CREATE VIEW v AS SELECT * FROM read_json('x.json')", "CREATE"),
+    ];
+    // One engine on the file at a time: a writable DuckDB locks it.
+    let read_only = engine_on(&path, |_| {});
+    for (sql, verb) in writes {
+        let (rule, message) = refusal(run(&read_only, sql).await);
+        assert_eq!(rule, Rule::ReadOnly, "{sql}: {message}");
+        assert_eq!(
+            message,
+            format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
+        );
+    }
+    let (rule, message) = refusal(run(&read_only, "SELECT * FROM read_csv('users.csv')").await);
+    assert_eq!(rule, Rule::FileFunction, "{message}");
+    let (rule, message) = refusal(run(&read_only, "CHECKPOINT").await);
+    assert_eq!(rule, Rule::ReadOnly, "{message}");
+    assert!(!message.contains("protection."), "{message}");
+    drop(read_only);
+    assert_eq!(snapshot(&path), before);
+    let read_write = engine_on(&path, |c| c.read_only = false);
+    for (sql, _) in writes {
+        let (rule, message) = refusal(run(&read_write, sql).await);
+        assert_eq!(rule, Rule::FileFunction, "{sql} in read-write mode: {message}");
+        assert!(
+            message.ends_with("Set protection.allow_file_functions to true to allow it"),
+            "{message}"
+        );
+    }
+    let (rule, _) = refusal(run(&read_write, "CHECKPOINT").await);
+    assert_eq!(rule, Rule::Maintenance);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn writes_commit_and_report_rows_affected() {
     let (_dir, path) = fixture(SHOP);

@@ -491,13 +491,13 @@ async fn read_only_refuses_every_write() {
     let permissive = engine_on(&path, |c| {
         c.protection = pgmcp::guard::Policy::permissive();
     });
-    for (sql, verb) in [
-        ("DROP TABLE users", "DROP"),
-        ("DELETE FROM users", "DELETE"),
-        ("PRAGMA user_version = 5", "PRAGMA"),
-    ] {
+    for (sql, verb) in [("DROP TABLE users", "DROP"), ("DELETE FROM users", "DELETE")] {
         assert_eq!(refusal(run(&permissive, sql).await), read_only(verb), "{sql}");
     }
+    assert_eq!(
+        refusal(run(&permissive, "PRAGMA user_version = 5").await),
+        "PRAGMA user_version with a value is not allowed in read-only mode: it may change the database file, which is opened read-only (server.read_only)"
+    );
     assert_eq!(
         refusal(run(&permissive, "PRAGMA query_only = false").await),
         "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
@@ -531,7 +531,12 @@ async fn one_switch_on_leaves_the_other_rules() {
             "PRAGMA query_only = 0".to_owned(),
             "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)".to_owned(),
         ),
-        (true, "allow_pragma_write", "PRAGMA user_version = 5".to_owned(), read_only("PRAGMA")),
+        (
+            true,
+            "allow_pragma_write",
+            "PRAGMA user_version = 5".to_owned(),
+            "PRAGMA user_version with a value is not allowed in read-only mode: it may change the database file, which is opened read-only (server.read_only)".to_owned(),
+        ),
         (true, "allow_delete_without_where", "DELETE FROM users".to_owned(), read_only("DELETE")),
         (
             false,
@@ -554,6 +559,88 @@ async fn one_switch_on_leaves_the_other_rules() {
     assert!(!copy.exists(), "VACUUM INTO wrote {}", copy.display());
     assert_eq!(scalar(&path, "SELECT count(*) FROM users"), 3);
     assert_eq!(scalar(&path, "PRAGMA user_version"), 0);
+}
+
+/// In read-only mode a refused pragma names `allow_pragma_write` only when
+/// that switch would let it run there: the pragmas that change only the
+/// connection run with it on; those that may change the file are refused as
+/// writes, switch or not, and the file is left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_names_the_pragma_switch_only_where_it_helps() {
+    let (_dir, path) = fixture(USERS);
+    let connection_pragmas = [
+        "analysis_limit = 100",
+        "automatic_index = 0",
+        "busy_timeout = 100",
+        "cache_size = 100",
+        "cache_spill = 0",
+        "case_sensitive_like = 1",
+        "cell_size_check = 1",
+        "defer_foreign_keys = 1",
+        "foreign_keys = 1",
+        "hard_heap_limit = 0",
+        "ignore_check_constraints = 1",
+        "journal_size_limit = -1",
+        "legacy_alter_table = 1",
+        "locking_mode = normal",
+        "max_page_count = 100000",
+        "mmap_size = 0",
+        "read_uncommitted = 1",
+        "recursive_triggers = 1",
+        "reverse_unordered_selects = 1",
+        "secure_delete = 1",
+        "shrink_memory",
+        "soft_heap_limit = 0",
+        "synchronous = 1",
+        "temp_store = memory",
+        "threads = 1",
+        "trusted_schema = 0",
+        "wal_autocheckpoint = 1000",
+        "writable_schema = 1",
+    ];
+    let file_pragmas = [
+        "user_version = 5",
+        "application_id = 7",
+        "schema_version = 9",
+        "journal_mode = wal",
+        "auto_vacuum = 1",
+        "page_size = 1024",
+        "optimize",
+        "wal_checkpoint",
+        "incremental_vacuum",
+    ];
+    let read_only = engine_on(&path, |_| {});
+    let switched = engine_on(&path, |c| {
+        c.protection.set_flag("allow_pragma_write", true).unwrap();
+    });
+    for pragma in connection_pragmas {
+        let sql = format!("PRAGMA {pragma}");
+        let refused = refusal(run(&read_only, &sql).await);
+        assert!(
+            refused.ends_with("Set protection.allow_pragma_write to true to allow it"),
+            "{sql}: {refused}"
+        );
+        assert!(
+            run(&switched, &sql).await.is_ok(),
+            "{sql} with the switch on, read-only"
+        );
+    }
+    for pragma in file_pragmas {
+        let sql = format!("PRAGMA {pragma}");
+        let name = pragma.split(' ').next().unwrap();
+        for engine in [&read_only, &switched] {
+            let refused = refusal(run(engine, &sql).await);
+            assert!(refused.starts_with(&format!("PRAGMA {name} ")), "{sql}: {refused}");
+            assert!(
+                refused.contains("in read-only mode: it may change the database file")
+                    && !refused.contains("protection."),
+                "{sql}: {refused}"
+            );
+        }
+    }
+    assert_eq!(scalar(&path, "PRAGMA user_version"), 0);
+    assert_eq!(scalar(&path, "PRAGMA application_id"), 0);
+    assert_eq!(text(&path, "PRAGMA journal_mode"), "delete");
 }
 
 #[tokio::test(flavor = "multi_thread")]
