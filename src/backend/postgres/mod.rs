@@ -4,6 +4,7 @@
 mod catalog;
 mod diagnosis;
 pub mod hba;
+pub mod login;
 pub mod params;
 pub mod passfile;
 mod role;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use diagnosis::Failure;
+pub use login::{HbaFacts, NewLogin, Place};
 pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RootCert, SessionAttrs, SslMode};
 use role::SessionRole;
 pub use role::{quote_ident, suggest_role_sql};
@@ -548,10 +550,32 @@ impl PgBackend {
     }
 
     /// SQL that creates `role` as a least-privilege reader of this database,
-    /// with its schemas, table owners and the login filled in.
-    pub async fn suggest_role(&self, role: &str, deadline: &Deadline) -> Result<String, Error> {
+    /// with its schemas, table owners and the login filled in; with
+    /// `login`, and that login as its member.
+    pub async fn suggest_role(
+        &self,
+        role: &str,
+        login: Option<&NewLogin>,
+        deadline: &Deadline,
+    ) -> Result<String, Error> {
         let facts: role::SuggestFacts = self.catalog(role::SUGGEST_FACTS, &[], deadline).await?;
-        Ok(suggest_role_sql(role, Some(&facts)))
+        Ok(suggest_role_sql(role, Some(&facts), login))
+    }
+
+    /// What the server says about pg_hba.conf for a login connecting as this
+    /// connection did: where the connection comes from, and the file's rules,
+    /// or why they could not be read (the server's refusal: only a superuser
+    /// may read them).
+    pub async fn hba_facts(&self, deadline: &Deadline) -> Result<HbaFacts, Error> {
+        let client: hba::Client = self.catalog(hba::CLIENT, &[], deadline).await?;
+        let rules = self
+            .catalog::<hba::Rules>(hba::RULES, &[], deadline)
+            .await
+            .map_err(|e| e.to_string());
+        Ok(HbaFacts {
+            origin: hba::Origin::of(&client),
+            rules,
+        })
     }
 
     /// What `pgmcp check` shows about a live session: the server's version, who
