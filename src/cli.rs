@@ -716,7 +716,7 @@ async fn suggest_role(
             }
             Err(_) => postgres::HbaFacts {
                 origin: None,
-                rules: Err("pgmcp could not connect".to_owned()),
+                rules: Err("pgmcp could not read the database".to_owned()),
             },
         };
         let place = postgres::Place {

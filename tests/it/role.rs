@@ -688,7 +688,9 @@ fn the_login_recipe_adds_no_pg_hba_line_when_none_is_needed() {
         "{sql}"
     );
     assert!(
-        steps.contains("2. pg_hba.conf: pgmcp could not read the server's rules (pgmcp could not connect). If"),
+        steps.contains(
+            "2. pg_hba.conf: pgmcp could not read the server's rules (pgmcp could not read the database). If"
+        ),
         "{steps}"
     );
     step_line(&steps, &format!("127.0.0.1:{closed}:shop:agent:"));

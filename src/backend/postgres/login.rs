@@ -66,7 +66,7 @@ impl NewLogin {
     }
 
     /// `name` with `password`, for tests that need to know it beforehand.
-    pub fn with_password(name: &str, password: String) -> NewLogin {
+    pub(crate) fn with_password(name: &str, password: String) -> NewLogin {
         let verifier = postgres_protocol::password::scram_sha_256(password.as_bytes());
         NewLogin {
             name: name.to_owned(),
