@@ -101,6 +101,15 @@ pub enum Command {
         /// Without a connection, a template with <placeholders> (exit 1).
         #[arg(long, value_name = "ROLE")]
         suggest_role: Option<Option<String>>,
+        /// With --suggest-role: the SQL also creates NAME, a login of the
+        /// agent's own that is a member of the reader and nothing else, with
+        /// a generated password (stored as a SCRAM-SHA-256 verifier, so the
+        /// SQL never holds it). The next steps go to stderr: the pg_hba.conf
+        /// line to add if the server's rules need one, the password file
+        /// line (the one place the password is shown), and the `pgmcp check`
+        /// and `pgmcp install` lines for the new login.
+        #[arg(long, value_name = "NAME", requires = "suggest_role")]
+        login: Option<String>,
     },
     /// Write a small SQLite shop to try pgmcp on, with no database server:
     /// customers, products, orders, order_items and an order_totals view.
@@ -163,6 +172,10 @@ pub enum CliError {
     Http(#[from] crate::http::ListenError),
     #[error("--http {given:?}: {message}")]
     HttpAddress { given: String, message: String },
+    #[error(transparent)]
+    Password(#[from] postgres::login::NoRandomness),
+    #[error("--login {0:?} is the reader role's name: the login needs a name of its own")]
+    LoginIsReader(String),
 }
 
 /// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
@@ -253,10 +266,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Serve { http: None } => runtime.block_on(serve(config, cli.database)),
         Command::Serve { http: Some(address) } => runtime.block_on(serve_http(config, cli.database, &address)),
         Command::Query { sql, params, limit } => runtime.block_on(query_once(config, cli.database, sql, params, limit)),
-        Command::Check { suggest_role: None } => runtime.block_on(check(config, cli.database)),
+        Command::Check { suggest_role: None, .. } => runtime.block_on(check(config, cli.database)),
         Command::Check {
             suggest_role: Some(role),
-        } => runtime.block_on(suggest_role(config, cli.database, role)),
+            login,
+        } => runtime.block_on(suggest_role(config, cli.database, role, login)),
         Command::Configure | Command::Demo { .. } | Command::Install(_) => Ok(ExitCode::SUCCESS),
         #[cfg(target_os = "linux")]
         Command::Relay => Ok(ExitCode::SUCCESS),
@@ -634,10 +648,23 @@ const SUGGESTED_ROLE: &str = "pgmcp_reader";
 
 /// `pgmcp check --suggest-role`: print SQL creating a reader role. The output
 /// is SQL only (explanations are comments), so it can go straight to psql.
-async fn suggest_role(config: Config, database: Option<String>, role: Option<String>) -> Result<ExitCode, CliError> {
+/// With `--login`, the SQL also creates the login, and the steps that follow
+/// (with its password) go to stderr, apart from the SQL a person may save,
+/// share or pipe.
+async fn suggest_role(
+    config: Config,
+    database: Option<String>,
+    role: Option<String>,
+    login: Option<String>,
+) -> Result<ExitCode, CliError> {
     let role = role
         .or_else(|| config.connection.role.clone())
         .unwrap_or_else(|| SUGGESTED_ROLE.to_owned());
+    let new_login = match login {
+        Some(name) if name == role => return Err(CliError::LoginIsReader(name)),
+        Some(name) => Some(postgres::NewLogin::generate(&name)?),
+        None => None,
+    };
     let conn = match crate::pipeline::choose(&config, database.as_deref(), &crate::environment::var)? {
         Choice::Postgres(conn) => conn,
         _ => {
@@ -646,28 +673,64 @@ async fn suggest_role(config: Config, database: Option<String>, role: Option<Str
         }
     };
     let engine = Engine::postgres(config.clone(), conn.clone());
-    let mut result = engine.suggest_role(&role, CancellationToken::new()).await;
+    let mut result = engine
+        .suggest_role(&role, new_login.as_ref(), CancellationToken::new())
+        .await;
     engine.close().await;
+    // pgmcp's own catalog reads, not an agent's: as the login, which may do
+    // them where pg_read_all_data is missing (PostgreSQL 13) or refused.
+    let mut as_login = config;
+    as_login.connection.role = None;
+    as_login.connection.read_only_as_login = true;
     // The role may not exist yet (or not be granted): that is what the SQL
     // is for. Read the catalog as the login then; it is world-readable.
     if matches!(result, Err(QueryError::Role { .. })) {
-        let mut as_login = config;
-        as_login.connection.role = None;
-        // pgmcp's own catalog read, not an agent's: the login may do it
-        // where pg_read_all_data is missing (PostgreSQL 13) or refused.
-        as_login.connection.read_only_as_login = true;
-        let engine = Engine::postgres(as_login, conn);
-        result = engine.suggest_role(&role, CancellationToken::new()).await;
+        let engine = Engine::postgres(as_login.clone(), conn.clone());
+        result = engine
+            .suggest_role(&role, new_login.as_ref(), CancellationToken::new())
+            .await;
         engine.close().await;
     }
-    let mut stdout = std::io::stdout().lock();
+    let sql = match &result {
+        Ok(sql) => sql.clone(),
+        Err(_) => postgres::suggest_role_sql(&role, None, new_login.as_ref()),
+    };
+    {
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{sql}");
+        // Before the steps on stderr, so a terminal shows them in order.
+        let _ = stdout.flush();
+    }
+    if let Some(new_login) = &new_login {
+        // Only a superuser may read pg_hba.conf's rules: as the login, and
+        // never as the role the agent's statements run as.
+        let hba = match &result {
+            Ok(_) => {
+                let engine = Engine::postgres(as_login, conn.clone());
+                let facts = engine.hba_facts(CancellationToken::new()).await;
+                engine.close().await;
+                facts.unwrap_or_else(|e| postgres::HbaFacts {
+                    origin: None,
+                    rules: Err(e.to_string()),
+                })
+            }
+            Err(_) => postgres::HbaFacts {
+                origin: None,
+                rules: Err("pgmcp could not read the database".to_owned()),
+            },
+        };
+        let place = postgres::Place {
+            host: &conn.host,
+            port: conn.port,
+            database: conn.dbname.as_deref().unwrap_or(&conn.user),
+            sslmode: conn.sslmode,
+            passfile: conn.passfile.as_deref(),
+        };
+        eprint!("\n{}", postgres::login::steps(new_login, &role, &place, &hba));
+    }
     match result {
-        Ok(sql) => {
-            let _ = write!(stdout, "{sql}");
-            Ok(ExitCode::SUCCESS)
-        }
+        Ok(_) => Ok(ExitCode::SUCCESS),
         Err(e) => {
-            let _ = write!(stdout, "{}", postgres::suggest_role_sql(&role, None));
             eprintln!("pgmcp: could not read the database ({e}); printed a template: replace its <placeholders>");
             Ok(ExitCode::from(1))
         }

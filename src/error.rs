@@ -37,13 +37,10 @@ pub enum Error {
          Send the next call when one has answered"
     )]
     Busy { waiting: usize, slots: usize },
-    /// The server asked for a password and none was configured; `note` says
-    /// why a password file was not used, when one was ignored.
-    #[error(
-        "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING{}",
-        .note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
-    )]
-    PasswordRequired { note: Option<String> },
+    /// The server asked for a password and none was found; `message` says
+    /// where one was looked for and what to do (never a password).
+    #[error("{message}")]
+    PasswordRequired { message: String },
     /// The session could not switch to the role statements run as (it does
     /// not exist, or the login may not switch to it), so nothing ran.
     /// `target`: `connection.role`, or `pg_read_all_data` for read-only mode

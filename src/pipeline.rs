@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::answer::{self, QueryAnswer};
 use crate::backend::location::{Root, Target};
 use crate::backend::named::Named;
-use crate::backend::postgres::{ConnectParams, PgBackend, PgOptions};
+use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
 use crate::backend::{self, Backend, Choice, ChoiceError, Deadline, Dialect, Guard, SessionReport, Statement};
 use crate::budget::ReadBudget;
@@ -456,16 +456,33 @@ impl Engine {
     }
 
     /// SQL that creates `role` as a least-privilege reader of the connected
-    /// PostgreSQL database, for `pgmcp check --suggest-role`.
-    pub async fn suggest_role(&self, role: &str, cancel: CancellationToken) -> Result<String, Error> {
+    /// PostgreSQL database, and `login` as its member when given, for
+    /// `pgmcp check --suggest-role`.
+    pub async fn suggest_role(
+        &self,
+        role: &str,
+        login: Option<&postgres::NewLogin>,
+        cancel: CancellationToken,
+    ) -> Result<String, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         match &self.backend {
-            Backend::Postgres(pg) => pg.suggest_role(role, &deadline).await,
-            _ => Err(Error::Input(
-                "database roles are a PostgreSQL feature: SQLite and DuckDB files have none".to_owned(),
-            )),
+            Backend::Postgres(pg) => pg.suggest_role(role, login, &deadline).await,
+            _ => Err(no_roles()),
+        }
+    }
+
+    /// What the connected PostgreSQL server says about pg_hba.conf for a
+    /// login connecting the way this engine does, for `pgmcp check
+    /// --suggest-role --login`.
+    pub async fn hba_facts(&self, cancel: CancellationToken) -> Result<postgres::HbaFacts, Error> {
+        let call = self.begin(cancel);
+        let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
+        let _slot = self.slot(&deadline).await?;
+        match &self.backend {
+            Backend::Postgres(pg) => pg.hba_facts(&deadline).await,
+            _ => Err(no_roles()),
         }
     }
 
@@ -609,6 +626,11 @@ impl Drop for Call<'_> {
 
 /// The size and limit checks that need nothing but the input. Returns the row
 /// cap for this call: `limit` up to `max_rows`, else `default_limit`.
+/// What a role-related call answers on a database without roles.
+fn no_roles() -> Error {
+    Error::Input("database roles are a PostgreSQL feature: SQLite and DuckDB files have none".to_owned())
+}
+
 fn check_input(
     input: &QueryInput,
     max_params_bytes: usize,

@@ -32,9 +32,41 @@ pub fn decode(text: &str) -> Result<String, PercentError> {
     String::from_utf8(out).map_err(|_| PercentError::NotUtf8)
 }
 
+/// `text` with every byte but letters, digits and `-._~` written as `%XX`:
+/// fit for any part of a URL.
+pub fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_encoded_decodes_back() {
+        for text in [
+            "plain-name_1.x~",
+            "Shop DB",
+            "/var/run/postgresql",
+            "a@b:c/d?e#f%",
+            "é'\"",
+        ] {
+            let encoded = encode(text);
+            assert!(
+                encoded
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b)),
+                "{encoded}"
+            );
+            assert_eq!(decode(&encoded), Ok(text.to_owned()));
+        }
+        assert_eq!(encode("Shop DB"), "Shop%20DB");
+    }
 
     #[test]
     fn escapes_decode_and_bad_ones_are_named() {

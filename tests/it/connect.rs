@@ -86,7 +86,7 @@ async fn password_file_in_home_pgpassfile_and_passfile() {
     assert_eq!(
         text,
         format!(
-            "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{user}\" (the password came from the password file {}; check PGPASSWORD, the connection string or ~/.pgpass)",
+            "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{user}\" (SQLSTATE 28P01); the password on line 1 of the password file {} is not the password of role \"{user}\", or there is no role \"{user}\" (with password authentication the server does not say which): correct that line (the first line matching 127.0.0.1:{port}:postgres:{user} is the one used), or check the user name (user in the connection string, connection.user, or PGUSER)",
             pgpass.display()
         )
     );
@@ -113,8 +113,10 @@ async fn password_file_readable_by_others_is_ignored() {
     assert_eq!(
         err.to_string(),
         format!(
-            "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING (password file {0} has group or world access and was ignored; permissions should be u=rw (0600) or less: chmod 0600 {0})",
-            pgpass.display()
+            "could not connect to 127.0.0.1:{1}: the server asks user \"{2}\" for a password (scram-sha-256), and none was given: the connection string and PGPASSWORD hold none, and the password file {0} has group or world access and was ignored; permissions should be u=rw (0600) or less: chmod 0600 {0}",
+            pgpass.display(),
+            server.port(),
+            server.admin_user()
         )
     );
 }
@@ -163,7 +165,7 @@ async fn errors_say_what_to_fix() {
         (
             format!("postgres://{user}:{pw}@127.0.0.1:{closed}/postgres"),
             format!(
-                "cannot reach the database: could not connect to 127.0.0.1:{closed}: Connection refused (os error 111); is PostgreSQL running on that host and accepting TCP connections on that port?"
+                "cannot reach the database: could not connect to 127.0.0.1:{closed}: Connection refused (os error 111); nothing accepts connections there: is PostgreSQL running on that host, and on port {closed}? Check the host and port (the connection string, connection.host and connection.port, PGHOST, PGPORT); a server on another machine must also listen on its network address (listen_addresses)"
             ),
         ),
         (
@@ -175,18 +177,20 @@ async fn errors_say_what_to_fix() {
         (
             format!("postgres://{user}:not-the-password@127.0.0.1:{port}/postgres"),
             format!(
-                "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{user}\" (the password came from PGMCP_PG_CONNSTRING; check PGPASSWORD, the connection string or ~/.pgpass)"
+                "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{user}\" (SQLSTATE 28P01); the password in PGMCP_PG_CONNSTRING is not the password of role \"{user}\", or there is no role \"{user}\" (with password authentication the server does not say which): correct it in PGMCP_PG_CONNSTRING, or check the user name (user in the connection string, connection.user, or PGUSER)"
             ),
         ),
         (
             format!("postgres://{user}:{pw}@127.0.0.1:{port}/nope"),
             format!(
-                "cannot reach the database: database \"nope\" does not exist on 127.0.0.1:{port} (check dbname in the connection string, connection.dbname or PGDATABASE)"
+                "cannot reach the database: could not connect to 127.0.0.1:{port}: database \"nope\" does not exist (SQLSTATE 3D000); the login was accepted, but that server has no such database: check the name (dbname or /name in the connection string, connection.dbname, or PGDATABASE; names are case-sensitive): `psql -l` lists the databases"
             ),
         ),
         (
             format!("postgres://{user}@127.0.0.1:{port}/postgres"),
-            "the database server requires a password, but none was given: set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING".to_owned(),
+            format!(
+                "could not connect to 127.0.0.1:{port}: the server asks user \"{user}\" for a password (scram-sha-256), and none was given: the connection string and PGPASSWORD hold none, and there is no password file to read (HOME is not set): set PGPASSWORD, or name a password file with PGPASSFILE holding the line 127.0.0.1:{port}:postgres:{user}:<password>"
+            ),
         ),
     ];
     for (url, expected) in cases {
@@ -288,4 +292,177 @@ fn empty_variables_are_unset() {
         "{stdout}"
     );
     assert!(stdout.contains("(from PGMCP_PG_CONNSTRING)"), "{stdout}");
+}
+
+/// What `pgmcp check` and `pgmcp query` say when the connection fails, with
+/// `home` as HOME and `env` on top of a clean environment: check's `FAILED`
+/// line (exit 1) and query's `error:` line (exit 1), which must say the
+/// same.
+fn both_fail(home: &Path, env: &[(&str, &str)]) -> String {
+    let run = |args: &[&str]| {
+        let mut cmd = crate::support::pgmcp(home);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.args(args).output().unwrap()
+    };
+    let check = run(&["check"]);
+    let stdout = crate::support::stdout_of(&check, 1);
+    let failed = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("  FAILED:     "))
+        .unwrap_or_else(|| panic!("no FAILED line:\n{stdout}"))
+        .to_owned();
+    let query = run(&["query", "SELECT 1"]);
+    let stderr = String::from_utf8_lossy(&query.stderr).into_owned();
+    assert_eq!(query.status.code(), Some(1), "{stderr}");
+    let error = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .unwrap_or_else(|| panic!("no error line:\n{stderr}"));
+    assert_eq!(error, failed, "check and query word the same failure alike");
+    failed
+}
+
+/// Each common way a first connection fails, through the real binary: the
+/// message says what happened, the likeliest cause (from the SQLSTATE the
+/// server sent and the password source that was tried) and what to do
+/// next, and never the password.
+#[test]
+fn connection_errors_name_the_likeliest_cause() {
+    let server = pg::server();
+    let (port, admin, pw) = (server.port(), server.admin_user(), server.admin_password());
+    let home = tempfile::tempdir().unwrap();
+    let pgpass = home.path().join(".pgpass");
+    let url = |user: &str, db: &str| format!("postgres://{user}@127.0.0.1:{port}/{db}");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nobody = format!("nobody_{}", std::process::id());
+
+    // No password anywhere, and the server asks for one.
+    let text = both_fail(home.path(), &[("PGMCP_PG_CONNSTRING", &url(admin, "postgres"))]);
+    assert_eq!(
+        text,
+        format!(
+            "could not connect to 127.0.0.1:{port}: the server asks user \"{admin}\" for a password (scram-sha-256), and none was given: the connection string and PGPASSWORD hold none, and there is no password file {0}: create it with the line 127.0.0.1:{port}:postgres:{admin}:<password>, readable by you alone (chmod 0600 {0}), or set PGPASSWORD",
+            pgpass.display()
+        )
+    );
+
+    // A wrong password, from PGPASSWORD.
+    let text = both_fail(
+        home.path(),
+        &[
+            ("PGMCP_PG_CONNSTRING", &url(admin, "postgres")),
+            ("PGPASSWORD", "not-the-password"),
+        ],
+    );
+    assert_eq!(
+        text,
+        format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{port}: password authentication failed for user \"{admin}\" (SQLSTATE 28P01); the password in PGPASSWORD is not the password of role \"{admin}\", or there is no role \"{admin}\" (with password authentication the server does not say which): correct PGPASSWORD (it is used before the password file), or check the user name (user in the connection string, connection.user, or PGUSER)"
+        )
+    );
+
+    // An unknown role: with password authentication the server answers as
+    // for a wrong password, and the message says both.
+    let text = both_fail(
+        home.path(),
+        &[("PGMCP_PG_CONNSTRING", &url(&nobody, "postgres")), ("PGPASSWORD", "x")],
+    );
+    assert!(
+        text.contains(&format!(
+            "password authentication failed for user \"{nobody}\" (SQLSTATE 28P01); the password in PGPASSWORD is not the password of role \"{nobody}\", or there is no role \"{nobody}\""
+        )),
+        "{text}"
+    );
+    // Where the server lets everyone in (the harness's Unix socket: trust),
+    // it says the role does not exist, and that is what is blamed.
+    if let Some(dir) = server.socket_dir() {
+        let kv = format!("host={} port={port} user={nobody} dbname=postgres", dir.display());
+        let text = both_fail(home.path(), &[("PGMCP_PG_CONNSTRING", &kv)]);
+        assert_eq!(
+            text,
+            format!(
+                "cannot reach the database: could not connect to {}/.s.PGSQL.{port}: role \"{nobody}\" does not exist (SQLSTATE 28000); the user name is wrong, or the login was not created yet: check it (user in the connection string, connection.user, or PGUSER); to create it as a least-privilege login, `pgmcp check --suggest-role --login {nobody}`, connected as a superuser, prints the SQL",
+                dir.display()
+            )
+        );
+        assert!(!text.contains("pg_hba"), "{text}");
+    }
+
+    // A mistyped database name, with a password file line for the right one:
+    // the server asks for the password before it looks at the database.
+    write_passfile(&pgpass, &format!("127.0.0.1:{port}:postgres:{admin}:{pw}\n"), 0o600);
+    let text = both_fail(home.path(), &[("PGMCP_PG_CONNSTRING", &url(admin, "postgers"))]);
+    assert_eq!(
+        text,
+        format!(
+            "could not connect to 127.0.0.1:{port}: the server asks user \"{admin}\" for a password (scram-sha-256), and the password file {0} has no line matching 127.0.0.1:{port}:postgers:{admin}, though it has one for database \"postgres\": is the database name right (dbname or /name in the connection string, connection.dbname, or PGDATABASE)? If it is, add the line 127.0.0.1:{port}:postgers:{admin}:<password> to {0} (the connection string and PGPASSWORD hold none)",
+            pgpass.display()
+        )
+    );
+
+    // A database that does not exist, the password having been accepted.
+    write_passfile(&pgpass, &format!("127.0.0.1:{port}:*:{admin}:{pw}\n"), 0o600);
+    let text = both_fail(home.path(), &[("PGMCP_PG_CONNSTRING", &url(admin, "no_such_db"))]);
+    assert_eq!(
+        text,
+        format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{port}: database \"no_such_db\" does not exist (SQLSTATE 3D000); the login was accepted, but that server has no such database: check the name (dbname or /name in the connection string, connection.dbname, or PGDATABASE; names are case-sensitive): `psql -l` lists the databases"
+        )
+    );
+
+    // No server on that port.
+    let text = both_fail(
+        home.path(),
+        &[(
+            "PGMCP_PG_CONNSTRING",
+            &format!("postgres://{admin}@127.0.0.1:{closed}/postgres"),
+        )],
+    );
+    assert!(
+        text.starts_with(&format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{closed}: Connection refused (os error 111); nothing accepts connections there: is PostgreSQL running on that host, and on port {closed}?"
+        )),
+        "{text}"
+    );
+}
+
+/// A server whose pg_hba.conf has no line for the login: the message says
+/// so (not "wrong password", not "no such role"), and gives the line to add.
+#[test]
+fn a_pg_hba_refusal_gives_the_line_to_add() {
+    let server = pg::private_server();
+    let admin = server.admin_user().to_owned();
+    server.psql("postgres", "CREATE ROLE hba_agent LOGIN PASSWORD 'agent-pw'");
+    server.set_hba(&format!(
+        "local all all trust\nhost all {admin} 127.0.0.1/32 scram-sha-256\nhost all {admin} ::1/128 scram-sha-256\n"
+    ));
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("postgres://hba_agent@127.0.0.1:{}/postgres", server.port());
+    let text = both_fail(
+        home.path(),
+        &[("PGMCP_PG_CONNSTRING", &url), ("PGPASSWORD", "agent-pw")],
+    );
+    // The server's own words end in "no encryption" (PostgreSQL 14 and
+    // later) or "SSL off" (13).
+    let (said, advice) = text
+        .split_once(" (SQLSTATE 28000); ")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        said.starts_with(&format!(
+            "cannot reach the database: could not connect to 127.0.0.1:{}: no pg_hba.conf entry for host \"127.0.0.1\", user \"hba_agent\", database \"postgres\", ",
+            server.port()
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        advice,
+        "the server's pg_hba.conf has no line that lets user \"hba_agent\" into database \"postgres\" from this address: a superuser adds a line that lets it in (such as `host   postgres   hba_agent   127.0.0.1/32   scram-sha-256`) above any line that would match first, and reloads the server (SELECT pg_reload_conf(); SHOW hba_file says where the file is)"
+    );
+    assert!(!text.contains("agent-pw"), "{text}");
 }

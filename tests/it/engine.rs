@@ -467,7 +467,7 @@ async fn wrong_password_is_a_clear_error_without_the_password() {
     let text = run(&engine, "SELECT 1").await.unwrap_err().to_string();
     assert!(text.contains("password authentication failed"), "{text}");
     assert!(
-        text.contains("check PGPASSWORD, the connection string or ~/.pgpass"),
+        text.contains("the password in PGMCP_PG_CONNSTRING is not the password of role"),
         "{text}"
     );
     assert!(!text.contains("not-the-password"), "{text}");

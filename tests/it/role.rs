@@ -8,6 +8,7 @@
 //! Roles belong to the cluster, not a database: every name here carries the
 //! test database's name, so tests sharing the server do not collide.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -475,4 +476,223 @@ fn refused(mcp: &mut McpProcess, args: &serde_json::Value) -> String {
     let result = mcp.call_tool("describe_table", args.clone());
     assert_eq!(result["isError"], true, "{result}");
     crate::support::stdio::tool_text(&result).to_owned()
+}
+
+/// `pgmcp check --suggest-role --login NAME` on `url`, run from `home`: the
+/// SQL (stdout) and the steps (stderr), after checking it exited 0.
+fn login_recipe(home: &Path, url: &str, login: &str) -> (String, String) {
+    let out = pgmcp(home)
+        .args(["check", "--suggest-role", "--login", login])
+        .env("PGMCP_PG_CONNSTRING", url)
+        .output()
+        .unwrap();
+    let sql = crate::support::stdout_of(&out, 0);
+    (sql, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The indented line of `steps` that starts with `start` (after its indent).
+fn step_line<'a>(steps: &'a str, start: &str) -> &'a str {
+    steps
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting {start:?} in:\n{steps}"))
+}
+
+/// The recipe for a password login, followed as a person would: the SQL run
+/// by psql as the superuser, the pg_hba.conf line added where the steps say
+/// (this server's rules turn everyone but its admin away) and the server
+/// reloaded, the password file line saved; then `pgmcp check` and `pgmcp
+/// query` as the new login connect, read, and cannot write.
+#[test]
+fn the_login_recipe_works_end_to_end() {
+    let server = pg::private_server();
+    let admin = server.admin_user().to_owned();
+    server.set_hba(&format!(
+        "local all all trust\nhost all {admin} 127.0.0.1/32 scram-sha-256\nhost all {admin} ::1/128 scram-sha-256\n\
+         host all all 127.0.0.1/32 reject\n"
+    ));
+    let db = server.database();
+    db.psql("CREATE TABLE notes (t text); INSERT INTO notes VALUES ('hi');");
+    if db.major() < 15 {
+        // What PostgreSQL 15 does itself, and the SQL's note says to.
+        db.psql("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    }
+    let home = tempfile::tempdir().unwrap();
+    let login = "agent_readonly";
+    let (sql, steps) = login_recipe(home.path(), &db.url, login);
+
+    // The password is in the password file line of the steps, and only there.
+    let line = step_line(&steps, &format!("127.0.0.1:{}:{}:{login}:", server.port(), db.name));
+    let password = line.rsplit(':').next().unwrap();
+    assert!(password.len() >= 24, "{line}");
+    assert!(!sql.contains(password), "the SQL never holds the password:\n{sql}");
+    assert_eq!(steps.matches(password).count(), 1, "{steps}");
+    assert!(
+        sql.contains(&format!("CREATE ROLE \"{login}\" LOGIN PASSWORD 'SCRAM-SHA-256$4096:")),
+        "{sql}"
+    );
+
+    // 1. The SQL, as the superuser.
+    db.psql(&sql);
+
+    // 3. The password file line (before 2, to see the refusal it fixes).
+    let passfile = home.path().join("agent.pgpass");
+    std::fs::write(&passfile, format!("{line}\n")).unwrap();
+    std::fs::set_permissions(&passfile, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let url = step_line(&steps, "pgmcp check --database '")
+        .trim_start_matches("pgmcp check --database '")
+        .trim_end_matches('\'')
+        .to_owned();
+    assert_eq!(
+        step_line(&steps, "pgmcp install claude-desktop --database '"),
+        format!("pgmcp install claude-desktop --database '{url}'")
+    );
+    let as_agent = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = pgmcp(home.path());
+        cmd.arg("--database").arg(&url).args(args).env("PGPASSFILE", &passfile);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let refused = as_agent(&["check"], &[]);
+    let stdout = crate::support::stdout_of(&refused, 1);
+    assert!(
+        stdout.contains("a reject line of the server's pg_hba.conf matches this user, database and address first"),
+        "{stdout}"
+    );
+
+    // 2. The server's rules turn the login away: the steps say which line
+    // decides, in which file, and the line to put above it.
+    let hba_file = steps
+        .split_once("2. pg_hba.conf: add this line to ")
+        .and_then(|(_, rest)| rest.split_once(", above line "))
+        .map(|(file, rest)| (PathBuf::from(file), rest))
+        .unwrap_or_else(|| panic!("step 2 adds no line:\n{steps}"));
+    let (hba_path, rest) = hba_file;
+    let above: usize = rest.split(' ').next().unwrap().parse().unwrap();
+    assert!(
+        rest.contains("(host all all 127.0.0.1/32 reject), which would decide first"),
+        "{steps}"
+    );
+    let hba_line = step_line(&steps, "host   ");
+    assert_eq!(
+        hba_line,
+        format!("host   {}   {login}   127.0.0.1/32   scram-sha-256", db.name)
+    );
+    let text = std::fs::read_to_string(&hba_path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(above - 1, hba_line);
+    std::fs::write(&hba_path, lines.join("\n") + "\n").unwrap();
+    server.psql("postgres", "SELECT pg_reload_conf()");
+
+    // 4. It connects (once the server has read the file again), as itself,
+    // with the password from the file, and nothing it can do beyond reading.
+    let started = Instant::now();
+    let checked = loop {
+        let out = as_agent(&["check"], &[]);
+        if out.status.success() || started.elapsed() > Duration::from_secs(10) {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let stdout = crate::support::stdout_of(&checked, 0);
+    for expected in [
+        format!("  connected:  as user \"{login}\" to database \"{}\"\n", db.name),
+        format!("  runs as:    role \"{login}\" (the login,"),
+        format!("  password:   from the password file {}\n", passfile.display()),
+        "result:       OK\n".to_owned(),
+    ] {
+        assert!(stdout.contains(&expected), "{expected}\nnot in\n{stdout}");
+    }
+    assert!(!stdout.contains("WARNING"), "{stdout}");
+
+    let read = as_agent(&["query", "SELECT t FROM notes"], &[]);
+    let answer: serde_json::Value = serde_json::from_str(&crate::support::stdout_of(&read, 0)).unwrap();
+    assert_eq!(answer["rows"], json!([{"t": "hi"}]));
+    // A write: refused by read-only mode, and by PostgreSQL itself when
+    // read-only mode is off.
+    for env in [&[][..], &[("PGMCP_READ_ONLY", "false")][..]] {
+        let write = as_agent(&["query", "INSERT INTO notes VALUES ('x')"], env);
+        assert_eq!(write.status.code(), Some(1), "{env:?}");
+        let stderr = String::from_utf8_lossy(&write.stderr);
+        if env.is_empty() {
+            assert!(stderr.contains("read-only"), "{stderr}");
+        } else {
+            assert!(stderr.contains("permission denied for table notes"), "{stderr}");
+        }
+    }
+    assert_eq!(db.psql("SELECT count(*) FROM notes"), "1");
+}
+
+/// Where the server's rules already let a password login in (the shared
+/// test server's `host all all 127.0.0.1/32 scram-sha-256`), the steps say
+/// there is nothing to add, and which line lets it in.
+#[test]
+fn the_login_recipe_adds_no_pg_hba_line_when_none_is_needed() {
+    let server = pg::server();
+    if server.log_path().is_none() {
+        return; // PGMCP_TEST_DATABASE_URL: its login may not read pg_hba.conf
+    }
+    let db = server.database();
+    let home = tempfile::tempdir().unwrap();
+    let (sql, steps) = login_recipe(home.path(), &db.url, "Agent One");
+    assert!(
+        sql.contains("CREATE ROLE \"Agent One\" LOGIN PASSWORD 'SCRAM-SHA-256$4096:"),
+        "{sql}"
+    );
+    assert!(steps.contains("2. pg_hba.conf: nothing to add: line "), "{steps}");
+    assert!(
+        steps.contains("(host all all 127.0.0.1/32 scram-sha-256) of "),
+        "{steps}"
+    );
+    assert!(
+        steps.contains("lets \"Agent One\" in from 127.0.0.1 with its password.\n"),
+        "{steps}"
+    );
+    // Names are quoted and encoded for each place they go.
+    step_line(&steps, &format!("127.0.0.1:{}:{}:Agent One:", server.port(), db.name));
+    step_line(
+        &steps,
+        &format!(
+            "pgmcp check --database 'postgresql://Agent%20One@127.0.0.1:{}/{}'",
+            server.port(),
+            db.name
+        ),
+    );
+
+    // Without a connection: the template, the login in it, and the steps,
+    // which say that pg_hba.conf could not be read (exit 1).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = pgmcp(home.path())
+        .args(["check", "--suggest-role", "--login", "agent"])
+        .env(
+            "PGMCP_PG_CONNSTRING",
+            format!("postgres://nobody@127.0.0.1:{closed}/shop"),
+        )
+        .output()
+        .unwrap();
+    let sql = crate::support::stdout_of(&out, 1);
+    let steps = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        sql.starts_with("-- pgmcp could not connect, so this is a template"),
+        "{sql}"
+    );
+    assert!(
+        sql.contains("CREATE ROLE \"agent\" LOGIN PASSWORD 'SCRAM-SHA-256$4096:"),
+        "{sql}"
+    );
+    assert!(
+        steps.contains(
+            "2. pg_hba.conf: pgmcp could not read the server's rules (pgmcp could not read the database). If"
+        ),
+        "{steps}"
+    );
+    step_line(&steps, &format!("127.0.0.1:{closed}:shop:agent:"));
+    assert!(steps.contains("printed a template"), "{steps}");
 }

@@ -330,7 +330,9 @@ async fn pg_hba_encryption_rules() {
     server.set_hba("local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n");
     let text = refused(&server, &connstring(&server, "127.0.0.1", "sslmode=disable")).await;
     assert!(
-        text.ends_with("(the server accepts this user only over TLS: set sslmode=require or stronger)"),
+        text.contains(
+            "and sslmode=disable tried no other way: if the server accepts it over TLS (a hostssl line), set sslmode=require or stronger"
+        ),
         "{text}"
     );
     let r = report(&connstring(&server, "127.0.0.1", "sslmode=allow"))

@@ -2,6 +2,9 @@
 //! per call, and the cancel request that makes timeouts stop work on the server.
 
 mod catalog;
+mod diagnosis;
+pub mod hba;
+pub mod login;
 pub mod params;
 pub mod passfile;
 mod role;
@@ -17,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use diagnosis::Failure;
+pub use login::{HbaFacts, NewLogin, Place};
 pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RootCert, SessionAttrs, SslMode};
 use role::SessionRole;
 pub use role::{quote_ident, suggest_role_sql};
@@ -545,10 +550,32 @@ impl PgBackend {
     }
 
     /// SQL that creates `role` as a least-privilege reader of this database,
-    /// with its schemas, table owners and the login filled in.
-    pub async fn suggest_role(&self, role: &str, deadline: &Deadline) -> Result<String, Error> {
+    /// with its schemas, table owners and the login filled in; with
+    /// `login`, and that login as its member.
+    pub async fn suggest_role(
+        &self,
+        role: &str,
+        login: Option<&NewLogin>,
+        deadline: &Deadline,
+    ) -> Result<String, Error> {
         let facts: role::SuggestFacts = self.catalog(role::SUGGEST_FACTS, &[], deadline).await?;
-        Ok(suggest_role_sql(role, Some(&facts)))
+        Ok(suggest_role_sql(role, Some(&facts), login))
+    }
+
+    /// What the server says about pg_hba.conf for a login connecting as this
+    /// connection did: where the connection comes from, and the file's rules,
+    /// or why they could not be read (the server's refusal: only a superuser
+    /// may read them).
+    pub async fn hba_facts(&self, deadline: &Deadline) -> Result<HbaFacts, Error> {
+        let client: hba::Client = self.catalog(hba::CLIENT, &[], deadline).await?;
+        let rules = self
+            .catalog::<hba::Rules>(hba::RULES, &[], deadline)
+            .await
+            .map_err(|e| e.to_string());
+        Ok(HbaFacts {
+            origin: hba::Origin::of(&client),
+            rules,
+        })
     }
 
     /// What `pgmcp check` shows about a live session: the server's version, who
@@ -1126,62 +1153,34 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
     }
 }
 
-/// A failed connection attempt, worded so a person knows what to fix. Never
-/// contains the password: only where it came from.
+/// A failed connection attempt, worded so a person knows what to fix
+/// ([`diagnosis::explain`]). Never contains the password: only where it
+/// came from.
 fn connect_error(params: &ConnectParams, e: WireError) -> Error {
-    let target = params.target();
+    let attempt = diagnosis::Attempt {
+        host: &params.host,
+        port: params.port,
+        user: &params.user,
+        dbname: params.dbname.as_deref(),
+        os_user: params.os_user,
+        sslmode: params.sslmode,
+    };
     let text = match e {
-        WireError::Connect { source, .. } => {
-            let advice = match (&params.host, source.kind()) {
-                (Host::Tcp(_), std::io::ErrorKind::ConnectionRefused) => {
-                    "; is PostgreSQL running on that host and accepting TCP connections on that port?".to_owned()
-                }
-                #[cfg(unix)]
-                (Host::Unix(dir), _) => format!(
-                    "; is PostgreSQL running on this machine with its socket in {}?",
-                    dir.display()
-                ),
-                // No Unix-domain sockets on Windows: the error says so.
-                #[cfg(not(unix))]
-                (Host::Unix(_), _) => String::new(),
-                (Host::Tcp(_), std::io::ErrorKind::TimedOut) => {
-                    "; check the host and that PostgreSQL accepts TCP connections there".to_owned()
-                }
-                (Host::Tcp(_), _) => "; check the host name".to_owned(),
-            };
-            format!("could not connect to {target}: {source}{advice}")
+        WireError::Connect { source, .. } => diagnosis::explain(&attempt, &Failure::Socket(&source)),
+        WireError::Refused { db, password_from } => diagnosis::explain(
+            &attempt,
+            &Failure::Refused {
+                code: db.code(),
+                message: &db.message,
+                password: password_from.as_ref(),
+            },
+        ),
+        WireError::PasswordRequired { asked, search } => {
+            let message = diagnosis::explain(&attempt, &Failure::NoPassword { asked, search: &search });
+            return Error::PasswordRequired { message };
         }
-        WireError::Refused { db, password_from } => {
-            let DbError { code, message, .. } = *db;
-            match code.as_str() {
-                "28P01" => {
-                    let from = match password_from {
-                        Some(source) => format!("the password came from {source}; "),
-                        None => String::new(),
-                    };
-                    format!(
-                        "could not connect to {target}: {message} ({from}check PGPASSWORD, the connection string or ~/.pgpass)"
-                    )
-                }
-                "3D000" => format!(
-                    "{message} on {target} (check dbname in the connection string, connection.dbname or PGDATABASE)"
-                ),
-                // "SSL off" before PostgreSQL 14, "no encryption" since.
-                "28000" if message.ends_with("no encryption") || message.ends_with("SSL off") => format!(
-                    "could not connect to {target}: {message} (the server accepts this user only over TLS: set sslmode=require or stronger)"
-                ),
-                "28000" => format!(
-                    "could not connect to {target}: {message} (the server's pg_hba.conf does not let this user in from here)"
-                ),
-                "53300" => {
-                    format!("could not connect to {target}: {message} (the server has no free connection slots)")
-                }
-                _ => format!("could not connect to {target}: {message}"),
-            }
-        }
-        WireError::PasswordRequired { note } => return Error::PasswordRequired { note },
         WireError::TlsSetup(e) => e.to_string(),
-        other => format!("could not connect to {target}: {other}"),
+        other => format!("could not connect to {}: {other}", params.target()),
     };
     Error::Connection(text)
 }

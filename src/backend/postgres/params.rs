@@ -151,7 +151,11 @@ pub enum PasswordSource {
     /// (`PGMCP_PG_CONNSTRING`, `--database`, ...).
     ConnectionString(&'static str),
     Environment,
-    Passfile(PathBuf),
+    /// The password file, and the line (from 1) that matched.
+    Passfile {
+        path: PathBuf,
+        line: usize,
+    },
     Prompt,
 }
 
@@ -160,7 +164,7 @@ impl fmt::Display for PasswordSource {
         match self {
             PasswordSource::ConnectionString(setting) => write!(f, "{setting}"),
             PasswordSource::Environment => write!(f, "PGPASSWORD"),
-            PasswordSource::Passfile(path) => write!(f, "the password file {}", path.display()),
+            PasswordSource::Passfile { path, .. } => write!(f, "the password file {}", path.display()),
             PasswordSource::Prompt => write!(f, "the password typed at the prompt"),
         }
     }
@@ -210,6 +214,9 @@ pub struct ConnectParams {
     /// sent as libpq sends them.
     pub options: Option<String>,
     pub user: String,
+    /// No user name was given: `user` is the operating system's (libpq's
+    /// default), which errors about the user name say.
+    pub os_user: bool,
     pub password: Option<String>,
     pub dbname: Option<String>,
     pub application_name: String,
@@ -237,6 +244,7 @@ impl fmt::Debug for ConnectParams {
             .field("target_session_attrs", &self.target_session_attrs)
             .field("options", &self.options)
             .field("user", &self.user)
+            .field("os_user", &self.os_user)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("dbname", &self.dbname)
             .field("application_name", &self.application_name)
@@ -535,6 +543,7 @@ pub fn resolve_from(
             )
         })?,
     };
+    let os_user = p.user.as_deref().is_none_or(str::is_empty);
     let user = match p.user {
         Some(u) if !u.is_empty() => u,
         // Windows names the user in USERNAME.
@@ -600,6 +609,7 @@ pub fn resolve_from(
         dbname: p.dbname.filter(|d| !d.is_empty()),
         password,
         password_from,
+        os_user,
         application_name: p
             .application_name
             .filter(|a| !a.is_empty())

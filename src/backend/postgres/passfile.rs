@@ -46,12 +46,54 @@ pub enum Ignored {
     Unreadable(PathBuf, String),
 }
 
-/// The password for `target` from the file at `path`: `Ok(None)` when the file
-/// does not exist or no line matches.
-pub fn lookup(path: &Path, target: Target<'_>) -> Result<Option<String>, Ignored> {
+/// What the password file holds for one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// The first matching line's password, and that line's number (from 1).
+    Found { password: String, line: usize },
+    /// There is no file at the path.
+    Missing,
+    /// No line matches; `near` lists the lines one field away from matching,
+    /// which usually say what is wrong with the connection settings.
+    NoMatch { near: Vec<Near> },
+}
+
+/// A line that would match but for one field: what that field holds there.
+/// Never the line's password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Near {
+    pub field: Field,
+    /// The field as the line has it (unescaped).
+    pub value: String,
+}
+
+/// One of the four fields a line is matched on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Host,
+    Port,
+    Database,
+    User,
+}
+
+impl Field {
+    const ALL: [Field; 4] = [Field::Host, Field::Port, Field::Database, Field::User];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Host => "host",
+            Field::Port => "port",
+            Field::Database => "database",
+            Field::User => "user",
+        }
+    }
+}
+
+/// What the file at `path` holds for `target`.
+pub fn lookup(path: &Path, target: Target<'_>) -> Result<Lookup, Ignored> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lookup::Missing),
         Err(e) => return Err(Ignored::Unreadable(path.to_owned(), e.to_string())),
     };
     if !meta.is_file() {
@@ -61,7 +103,12 @@ pub fn lookup(path: &Path, target: Target<'_>) -> Result<Option<String>, Ignored
         return Err(Ignored::Permissions(path.to_owned()));
     }
     let text = fs::read_to_string(path).map_err(|e| Ignored::Unreadable(path.to_owned(), e.to_string()))?;
-    Ok(find(&text, target))
+    Ok(match find(&text, target) {
+        Some((line, password)) => Lookup::Found { password, line },
+        None => Lookup::NoMatch {
+            near: near(&text, target),
+        },
+    })
 }
 
 /// Whether neither group nor others may read or write the file.
@@ -77,31 +124,97 @@ fn private(_: &fs::Metadata) -> bool {
     true
 }
 
-/// The first line of `text` that matches `target`, and its password.
-pub fn find(text: &str, target: Target<'_>) -> Option<String> {
-    let host = match target.host {
+/// The host field a line must hold to match `target`.
+fn host_field(host: &Host) -> String {
+    match host {
         Host::Tcp(name) => name.clone(),
         Host::Unix(dir) if dir == Path::new(DEFAULT_SOCKET_DIR) => "localhost".to_owned(),
         Host::Unix(dir) => dir.display().to_string(),
-    };
-    let port = target.port.to_string();
-    let wanted = [host.as_str(), port.as_str(), target.dbname, target.user];
+    }
+}
+
+/// The four fields of `text`'s lines that can match, with each line's number
+/// (from 1) and password; comments, blank lines, lines with fewer than five
+/// fields and lines with an empty password (no password) are left out.
+fn entries(text: &str) -> impl Iterator<Item = (usize, Vec<String>)> + '_ {
     text.lines()
-        .map(|line| line.strip_suffix('\r').unwrap_or(line))
-        .filter(|line| !line.starts_with('#') && !line.is_empty())
-        .find_map(|line| {
-            let fields = split(line);
-            // Four fields to match and a password; a line with fewer is skipped.
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.strip_suffix('\r').unwrap_or(line)))
+        .filter(|(_, line)| !line.starts_with('#') && !line.is_empty())
+        .filter_map(|(number, line)| {
+            let mut fields = split(line);
             if fields.len() < 5 {
                 return None;
             }
-            let matches = fields[..4]
-                .iter()
-                .zip(wanted)
-                .all(|(field, want)| field.as_str() == "*" || field.as_str() == want);
             // Anything after a fifth unescaped colon is part of the password.
-            matches.then(|| fields[4..].join(":")).filter(|p| !p.is_empty())
+            let password = fields.split_off(4).join(":");
+            fields.push(password);
+            (!fields[4].is_empty()).then_some((number, fields))
         })
+}
+
+/// Which of `fields`' first four do not match `target`.
+fn mismatches(fields: &[String], target: Target<'_>) -> Vec<Field> {
+    let host = host_field(target.host);
+    let port = target.port.to_string();
+    let wanted = [host.as_str(), port.as_str(), target.dbname, target.user];
+    Field::ALL
+        .into_iter()
+        .zip(fields.iter().zip(wanted))
+        .filter(|(_, (field, want))| field.as_str() != "*" && field.as_str() != *want)
+        .map(|(which, _)| which)
+        .collect()
+}
+
+/// The first line of `text` that matches `target`: its number (from 1) and
+/// its password.
+pub fn find(text: &str, target: Target<'_>) -> Option<(usize, String)> {
+    entries(text)
+        .find(|(_, fields)| mismatches(fields, target).is_empty())
+        .map(|(number, mut fields)| (number, fields.swap_remove(4)))
+}
+
+/// The lines of `text` that miss `target` by one field, each field value
+/// once: a line for another database of the same host, port and user says
+/// more about a mistyped database name than "no password".
+pub fn near(text: &str, target: Target<'_>) -> Vec<Near> {
+    let mut out: Vec<Near> = Vec::new();
+    for (_, fields) in entries(text) {
+        if let [field] = mismatches(&fields, target)[..] {
+            let index = Field::ALL.iter().position(|f| *f == field).unwrap_or_default();
+            let found = Near {
+                field,
+                value: fields[index].clone(),
+            };
+            if !out.contains(&found) {
+                out.push(found);
+            }
+        }
+    }
+    out
+}
+
+/// `text` as a field of a password file line: `:` and `\` escaped.
+pub fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\").replace(':', "\\:")
+}
+
+/// What a line must start with to match `target` exactly:
+/// `host:port:database:user`.
+pub fn key(target: Target<'_>) -> String {
+    format!(
+        "{}:{}:{}:{}",
+        escape(&host_field(target.host)),
+        target.port,
+        escape(target.dbname),
+        escape(target.user)
+    )
+}
+
+/// The line that gives `target` its password, with `password` (which may be
+/// a placeholder) as its last field.
+pub fn line_for(target: Target<'_>, password: &str) -> String {
+    format!("{}:{}", key(target), escape(password))
 }
 
 /// Split a line at unescaped colons, removing the escapes.
@@ -178,7 +291,7 @@ short:5432:*
                 user,
             };
             assert_eq!(
-                find(file, target).as_deref(),
+                find(file, target).map(|(_, password)| password).as_deref(),
                 *expected,
                 "{host:?}:{port}:{dbname}:{user}"
             );
@@ -194,7 +307,103 @@ short:5432:*
             dbname: "d",
             user: "u",
         };
-        assert_eq!(find(file, target).as_deref(), Some("first"));
+        assert_eq!(find(file, target), Some((1, "first".to_owned())));
+    }
+
+    /// (file, host, port, dbname, user, what the lines one field away hold)
+    #[test]
+    fn lines_one_field_away() {
+        let file = "\
+# the right database is shop
+127.0.0.1:5432:shop:app:pw
+localhost:5432:wrongdb:app:pw
+127.0.0.1:5433:wrongdb:app:pw
+127.0.0.1:5432:wrongdb:bob:pw
+127.0.0.1:5432:other:app:pw
+127.0.0.1:5432:shop:app:again
+db.example.com:6543:billing:admin:pw
+127.0.0.1:5432:blank:app:
+";
+        let at =
+            |host: &'static str, port: u16, dbname: &'static str, user: &'static str| (tcp(host), port, dbname, user);
+        let near_of = |(host, port, dbname, user): (Host, u16, &str, &str)| {
+            near(
+                file,
+                Target {
+                    host: &host,
+                    port,
+                    dbname,
+                    user,
+                },
+            )
+            .into_iter()
+            .map(|n| format!("{}={}", n.field.name(), n.value))
+            .collect::<Vec<_>>()
+        };
+        let cases = [
+            (
+                at("127.0.0.1", 5432, "wrongdb", "app"),
+                vec![
+                    "database=shop",
+                    "host=localhost",
+                    "port=5433",
+                    "user=bob",
+                    "database=other",
+                ],
+            ),
+            // Two fields away (another server's line) is not near; an empty
+            // password is no line at all.
+            (at("127.0.0.1", 5432, "billing", "admin"), vec![]),
+            (
+                at("127.0.0.1", 5432, "blanc", "app"),
+                vec!["database=shop", "database=other"],
+            ),
+            (
+                at("localhost", 5432, "shop", "app"),
+                vec!["host=127.0.0.1", "database=wrongdb"],
+            ),
+        ];
+        for (target, expected) in cases {
+            assert_eq!(near_of(target.clone()), expected, "{target:?}");
+        }
+    }
+
+    #[test]
+    fn lines_written_for_a_connection() {
+        let cases = [
+            (
+                tcp("db.example.com"),
+                5432,
+                "shop",
+                "app",
+                "s3cret",
+                "db.example.com:5432:shop:app:s3cret",
+            ),
+            (tcp("::1"), 5432, "shop", "app", "pw", r"\:\:1:5432:shop:app:pw"),
+            (
+                Host::Unix(DEFAULT_SOCKET_DIR.into()),
+                5433,
+                "my:db",
+                r"we\ird",
+                "<password>",
+                r"localhost:5433:my\:db:we\\ird:<password>",
+            ),
+            (Host::Unix("/tmp".into()), 5432, "d", "u", "pw", "/tmp:5432:d:u:pw"),
+        ];
+        for (host, port, dbname, user, password, expected) in cases {
+            let target = Target {
+                host: &host,
+                port,
+                dbname,
+                user,
+            };
+            let line = line_for(target, password);
+            assert_eq!(line, expected);
+            // What is written is what is read back.
+            if password != "<password>" {
+                assert_eq!(find(&line, target), Some((1, password.to_owned())), "{line}");
+            }
+        }
     }
 
     #[cfg(unix)]
@@ -211,15 +420,27 @@ short:5432:*
             user: "u",
         };
         for (mode, expected) in [
-            (0o600, Ok(Some("pw".to_owned()))),
-            (0o400, Ok(Some("pw".to_owned()))),
+            (
+                0o600,
+                Ok(Lookup::Found {
+                    password: "pw".to_owned(),
+                    line: 1,
+                }),
+            ),
+            (
+                0o400,
+                Ok(Lookup::Found {
+                    password: "pw".to_owned(),
+                    line: 1,
+                }),
+            ),
             (0o640, Err(Ignored::Permissions(path.clone()))),
             (0o604, Err(Ignored::Permissions(path.clone()))),
         ] {
             fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
             assert_eq!(lookup(&path, target), expected, "{mode:o}");
         }
-        assert_eq!(lookup(&dir.path().join("missing"), target), Ok(None));
+        assert_eq!(lookup(&dir.path().join("missing"), target), Ok(Lookup::Missing));
         assert_eq!(
             lookup(dir.path(), target),
             Err(Ignored::NotAFile(dir.path().to_owned()))

@@ -9,6 +9,8 @@
 
 use serde::Deserialize;
 
+use super::login::NewLogin;
+
 /// `connection.role`, ready to be sent.
 #[derive(Debug, Clone)]
 pub struct SessionRole {
@@ -341,9 +343,10 @@ pub struct SuggestFacts {
 }
 
 /// SQL that creates `role` as a reader of `facts`' database and lets the login
-/// switch to it, then the config snippet as a comment. Without facts (no
-/// connection), a template with `<placeholders>`.
-pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>) -> String {
+/// switch to it, then the config snippet as a comment; with `new_login`,
+/// creates that login as a member of `role` instead. Without facts (no connection), a
+/// template with `<placeholders>`.
+pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>, new_login: Option<&NewLogin>) -> String {
     let r = quote_ident(role);
     let (database, login, schemas, owners, old_public) = match facts {
         Some(f) => {
@@ -372,18 +375,31 @@ pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>) -> String {
         sql.push_str(text);
         sql.push('\n');
     };
+    let and_login = new_login.map_or_else(String::new, |l| {
+        format!(", and the login {} the agent signs in as", quote_ident(&l.name))
+    });
+    // Creating a login takes CREATEROLE, which an owner of tables may lack.
+    let who = if new_login.is_some() {
+        "a superuser"
+    } else {
+        "a superuser (or the owner of the schemas and tables)"
+    };
     match facts {
         Some(_) => line(&format!(
-            "-- A least-privilege reader role for pgmcp in database {database}.\n\
-             -- Run it as a superuser (or the owner of the schemas and tables), e.g. psql -d {database} -f reader.sql"
+            "-- A least-privilege reader role for pgmcp in database {database}{and_login}.\n\
+             -- Run it as {who}, e.g. psql -d {database} -f reader.sql"
         )),
-        None => line(
+        None => line(&format!(
             "-- pgmcp could not connect, so this is a template: replace every <placeholder>.\n\
-             -- A least-privilege reader role for pgmcp. Run it as a superuser (or the owner of the schemas and tables).",
-        ),
+             -- A least-privilege reader role for pgmcp{and_login}. Run it as {who}."
+        )),
     }
     line("BEGIN;");
-    line("-- NOLOGIN: nobody signs in as it; the login switches to it (connection.role).");
+    if new_login.is_some() {
+        line("-- NOLOGIN: nobody signs in as it; its members (the login below) have its rights.");
+    } else {
+        line("-- NOLOGIN: nobody signs in as it; the login switches to it (connection.role).");
+    }
     line(&format!("CREATE ROLE {r} NOLOGIN;"));
     line(&format!("GRANT CONNECT ON DATABASE {database} TO {r};"));
     if schemas.is_empty() {
@@ -411,6 +427,15 @@ pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>) -> String {
         line("-- Before PostgreSQL 15 every role, this one included, may create objects in schema public.");
         line("-- If nothing relies on that, take it away from everyone:");
         line("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;");
+    }
+    if let Some(new) = new_login {
+        line("-- The login the agent signs in as: a member of the reader, with no rights of its own. Its password");
+        line("-- is stored as a SCRAM-SHA-256 verifier, not as the password: pgmcp printed the password once, on");
+        line("-- stderr, in the password file line of its next steps.");
+        line(&new.create_sql(role));
+        line("COMMIT;");
+        line("-- Then follow the steps pgmcp printed on stderr: pg_hba.conf, the password file, `pgmcp check`.");
+        return sql;
     }
     line("-- The login pgmcp connects as may switch to the role.");
     line(&format!("GRANT {r} TO {login};"));
@@ -553,7 +578,7 @@ mod tests {
             schemas: Some(vec!["public".into(), "Sales".into()]),
             owners: Some(vec!["owner\"x".into()]),
         };
-        let sql = suggest_role_sql("pgmcp_reader", Some(&facts));
+        let sql = suggest_role_sql("pgmcp_reader", Some(&facts), None);
         let statements: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
         assert_eq!(
             statements,
@@ -575,12 +600,42 @@ mod tests {
             version_num: "140011".into(),
             ..facts
         };
-        assert!(suggest_role_sql("r", Some(&old)).contains("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;"));
+        assert!(suggest_role_sql("r", Some(&old), None).contains("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;"));
 
-        let template = suggest_role_sql("we\"ird", None);
+        let template = suggest_role_sql("we\"ird", None, None);
         assert!(template.starts_with("-- pgmcp could not connect, so this is a template"));
         assert!(template.contains("GRANT CONNECT ON DATABASE <database> TO \"we\"\"ird\";"));
         assert!(template.contains("GRANT \"we\"\"ird\" TO <login>;"));
         assert!(template.contains(r#"{"connection":{"role":"we\"ird"}}"#), "{template}");
+    }
+
+    #[test]
+    fn suggested_sql_with_a_login() {
+        let facts = SuggestFacts {
+            database: "shop".into(),
+            login: "postgres".into(),
+            version_num: "150008".into(),
+            schemas: Some(vec!["public".into()]),
+            owners: Some(vec!["postgres".into()]),
+        };
+        let login = NewLogin::with_password("agent_readonly", "Pw123".into());
+        let sql = suggest_role_sql("pgmcp_reader", Some(&facts), Some(&login));
+        let statements: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
+        assert_eq!(statements.len(), 8, "{sql}");
+        assert_eq!(statements[..2], ["BEGIN;", "CREATE ROLE \"pgmcp_reader\" NOLOGIN;"]);
+        assert!(
+            statements[6].starts_with("CREATE ROLE \"agent_readonly\" LOGIN PASSWORD 'SCRAM-SHA-256$4096:"),
+            "{sql}"
+        );
+        assert!(statements[6].ends_with("' IN ROLE \"pgmcp_reader\";"), "{sql}");
+        assert_eq!(statements[7], "COMMIT;");
+        // The login is the member: the connected login is granted nothing,
+        // and no connection.role is needed.
+        assert!(!sql.contains("TO \"postgres\";"), "{sql}");
+        assert!(!sql.contains("\"connection\""), "{sql}");
+        assert!(!sql.contains("Pw123"), "{sql}");
+        assert!(sql.starts_with(
+            "-- A least-privilege reader role for pgmcp in database \"shop\", and the login \"agent_readonly\" the agent signs in as.\n-- Run it as a superuser, e.g."
+        ));
     }
 }

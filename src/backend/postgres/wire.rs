@@ -27,8 +27,9 @@ use tokio::net::TcpStream;
 #[cfg(unix)]
 use tokio::net::UnixStream;
 
+use super::diagnosis::PasswordSearch;
 use super::params::{ConnectParams, Host, PasswordSource, SslMode};
-use super::passfile;
+use super::passfile::{self, Lookup};
 use super::tls::{TlsClient, TlsSession, TlsSetupError};
 use crate::budget::ReadBudget;
 use crate::error::DbError;
@@ -44,12 +45,14 @@ pub enum WireError {
     Connect { target: String, source: io::Error },
     #[error("connection to the server was lost: {0}")]
     Io(#[from] io::Error),
-    /// The server asked for a password and there is none; `note` says why a
-    /// password file was not used, when one was ignored.
-    #[error(
-        "the server requires a password, but none was given (set PGPASSWORD, use ~/.pgpass, or put it in PGMCP_PG_CONNSTRING)"
-    )]
-    PasswordRequired { note: Option<String> },
+    /// The server asked for a password (`asked`: by the pg_hba.conf method
+    /// it implies: scram-sha-256, md5 or password) and there is none;
+    /// `search` says where one was looked for.
+    #[error("the server asks for a password ({asked}), but none was found")]
+    PasswordRequired {
+        asked: &'static str,
+        search: PasswordSearch,
+    },
     /// The server refused the session while it was being set up (a wrong
     /// password, no pg_hba.conf line, a missing database).
     #[error("{db}")]
@@ -418,15 +421,17 @@ impl Connection {
         self.password_from.as_ref()
     }
 
-    /// The password to send, and where it came from: the one given, else the
-    /// password file (read now, as libpq does, so edits apply to new connections).
-    fn password(&mut self, params: &ConnectParams) -> Result<String, WireError> {
+    /// The password to send (the server asked for one, `asked` says how),
+    /// and where it came from: the one given, else the password file (read
+    /// now, as libpq does, so edits apply to new connections).
+    fn password(&mut self, params: &ConnectParams, asked: &'static str) -> Result<String, WireError> {
         if let Some(password) = &params.password {
             self.password_from = Some(params.password_from.clone().unwrap_or(PasswordSource::Environment));
             return Ok(password.clone());
         }
+        let missing = |search| WireError::PasswordRequired { asked, search };
         let Some(path) = &params.passfile else {
-            return Err(WireError::PasswordRequired { note: None });
+            return Err(missing(PasswordSearch::NoFile));
         };
         let target = passfile::Target {
             host: &params.host,
@@ -435,16 +440,21 @@ impl Connection {
             user: &params.user,
         };
         match passfile::lookup(path, target) {
-            Ok(Some(password)) => {
-                self.password_from = Some(PasswordSource::Passfile(path.clone()));
+            Ok(Lookup::Found { password, line }) => {
+                self.password_from = Some(PasswordSource::Passfile {
+                    path: path.clone(),
+                    line,
+                });
                 Ok(password)
             }
-            Ok(None) => Err(WireError::PasswordRequired { note: None }),
+            Ok(Lookup::Missing) => Err(missing(PasswordSearch::Missing(path.clone()))),
+            Ok(Lookup::NoMatch { near }) => Err(missing(PasswordSearch::NoLine {
+                path: path.clone(),
+                near,
+            })),
             Err(ignored) => {
                 tracing::warn!("{ignored}");
-                Err(WireError::PasswordRequired {
-                    note: Some(ignored.to_string()),
-                })
+                Err(missing(PasswordSearch::Ignored(ignored)))
             }
         }
     }
@@ -454,12 +464,12 @@ impl Connection {
             match self.read_message().await? {
                 Message::AuthenticationOk => return Ok(()),
                 Message::AuthenticationCleartextPassword => {
-                    let password = self.password(params)?;
+                    let password = self.password(params, "password")?;
                     frontend::password_message(password.as_bytes(), &mut self.write_buf)?;
                     self.flush().await?;
                 }
                 Message::AuthenticationMd5Password(body) => {
-                    let password = self.password(params)?;
+                    let password = self.password(params, "md5")?;
                     let hash = authentication::md5_hash(params.user.as_bytes(), password.as_bytes(), body.salt());
                     frontend::password_message(hash.as_bytes(), &mut self.write_buf)?;
                     self.flush().await?;
@@ -473,7 +483,7 @@ impl Connection {
                     if !offered.iter().any(|m| m == sasl::SCRAM_SHA_256) {
                         return Err(WireError::UnsupportedAuth("SASL without SCRAM-SHA-256"));
                     }
-                    let password = self.password(params)?;
+                    let password = self.password(params, "scram-sha-256")?;
                     // Without channel binding ("n"): saying "y" (supported but not
                     // offered) would make a TLS server that offers
                     // SCRAM-SHA-256-PLUS suspect a downgrade and refuse.
