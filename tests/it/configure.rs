@@ -88,7 +88,7 @@ fn a_new_config_with_bad_answers_asked_again() {
 
     // Each bad answer was refused, naming the field.
     for refusal in [
-        "connection.port: invalid JSON: invalid value: integer `70000`",
+        "connection.port: expected a whole number from 0 to 65535, found 70000",
         "connection.sslmode: \"sometimes\": use one of disable, allow, prefer, require, verify-ca, verify-full",
         "query.default_timeout_seconds: must be greater than 0, got 0",
         "query.default_timeout_seconds: \"thirty\" is not a whole number",
