@@ -34,6 +34,14 @@ pub enum Expected {
 }
 
 impl Expected {
+    /// A whole number from `min` to `max`.
+    pub fn whole(min: i64, max: i64) -> Expected {
+        Expected::Whole {
+            min: min.into(),
+            max: max.into(),
+        }
+    }
+
     /// The kind behind what serde's visitors say they expect: `i64`, `u16`,
     /// `a boolean`, `a string`, `a sequence`, `struct RawQuery`.
     pub fn from_serde(expecting: &str) -> Expected {
