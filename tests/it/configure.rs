@@ -1,6 +1,7 @@
-//! `pgmcp configure`, driven through piped stdin as a person would type:
-//! the file it writes, its mode, and bad answers refused in words, naming
-//! the field.
+//! `pgmcp configure`, driven as a person would: through a pseudo-terminal
+//! (the first questions, a bad answer asked again) and through piped stdin
+//! (every question, as a script would): the file it writes, its mode, and
+//! bad answers refused in words, naming the field.
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -10,6 +11,7 @@ use pgmcp::wizard::{ADVANCED, ADVANCED_QUESTION, FIRST, Question};
 use serde_json::{Value, json};
 
 use crate::support::pgmcp;
+use crate::support::terminal::Terminal;
 
 /// The wizard's input: for each question (a field or a list, by its path)
 /// its lines, in the order the wizard asks; a question not given gets Enter
@@ -41,6 +43,115 @@ fn assert_in_words(screen: &str) {
     for leak in ["i64", "u16", "invalid type", "invalid JSON", "at line", "struct Raw"] {
         assert!(!screen.contains(leak), "{leak:?} in:\n{screen}");
     }
+}
+
+/// A person at a terminal: names an SQLite file by its path, keeps
+/// read-only mode (Enter), lowers the row cap, and declines the advanced
+/// settings. The file holds what they gave, and `pgmcp check` accepts it.
+#[test]
+fn a_person_at_a_terminal_answers_the_first_questions() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().canonicalize().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.db"),
+        dir.join("shop.db"),
+    )
+    .unwrap();
+    let mut cmd = crate::support::pgmcp_std(&dir);
+    cmd.arg("configure");
+    let mut t = Terminal::spawn(cmd);
+
+    t.expect("Which database? A PostgreSQL URL, such as postgresql://user@host:5432/shop,");
+    t.expect("or the path to an SQLite or DuckDB file");
+    t.expect("database (current: not set): ");
+    t.type_line("shop.db");
+    let url = format!("sqlite://{}/shop.db", dir.display());
+    t.expect(&format!("shop.db\n  written as {url}\n"));
+    t.expect("Read-only? Every query runs in a read-only transaction");
+    t.expect("server.read_only [yes/no] (current: yes, the default): ");
+    t.type_line("");
+    t.expect("Row cap: the most rows one query call returns");
+    t.expect("query.max_rows (current: 500, the default): ");
+    t.type_line("100");
+    t.expect(ADVANCED_QUESTION);
+    t.type_line("");
+    let path = dir.join("config/pgmcp/config.json");
+    t.expect(&format!("\nWrote {} (mode 0600).\n", path.display()));
+    t.expect("Next: pgmcp check   (connects, and shows what is in effect)\n");
+    t.expect("Then: pgmcp install claude-desktop   (or cursor: adds pgmcp to the client)\n");
+    let (status, screen) = t.finish();
+    assert!(status.success(), "{status}\n{screen}");
+    assert!(!screen.contains("=="), "no advanced section was asked:\n{screen}");
+    assert_in_words(&screen);
+
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(written, json!({"database": url, "query": {"max_rows": 100}}));
+    assert_eq!(mode(&path), 0o600);
+
+    // The next step the wizard named: `check` reads the file where it was
+    // written and opens the database it names.
+    let out = pgmcp(&dir).arg("check").output().unwrap();
+    let stdout = crate::support::stdout_of(&out, 0);
+    assert!(
+        stdout.contains(&format!("config file:  {}", path.display())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SQLite file"), "{stdout}");
+    assert!(stdout.contains("read-only:    on"), "{stdout}");
+}
+
+/// Bad answers at a terminal are refused in words naming the field, and the
+/// same question is asked again; nothing about JSON or Rust types shows.
+#[test]
+fn a_bad_answer_at_a_terminal_is_asked_again_in_words() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = crate::support::pgmcp_std(home.path());
+    cmd.args(["--config", "mine.json", "configure"]);
+    let mut t = Terminal::spawn(cmd);
+    let asked = |t: &mut Terminal, prompt: &str, answer: &str| {
+        t.expect(prompt);
+        t.type_line(answer);
+    };
+    let database = "database (current: not set): ";
+    asked(&mut t, database, "postgresql://agent:hunter2@db.example.com/shop");
+    t.expect("database: the URL holds a password, and the config file keeps none");
+    asked(&mut t, database, "shop");
+    t.expect("database: no file at ");
+    t.expect("give a PostgreSQL URL (postgresql://user@host/db), or the path to an SQLite or DuckDB file");
+    asked(&mut t, database, "postgresql://agent@db.example.com/shop");
+
+    let read_only = "server.read_only [yes/no] (current: yes, the default): ";
+    asked(&mut t, read_only, "maybe");
+    t.expect("  server.read_only: \"maybe\" is not yes or no\n");
+    asked(&mut t, read_only, "no");
+
+    let max_rows = "query.max_rows (current: 500, the default): ";
+    asked(&mut t, max_rows, "lots");
+    t.expect("  query.max_rows: \"lots\" is not a whole number\n");
+    asked(&mut t, max_rows, "0");
+    t.expect("  query.max_rows: must be greater than 0, got 0\n");
+    asked(&mut t, max_rows, "50");
+
+    asked(&mut t, ADVANCED_QUESTION, "perhaps");
+    t.expect("  \"perhaps\" is not yes or no\n");
+    asked(&mut t, ADVANCED_QUESTION, "n");
+    t.expect("Wrote mine.json (mode 0600).\nNext: pgmcp check --config mine.json");
+    t.expect("Then: pgmcp install claude-desktop --config mine.json");
+    let (status, screen) = t.finish();
+    assert!(status.success(), "{status}\n{screen}");
+    assert_in_words(&screen);
+
+    let path = home.path().join("mine.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        json!({
+            "database": "postgresql://agent@db.example.com/shop",
+            "server": {"read_only": false},
+            "query": {"max_rows": 50}
+        })
+    );
+    pgmcp::Config::load(&path).expect("what the wizard writes loads");
 }
 
 /// Every question, through a pipe: bad answers refused in words and asked
