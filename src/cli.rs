@@ -120,9 +120,10 @@ pub enum Command {
         #[arg(value_name = "FILE", default_value = "pgmcp-demo.db")]
         path: PathBuf,
     },
-    /// Ask for each config field (showing the current value) and write the
-    /// config file with permissions 0600. Answers are read line by line from
-    /// stdin, so they can be piped.
+    /// Ask which database, whether it is read-only, and the row cap, then
+    /// (if wanted) the advanced settings, showing each current value; write
+    /// the config file with permissions 0600 and say what to run next.
+    /// Answers are read line by line from stdin, so they can be piped.
     Configure,
     /// Add pgmcp to Claude Desktop's or Cursor's config file, so the client
     /// starts it. Other servers and settings in the file are kept; the

@@ -25,6 +25,7 @@ use crate::backend::postgres::{ConnectionConfig, SslMode};
 use crate::error_prompts::ErrorPrompt;
 use crate::guard::{FunctionPattern, Policy, RULES, Rule};
 use crate::hooks::Hook;
+use crate::mistake;
 use crate::sanitize::SanitizeRule;
 use crate::timeouts::TimeoutRule;
 use crate::trust;
@@ -689,13 +690,12 @@ impl Config {
     /// Parse and validate config text; `file` is only used in error messages.
     pub fn from_json(text: &str, file: Option<&Path>) -> Result<Config, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            ConfigError {
-                file: file.map(Path::to_owned),
-                field: (path != ".").then_some(path),
-                message: format!("invalid JSON: {}", e.inner()),
-            }
+        let raw = serde_path_to_error::deserialize::<_, RawConfig>(&mut *de).map_err(|e| misread(text, &e, file))?;
+        // Text after the object is a mistake too (a second object pasted in).
+        de.end().map_err(|e| ConfigError {
+            file: file.map(Path::to_owned),
+            field: None,
+            message: mistake::syntax(&e),
         })?;
         raw.validate(file)
     }
@@ -833,6 +833,45 @@ impl RawConfig {
             http,
             overrides: Vec::new(),
         })
+    }
+}
+
+/// Why `text` does not read as a [`RawConfig`], in the words of the person
+/// who wrote it. The text is read straight into the types first (what a
+/// file that reads costs); only when that fails is it read again, from its
+/// parsed form, to word the mistake: see [`crate::mistake`].
+fn misread(text: &str, first: &serde_path_to_error::Error<serde_json::Error>, file: Option<&Path>) -> ConfigError {
+    let fail = |field: String, message: String| ConfigError {
+        file: file.map(Path::to_owned),
+        field: (!field.is_empty()).then_some(field),
+        message,
+    };
+    if !first.inner().is_data() {
+        return fail(String::new(), mistake::syntax(first.inner()));
+    }
+    let doc: serde_json::Value = match serde_json::from_str(text) {
+        Ok(doc) => doc,
+        // A type mistake before a syntax mistake further on: the syntax first.
+        Err(e) => return fail(String::new(), mistake::syntax(&e)),
+    };
+    match mistake::read::<RawConfig>(&doc) {
+        Err(m) => fail(m.path, m.message),
+        // Read from the text it fails, read from the parsed value it does
+        // not: the value keeps only the last of a key written twice in one
+        // object, which the text showed (serde: "duplicate field").
+        Ok(_) => {
+            let path = first.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            let message = first.inner().to_string();
+            match message
+                .strip_prefix("duplicate field `")
+                .and_then(|rest| rest.split('`').next())
+            {
+                Some(key) if path.is_empty() => fail(key.to_owned(), "given more than once: keep one".into()),
+                Some(key) => fail(format!("{path}.{key}"), "given more than once: keep one".into()),
+                None => fail(path, message),
+            }
+        }
     }
 }
 
@@ -1528,8 +1567,8 @@ mod tests {
             )
         };
         let cases: Vec<(String, &str)> = vec![
-            (r#"{"query": {"default_timeout_seconds": "thirty"}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: invalid JSON: invalid type: string \"thirty\", expected i64 at line 1 column 46"),
-            (r#"{"query": {"list_tables_timeout_seconds": 1.5}}"#.into(), "config /etc/pgmcp.json: query.list_tables_timeout_seconds: invalid JSON: invalid type: floating point `1.5`, expected i64 at line 1 column 45"),
+            (r#"{"query": {"default_timeout_seconds": "thirty"}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: expected a whole number, found the text \"thirty\""),
+            (r#"{"query": {"list_tables_timeout_seconds": 1.5}}"#.into(), "config /etc/pgmcp.json: query.list_tables_timeout_seconds: expected a whole number, found 1.5"),
             (r#"{"query": {"default_timeout_seconds": 0}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: must be greater than 0, got 0"),
             (r#"{"query": {"default_timeout_seconds": -5}}"#.into(), "config /etc/pgmcp.json: query.default_timeout_seconds: must be greater than 0, got -5"),
             (r#"{"pool": {"max_waiting": -1}}"#.into(), "config /etc/pgmcp.json: pool.max_waiting: must be greater than 0, got -1"),
@@ -1541,7 +1580,7 @@ mod tests {
             (format!(r#"{{"connection": {{"port": 0}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.port: must be between 1 and 65535"),
             (format!(r#"{{"connection": {{"sslmode": "on"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslmode: unknown sslmode \"on\": use disable, allow, prefer, require, verify-ca, verify-full"),
             (format!(r#"{{"connection": {{"sslrootcert": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.sslrootcert: must be a file path (leave the field out for the default)"),
-            (format!(r#"{{"connection": {{"read_only_as_login": "yes"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.read_only_as_login: invalid JSON: invalid type: string \"yes\", expected a boolean at line 1 column 43"),
+            (format!(r#"{{"connection": {{"read_only_as_login": "yes"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.read_only_as_login: expected true or false, found the text \"yes\""),
             (format!(r#"{{"connection": {{"read_only_as_login": true, "role": "rdr"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.read_only_as_login: is true, but connection.role is set, and queries run as connection.role either way: remove one of them"),
             (format!(r#"{{"connection": {{"role": " "}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: is empty: remove it to run as the login, or name a role"),
             (format!(r#"{{"connection": {{"role": "a\u0000b"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: connection.role: contains a NUL character"),
@@ -1549,7 +1588,7 @@ mod tests {
             (format!(r#"{{"database": " ", {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: database: is empty: remove it or give a URL"),
             (format!(r#"{{"sqlite": {{"root": ""}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: is empty: remove it or give a directory"),
             (format!(r#"{{"sqlite": {{"root": "/no/such/pgmcp-dir"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.root: /no/such/pgmcp-dir is not a directory"),
-            (format!(r#"{{"sqlite": {{"path": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.path: invalid JSON: unknown field `path`, expected `root` at line 1 column 18"),
+            (format!(r#"{{"sqlite": {{"path": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: sqlite.path: unknown field: sqlite's fields are root"),
             (q(r#", "default_limit": 0"#), "config /etc/pgmcp.json: query.default_limit: must be greater than 0, got 0"),
             (q(r#", "max_rows": 1000, "default_limit": 1001"#), "config /etc/pgmcp.json: query.default_limit: 1001 is more than query.max_rows (1000): a call without limit cannot get more than one with it"),
             (q(r#", "default_limit": 501"#), "config /etc/pgmcp.json: query.default_limit: 501 is more than query.max_rows (500): a call without limit cannot get more than one with it"),
@@ -1564,7 +1603,7 @@ mod tests {
             (format!(r#"{{"server": {{"health_check_path": "health"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"health\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"health_check_path": "/mcp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.health_check_path: \"/mcp\" must be a path of its own starting with \"/\", such as \"/health\""),
             (format!(r#"{{"server": {{"allowed_origins": ["app.example.com"]}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: server.allowed_origins: \"app.example.com\" has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
-            (format!(r#"{{"duckdb": {{"temp_directory": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.temp_directory: invalid JSON: unknown field `temp_directory`, expected `memory_limit` or `threads` at line 1 column 28"),
+            (format!(r#"{{"duckdb": {{"temp_directory": "/tmp"}}, {}"#, &MINIMAL[1..]), "config /etc/pgmcp.json: duckdb.temp_directory: unknown field: duckdb's fields are memory_limit, threads"),
         ];
         for (text, expected) in cases {
             assert_eq!(load(&text).unwrap_err().to_string(), expected, "{text}");
@@ -1611,11 +1650,95 @@ mod tests {
         assert_eq!(c.http.health_check_path, None);
     }
 
+    /// A file that is not what the config's types read: the field by its
+    /// path, what it should be in words, what was found; or where the text
+    /// stops being JSON. Never Rust's type names or serde's phrasing.
+    #[test]
+    fn mistakes_in_the_file_are_worded_for_people() {
+        let cases = [
+            (
+                r#"{"query": {"max_rows": "500"}}"#,
+                "query.max_rows: expected a whole number, found the text \"500\"",
+            ),
+            (
+                r#"{"connection": {"port": -1}}"#,
+                "connection.port: expected a whole number from 0 to 65535, found -1",
+            ),
+            (
+                r#"{"connection": {"port": "abc"}}"#,
+                "connection.port: expected a whole number from 0 to 65535, found the text \"abc\"",
+            ),
+            (
+                r#"{"connection": {"connect_timeout_seconds": -5}}"#,
+                "connection.connect_timeout_seconds: expected a whole number, 0 or more, found -5",
+            ),
+            (
+                r#"{"server": {"read_only": "no"}}"#,
+                "server.read_only: expected true or false, found the text \"no\"",
+            ),
+            (
+                r#"{"protection": {"allow_drop": 1}}"#,
+                "protection.allow_drop: expected true or false, found 1",
+            ),
+            (
+                r#"{"protection": {"allow_dorp": true}}"#,
+                "protection.allow_dorp: unknown field: did you mean allow_do or allow_drop?",
+            ),
+            (r#"{"querry": {}}"#, "querry: unknown field: did you mean query?"),
+            (
+                r#"{"server": {"allowed_origins": "https://a.example"}}"#,
+                "server.allowed_origins: expected a list of text, found the text \"https://a.example\"",
+            ),
+            (
+                r#"{"server": {"allowed_origins": ["https://a.example", 3]}}"#,
+                "server.allowed_origins[1]: expected text, found 3",
+            ),
+            (
+                r#"{"protection": {"blocked_functions": [true]}}"#,
+                "protection.blocked_functions[0]: expected text, found true",
+            ),
+            (
+                r#"{"query": {"timeout_rules": {"pattern": "x"}}}"#,
+                "query.timeout_rules: expected a list of objects { ... }, found an object",
+            ),
+            (
+                r#"{"query": {"timeout_rules": [{"pattern": "x", "timeout_seconds": "5"}]}}"#,
+                "query.timeout_rules[0].timeout_seconds: expected a whole number, found the text \"5\"",
+            ),
+            (
+                r#"{"hooks": {"before_query": [{"pattern": "x"}]}}"#,
+                "hooks.before_query[0].command: required, and missing",
+            ),
+            (r#"{"query": 500}"#, "query: expected an object { ... }, found 500"),
+            (
+                r#"{"query": {"max_rows": 5, "max_rows": 6}}"#,
+                "query.max_rows: given more than once: keep one",
+            ),
+            ("5", "expected an object { ... }, found 5"),
+            (
+                "{\n  \"query\": {\n    \"max_rows\": 5,\n  }\n}",
+                "line 4, column 3: not valid JSON: a comma before } or ] (JSON allows none there)",
+            ),
+            (
+                "{\"query\": {\"max_rows\": 5}} {}",
+                "line 1, column 28: not valid JSON: more text after the end of the JSON",
+            ),
+            (
+                "",
+                "line 1, column 0: not valid JSON: the text ends before the JSON does (a } or ] missing?)",
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = load(text).unwrap_err().to_string();
+            assert_eq!(e, format!("config /etc/pgmcp.json: {expected}"), "{text}");
+        }
+    }
+
     #[test]
     fn unknown_and_mistyped_fields_are_rejected_by_path() {
         let e = load(r#"{"query": {"default_timeout_seconds": 30, "max_rowz": 5}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("query.max_rowz"));
-        assert!(e.message.starts_with("invalid JSON: unknown field `max_rowz`"), "{e}");
+        assert_eq!(e.message, "unknown field: did you mean max_rows?");
 
         let e = load(r#"{"server": {"prot": 8080}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("server.prot"), "{e}");
@@ -1625,7 +1748,10 @@ mod tests {
 
         let e = load("{not json").unwrap_err();
         assert_eq!(e.file.as_deref(), Some(Path::new("/etc/pgmcp.json")));
-        assert!(e.message.starts_with("invalid JSON"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "config /etc/pgmcp.json: line 1, column 2: not valid JSON: a field name must be in double quotes"
+        );
     }
 
     #[test]

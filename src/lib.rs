@@ -59,7 +59,8 @@
 //! how deeply JSON text nests (measured before anything parses it),
 //! logging, `pgmcp check`'s report, `pgmcp install`, environment variables
 //! (an empty value read as unset), who may change the config file and hook
-//! programs, and the "did you mean" suggestions.
+//! programs, mistakes in a config file worded for the person who wrote it,
+//! and the "did you mean" suggestions.
 
 #![deny(clippy::print_stdout)]
 
@@ -85,6 +86,7 @@ mod intake;
 mod json_depth;
 mod logging;
 mod mcp;
+mod mistake;
 pub mod pipeline;
 mod prompts;
 mod resources;

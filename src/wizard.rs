@@ -1,17 +1,26 @@
 //! `pgmcp configure`: the interactive wizard that writes the config file.
 //!
-//! It asks for every scalar field in [`FIELDS`] order, showing the current
-//! value: the file's, else the built-in default ([`RawConfig::defaults`], the
-//! same a file is layered over). Enter keeps it, `-` removes the file's value
-//! so the default applies. Then, for each
-//! list in [`LISTS`] offers add, remove or continue. Every answer is validated
-//! by the same code that loads the file ([`Config::from_json`]), and a bad
-//! answer is refused with the field named and asked again; the file is written
-//! only when the whole config is valid, with mode 0600, and holds only the
-//! values given (Enter at every question writes `{}`: all defaults). Input is
-//! read line by line, so the wizard can be driven by a pipe as well as a person.
+//! It asks first what most people need ([`FIRST`]): which database, whether
+//! the agent may write, and how many rows a call returns. Then one question,
+//! whether to change the advanced settings; only on yes come the rest
+//! ([`ADVANCED`]), by section, each with a heading. Each question says in a
+//! few words what the setting does (the README's words) and shows the
+//! current value: the file's, else the built-in default
+//! ([`RawConfig::defaults`], the same a file is layered over). Enter keeps
+//! it, `-` removes the file's value so the default applies; a list
+//! ([`List`]) offers add, remove or continue.
 //!
-//! There is no password question: the config has no password field on purpose.
+//! Every answer is first read as its kind ([`Kind`]: a whole number in its
+//! range, yes or no, one of a few names, ...), and a mistake is said in the
+//! person's words, naming the field; then it is validated by the same code
+//! that loads the file ([`Config::from_json`]). A bad answer is asked again.
+//! The file is written only when the whole config is valid, with mode 0600,
+//! and holds only the values given (Enter at every question writes `{}`: all
+//! defaults). Input is read line by line, so the wizard can be driven by a
+//! pipe as well as by a person at a terminal.
+//!
+//! There is no password question: the config has no password field on
+//! purpose, and a database URL holding one is refused.
 
 use std::borrow::Cow;
 use std::fs;
@@ -21,141 +30,358 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
+use crate::backend::named::{self, FileKind};
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::guard::Rule;
+use crate::mistake::Expected;
 
 /// How an answer is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Text,
-    /// A whole number.
-    Number,
+    /// A whole number from `min` to `max`: the range of the field's type in
+    /// the file (a port is 0 to 65535), so no answer fails as JSON later.
+    Number {
+        min: i64,
+        max: i64,
+    },
+    /// Yes or no (true, false, on, off, y, n too), stored as `true`/`false`.
     Bool,
     Choice(&'static [&'static str]),
     /// Words separated by spaces, stored as a list of strings (hook `args`).
     Words,
+    /// A PostgreSQL URL or `key=value` string, or the path to an SQLite or
+    /// DuckDB file, stored as that file's URL.
+    Database,
 }
 
-/// A scalar field: its dotted path in the file and how to read it.
+/// Any whole number the file can hold; the config's own checks say more
+/// (most must be above 0).
+const WHOLE: Kind = Kind::Number {
+    min: i64::MIN,
+    max: i64::MAX,
+};
+/// A field the file holds unsigned.
+const UNSIGNED: Kind = Kind::Number { min: 0, max: i64::MAX };
+const PORT: Kind = Kind::Number {
+    min: 0,
+    max: u16::MAX as i64,
+};
+
+/// A scalar field: its dotted path in the file, how to read it, and what it
+/// does, in a few words.
 #[derive(Debug, Clone)]
 pub struct Field {
     pub path: Cow<'static, str>,
     pub kind: Kind,
+    pub about: Cow<'static, str>,
 }
 
-const fn field(path: &'static str, kind: Kind) -> Field {
+const fn field(path: &'static str, kind: Kind, about: &'static str) -> Field {
     Field {
         path: Cow::Borrowed(path),
         kind,
+        about: Cow::Borrowed(about),
     }
 }
 
 const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 const FORMATS: &[&str] = &["text", "json"];
 
-/// Every scalar field, in the order asked: these settings, then a question
-/// for each of the guard's switches, in the rule table's order.
-/// `hooks.default_timeout_seconds` comes after the hook lists
-/// ([`LATE_FIELDS`]), since it is required only once a hook exists.
-pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
-    SETTINGS
-        .iter()
-        .cloned()
-        .chain(Rule::switches().map(|(_, flag)| Field {
-            path: Cow::Owned(format!("protection.{flag}")),
-            kind: Kind::Bool,
-        }))
-        .collect()
-});
-
-const SETTINGS: &[Field] = &[
-    field("database", Kind::Text),
-    field("sqlite.root", Kind::Text),
-    field("duckdb.memory_limit", Kind::Text),
-    field("duckdb.threads", Kind::Number),
-    field("connection.host", Kind::Text),
-    field("connection.port", Kind::Number),
-    field("connection.dbname", Kind::Text),
-    field("connection.user", Kind::Text),
-    field("connection.role", Kind::Text),
-    field("connection.read_only_as_login", Kind::Bool),
+/// The questions asked first, in this order: what most people need.
+pub const FIRST: &[Field] = &[
     field(
-        "connection.sslmode",
-        Kind::Choice(&crate::backend::postgres::SslMode::NAMES),
+        "database",
+        Kind::Database,
+        "Which database? A PostgreSQL URL, such as postgresql://user@host:5432/shop,\n\
+         or the path to an SQLite or DuckDB file, such as /home/me/shop.sqlite, ./data.db\n\
+         or ./stats.duckdb. No password here: set PGPASSWORD in your client's config, or use ~/.pgpass.",
     ),
-    field("connection.sslrootcert", Kind::Text),
-    field("connection.sslcert", Kind::Text),
-    field("connection.sslkey", Kind::Text),
-    field("connection.passfile", Kind::Text),
-    field("connection.application_name", Kind::Text),
-    field("connection.connect_timeout_seconds", Kind::Number),
-    field("pool.max_conns", Kind::Number),
-    field("pool.max_waiting", Kind::Number),
-    field("pool.max_conn_lifetime_seconds", Kind::Number),
-    field("pool.max_conn_idle_seconds", Kind::Number),
-    field("server.read_only", Kind::Bool),
-    field("logging.level", Kind::Choice(LEVELS)),
-    field("logging.format", Kind::Choice(FORMATS)),
-    field("logging.output", Kind::Text),
-    field("query.default_timeout_seconds", Kind::Number),
-    field("query.list_tables_timeout_seconds", Kind::Number),
-    field("query.describe_table_timeout_seconds", Kind::Number),
-    field("query.max_rows", Kind::Number),
-    field("query.default_limit", Kind::Number),
-    field("query.max_result_length", Kind::Number),
-    field("query.max_sql_length", Kind::Number),
-    field("query.max_params_bytes", Kind::Number),
+    field(
+        "server.read_only",
+        Kind::Bool,
+        "Read-only? Every query runs in a read-only transaction, so the agent changes nothing.\n\
+         Answer no to allow writes (the protection switches still refuse DROP, TRUNCATE, ...).",
+    ),
+    field(
+        "query.max_rows",
+        WHOLE,
+        "Row cap: the most rows one query call returns; reading stops there.",
+    ),
 ];
 
-/// The fields asked after the lists.
-pub const LATE_FIELDS: &[Field] = &[field("hooks.default_timeout_seconds", Kind::Number)];
+/// The question between [`FIRST`] and [`ADVANCED`].
+pub const ADVANCED_QUESTION: &str =
+    "Change advanced settings (timeouts, TLS, DuckDB, protection switches, hooks, sanitization...)? [no]: ";
 
-/// A list field and the fields of each entry; `optional` ones may be left empty.
+/// A list field, the fields of each entry (`optional` ones may be left
+/// empty), and what the list does.
 #[derive(Debug, Clone, Copy)]
 pub struct List {
     pub path: &'static str,
     pub fields: &'static [(&'static str, Kind)],
     pub optional: &'static [&'static str],
+    pub about: &'static str,
+}
+
+/// One question of the advanced sections.
+#[derive(Debug, Clone)]
+pub enum Question {
+    Field(Field),
+    List(List),
+}
+
+/// Advanced questions under one heading.
+#[derive(Debug, Clone)]
+pub struct Section {
+    pub heading: &'static str,
+    pub questions: Vec<Question>,
 }
 
 const HOOK: &[(&str, Kind)] = &[
     ("pattern", Kind::Text),
     ("command", Kind::Text),
     ("args", Kind::Words),
-    ("timeout_seconds", Kind::Number),
+    ("timeout_seconds", WHOLE),
 ];
 
-pub const LISTS: &[List] = &[
-    List {
-        path: "query.timeout_rules",
-        fields: &[("pattern", Kind::Text), ("timeout_seconds", Kind::Number)],
-        optional: &[],
-    },
-    List {
-        path: "error_prompts",
-        fields: &[("pattern", Kind::Text), ("message", Kind::Text)],
-        optional: &[],
-    },
-    List {
-        path: "sanitization",
-        fields: &[
-            ("pattern", Kind::Text),
-            ("replacement", Kind::Text),
-            ("description", Kind::Text),
-        ],
-        optional: &["description"],
-    },
-    List {
-        path: "hooks.before_query",
-        fields: HOOK,
-        optional: &["args", "timeout_seconds"],
-    },
-    List {
-        path: "hooks.after_query",
-        fields: HOOK,
-        optional: &["args", "timeout_seconds"],
-    },
-];
+fn fields(list: &[Field]) -> Vec<Question> {
+    list.iter().cloned().map(Question::Field).collect()
+}
+
+/// Every other question, by section, in the order asked. The hooks'
+/// default timeout comes after the hook lists: it is required only once a
+/// hook exists.
+pub static ADVANCED: LazyLock<Vec<Section>> = LazyLock::new(|| {
+    let switches = Rule::switches()
+        .map(|(rule, flag)| {
+            Question::Field(Field {
+                path: Cow::Owned(format!("protection.{flag}")),
+                kind: Kind::Bool,
+                about: Cow::Owned(format!("Allows: {}", brief(rule.spec().allows))),
+            })
+        })
+        .collect();
+    let list = |list: List| vec![Question::List(list)];
+    vec![
+        Section {
+            heading: "PostgreSQL connection, when no database URL is given \
+                      (unset: the PG* variables, then libpq's defaults)",
+            questions: fields(&[
+                field("connection.host", Kind::Text, "Host name, IP address, or Unix-socket directory (starts with /)."),
+                field("connection.port", PORT, "TCP port (libpq's default: 5432)."),
+                field("connection.dbname", Kind::Text, "Database name (default: the user name)."),
+                field("connection.user", Kind::Text, "User name (default: your OS user)."),
+                field(
+                    "connection.role",
+                    Kind::Text,
+                    "A role every statement runs as (SET LOCAL ROLE); the login must be a member.",
+                ),
+                field(
+                    "connection.read_only_as_login",
+                    Kind::Bool,
+                    "Run read-only queries of a login that can reach outside the database as that login,\n\
+                     rather than as pg_read_all_data.",
+                ),
+                field("connection.application_name", Kind::Text, "Shown in pg_stat_activity (default: pgmcp)."),
+                field(
+                    "connection.connect_timeout_seconds",
+                    UNSIGNED,
+                    "How long a connection attempt may take, in seconds (default: 10).",
+                ),
+                field("connection.passfile", Kind::Text, "The password file to read instead of ~/.pgpass."),
+            ]),
+        },
+        Section {
+            heading: "TLS to PostgreSQL",
+            questions: fields(&[
+                field(
+                    "connection.sslmode",
+                    Kind::Choice(&crate::backend::postgres::SslMode::NAMES),
+                    "Whether TLS is used, and what it checks (default: prefer).",
+                ),
+                field("connection.sslrootcert", Kind::Text, "PEM file of the CAs to trust, or system."),
+                field("connection.sslcert", Kind::Text, "Client certificate (PEM), for servers that ask for one."),
+                field("connection.sslkey", Kind::Text, "The client certificate's key."),
+            ]),
+        },
+        Section {
+            heading: "SQLite and DuckDB files",
+            questions: fields(&[
+                field(
+                    "sqlite.root",
+                    Kind::Text,
+                    "A directory of SQLite files that calls may name with their database argument.",
+                ),
+                field(
+                    "duckdb.memory_limit",
+                    Kind::Text,
+                    "DuckDB's memory limit: a number and a unit, 1GB, 512MiB (default: 80% of memory).",
+                ),
+                field(
+                    "duckdb.threads",
+                    WHOLE,
+                    "Worker threads a DuckDB query may use (default: one per core).",
+                ),
+            ]),
+        },
+        Section {
+            heading: "Timeouts and limits",
+            questions: fields(&[
+                field(
+                    "query.default_timeout_seconds",
+                    WHOLE,
+                    "How long a query call may take, in seconds, waiting for a connection included.",
+                ),
+                field("query.list_tables_timeout_seconds", WHOLE, "The same for list_tables."),
+                field("query.describe_table_timeout_seconds", WHOLE, "The same for describe_table."),
+                field(
+                    "query.default_limit",
+                    WHOLE,
+                    "Rows a query call without a limit returns (at most the row cap).",
+                ),
+                field(
+                    "query.max_result_length",
+                    WHOLE,
+                    "Most bytes of JSON any tool's answer holds.",
+                ),
+                field("query.max_sql_length", WHOLE, "Longest SQL accepted, in characters."),
+                field(
+                    "query.max_params_bytes",
+                    WHOLE,
+                    "Most bytes of parameter values one query call may send.",
+                ),
+            ])
+            .into_iter()
+            .chain(list(List {
+                path: "query.timeout_rules",
+                fields: &[("pattern", Kind::Text), ("timeout_seconds", WHOLE)],
+                optional: &[],
+                about: "Timeouts by pattern: the first rule whose pattern matches the SQL sets its timeout.",
+            }))
+            .collect(),
+        },
+        Section {
+            heading: "Connection pool",
+            questions: fields(&[
+                field("pool.max_conns", WHOLE, "Most connections, and so most calls running at once."),
+                field(
+                    "pool.max_waiting",
+                    WHOLE,
+                    "Most calls waiting for a connection; a call past it is refused at once.",
+                ),
+                field(
+                    "pool.max_conn_lifetime_seconds",
+                    WHOLE,
+                    "Connections older than this are closed instead of reused.",
+                ),
+                field("pool.max_conn_idle_seconds", WHOLE, "Connections idle this long are closed."),
+            ]),
+        },
+        Section {
+            heading: "Logging",
+            questions: fields(&[
+                field("logging.level", Kind::Choice(LEVELS), "How much pgmcp logs."),
+                field("logging.format", Kind::Choice(FORMATS), "Lines of text, or of JSON."),
+                field("logging.output", Kind::Text, "A file path, or stderr."),
+            ]),
+        },
+        Section {
+            heading: "Protection switches: each allows what the guard refuses by default \
+                      (see the README's Protection section)",
+            questions: switches,
+        },
+        Section {
+            heading: "Error prompts and sanitization",
+            questions: [
+                List {
+                    path: "error_prompts",
+                    fields: &[("pattern", Kind::Text), ("message", Kind::Text)],
+                    optional: &[],
+                    about: "Text added to an error whose message matches the pattern.",
+                },
+                List {
+                    path: "sanitization",
+                    fields: &[
+                        ("pattern", Kind::Text),
+                        ("replacement", Kind::Text),
+                        ("description", Kind::Text),
+                    ],
+                    optional: &["description"],
+                    about: "Replacements applied to every string value of a result (to mask what the agent must not see).",
+                },
+            ]
+            .into_iter()
+            .map(Question::List)
+            .collect(),
+        },
+        Section {
+            heading: "Hooks: programs that accept, rewrite or refuse queries and results",
+            questions: [
+                Question::List(List {
+                    path: "hooks.before_query",
+                    fields: HOOK,
+                    optional: &["args", "timeout_seconds"],
+                    about: "Programs run before each query whose SQL matches the pattern.",
+                }),
+                Question::List(List {
+                    path: "hooks.after_query",
+                    fields: HOOK,
+                    optional: &["args", "timeout_seconds"],
+                    about: "Programs run after each query whose SQL matches the pattern, with its result.",
+                }),
+                Question::Field(field(
+                    "hooks.default_timeout_seconds",
+                    WHOLE,
+                    "Timeout of hooks that set none, in seconds (required once a hook exists).",
+                )),
+            ]
+            .into(),
+        },
+    ]
+});
+
+/// What a protection switch allows, as the rule table says it for the
+/// README, cut to its first few words and without Markdown.
+fn brief(allows: &str) -> String {
+    let mut text = allows.replace('`', "");
+    // Links keep their words: `[the file sandbox](#the-file-sandbox)`.
+    while let (Some(open), Some(mid)) = (text.find('['), text.find("](")) {
+        match text[mid..].find(')') {
+            Some(close) if open < mid => {
+                let words = text[open + 1..mid].to_owned();
+                text.replace_range(open..mid + close + 1, &words);
+            }
+            _ => break,
+        }
+    }
+    // The first clause: what follows a parenthesis or a semicolon explains.
+    let text = text
+        .split([';', '('])
+        .next()
+        .unwrap_or_default()
+        .trim_end()
+        .trim_end_matches('.');
+    if text.chars().count() <= 72 {
+        return format!("{text}.");
+    }
+    // Whole items of the list, else whole words, as many as fit.
+    let fit: String = text.chars().take(72).collect();
+    match fit.rfind(", ").or_else(|| fit.rfind(' ')) {
+        Some(end) => format!("{}, ...", &fit[..end]),
+        None => format!("{fit}..."),
+    }
+}
+
+/// Every scalar question, first and advanced, for asking one again.
+fn every_field() -> impl Iterator<Item = &'static Field> {
+    FIRST.iter().chain(ADVANCED.iter().flat_map(|section| {
+        section.questions.iter().filter_map(|q| match q {
+            Question::Field(f) => Some(f),
+            Question::List(_) => None,
+        })
+    }))
+}
 
 /// Why the wizard stopped without writing.
 #[derive(Debug, thiserror::Error)]
@@ -176,17 +402,19 @@ pub enum WizardError {
 /// reading answers from `input` and writing prompts to `out`. `flag` is the
 /// `--config` value the person typed, which the closing hint repeats.
 pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), WizardError> {
+    let unreadable = |message: String| {
+        WizardError::Unreadable(ConfigError {
+            file: Some(path.to_owned()),
+            field: None,
+            message,
+        })
+    };
     let mut doc = match fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<Value>(&text)
-            .ok()
-            .filter(Value::is_object)
-            .ok_or_else(|| {
-                WizardError::Unreadable(ConfigError {
-                    file: Some(path.to_owned()),
-                    field: None,
-                    message: "is not a JSON object".to_owned(),
-                })
-            })?,
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(doc) if doc.is_object() => doc,
+            Ok(_) => return Err(unreadable("is not a JSON object { ... }".to_owned())),
+            Err(e) => return Err(unreadable(crate::mistake::syntax(&e))),
+        },
         Err(e) if e.kind() == io::ErrorKind::NotFound => json!({}),
         Err(e) => return Err(WizardError::Write(path.to_owned(), e)),
     };
@@ -200,21 +428,27 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
     };
     writeln!(
         w.out,
-        "Configuring {}.\nEnter keeps the current value; - removes it (the default applies).\n\
-         Passwords are not stored here: set PGPASSWORD in your client's config, or use ~/.pgpass (mode 0600).\n",
+        "Configuring {}.\nEnter keeps the current value; - removes it (the default applies).",
         path.display()
     )?;
-    for f in FIELDS.iter() {
+    for f in FIRST {
+        writeln!(w.out)?;
         w.scalar(f)?;
     }
-    for list in LISTS {
-        w.list(list)?;
-    }
-    for f in LATE_FIELDS {
-        w.scalar(f)?;
+    if w.advanced()? {
+        for section in ADVANCED.iter() {
+            writeln!(w.out, "\n== {} ==", section.heading)?;
+            for question in &section.questions {
+                match question {
+                    Question::Field(f) => w.scalar(f)?,
+                    Question::List(list) => w.list(list)?,
+                }
+            }
+        }
     }
     // Each answer was checked on its own; now the whole. A scalar at fault is
-    // asked again; anything else stops the write.
+    // asked again (an advanced one too: the file may hold it already);
+    // anything else stops the write.
     loop {
         match validate(w.doc, Some(path)) {
             Ok(()) => break,
@@ -222,10 +456,10 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
                 let at_fault = e
                     .field
                     .as_deref()
-                    .and_then(|name| FIELDS.iter().chain(LATE_FIELDS).find(|f| f.path == name));
+                    .and_then(|name| every_field().find(|f| f.path == name));
                 match at_fault {
                     Some(f) => {
-                        writeln!(w.out, "  {e}")?;
+                        writeln!(w.out, "\n  {}", worded(&e))?;
                         w.scalar(f)?;
                     }
                     None => return Err(WizardError::Invalid(e)),
@@ -236,13 +470,19 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
     write_private(path, &doc)?;
     // The file is read again only where it was found: the same --config,
     // or the default location, which needs no flag.
-    let next = match flag {
-        Some(flag) => format!("pgmcp check --config {}", shell_word(&flag.to_string_lossy())),
-        None => "pgmcp check".to_owned(),
+    let config = match flag {
+        Some(flag) => format!(" --config {}", shell_word(&flag.to_string_lossy())),
+        None => String::new(),
     };
     // Windows files have no mode: the file has its directory's ACL.
     let mode = if cfg!(unix) { " (mode 0600)" } else { "" };
-    writeln!(out, "\nWrote {}{mode}. Next: {next}", path.display())?;
+    writeln!(
+        out,
+        "\nWrote {}{mode}.\n\
+         Next: pgmcp check{config}   (connects, and shows what is in effect)\n\
+         Then: pgmcp install claude-desktop{config}   (or cursor: adds pgmcp to the client)",
+        path.display()
+    )?;
     Ok(())
 }
 
@@ -276,24 +516,37 @@ impl Wizard<'_> {
         Ok(line.trim_end_matches(['\n', '\r']).to_owned())
     }
 
+    /// Whether to go on to the advanced questions: no unless told yes.
+    fn advanced(&mut self) -> Result<bool, WizardError> {
+        loop {
+            let answer = self.ask(&format!("\n{ADVANCED_QUESTION}"))?;
+            match read(Kind::Bool, &answer) {
+                _ if answer.trim().is_empty() => break Ok(false),
+                Ok(yes) => break Ok(yes == Value::Bool(true)),
+                Err(why) => writeln!(self.out, "  {why}")?,
+            }
+        }
+    }
+
     /// Ask for one field until the answer is valid on its own.
     fn scalar(&mut self, f: &Field) -> Result<(), WizardError> {
+        writeln!(self.out, "{}", f.about)?;
         loop {
             let current = match (get(self.doc, &f.path), get(&self.defaults, &f.path)) {
-                (Some(value), _) => show(value),
-                (None, Some(default)) if !default.is_null() => format!("{} (default)", show(default)),
+                (Some(value), _) => show(f.kind, value),
+                (None, Some(default)) if !default.is_null() => format!("{}, the default", show(f.kind, default)),
                 (None, _) => "not set".to_owned(),
             };
             let choices = match f.kind {
                 Kind::Choice(names) => format!(" [{}]", names.join(", ")),
-                Kind::Bool => " [true, false]".to_owned(),
+                Kind::Bool => " [yes/no]".to_owned(),
                 _ => String::new(),
             };
             let answer = self.ask(&format!("{}{choices} (current: {current}): ", f.path))?;
             let value = match answer.trim() {
                 "" => break Ok(()),
                 "-" => None,
-                text => match parse(f.kind, text) {
+                text => match read(f.kind, text) {
                     Ok(v) => Some(v),
                     Err(why) => {
                         writeln!(self.out, "  {}: {why}", f.path)?;
@@ -304,8 +557,20 @@ impl Wizard<'_> {
             let mut alone = base();
             set(&mut alone, &f.path, value.clone());
             match validate(&alone, Some(self.path)) {
-                Err(e) if e.field.as_deref() == Some(&*f.path) => writeln!(self.out, "  {e}")?,
+                Err(e) if e.field.as_deref() == Some(&*f.path) => writeln!(self.out, "  {}", worded(&e))?,
                 _ => {
+                    // A file path is written as its URL: say so, and say
+                    // when there is no file there (yet).
+                    if f.kind == Kind::Database
+                        && let Some(url) = value.as_ref().and_then(Value::as_str)
+                    {
+                        if url != answer.trim() {
+                            writeln!(self.out, "  written as {url}")?;
+                        }
+                        if let Some(note) = missing_file(url) {
+                            writeln!(self.out, "  {note}")?;
+                        }
+                    }
                     set(self.doc, &f.path, value);
                     break Ok(());
                 }
@@ -314,6 +579,7 @@ impl Wizard<'_> {
     }
 
     fn list(&mut self, list: &List) -> Result<(), WizardError> {
+        writeln!(self.out, "{}", list.about)?;
         loop {
             let entries = get(self.doc, list.path)
                 .and_then(Value::as_array)
@@ -359,7 +625,7 @@ impl Wizard<'_> {
             let answer = self.ask(&format!("  {name}{hint}: "))?;
             entry.remove(name);
             if !(answer.trim().is_empty() && optional) {
-                match parse(kind, &answer) {
+                match read(kind, &answer) {
                     Ok(v) => {
                         entry.insert(name.to_owned(), v);
                     }
@@ -394,35 +660,113 @@ fn base() -> Value {
     json!({"hooks": {"default_timeout_seconds": 1}})
 }
 
+/// Whether the config `doc` loads. Its text is built here, so a mistake
+/// in it is the person's answer, never a position in JSON they did not write.
 fn validate(doc: &Value, path: Option<&Path>) -> Result<(), ConfigError> {
     Config::from_json(&doc.to_string(), path).map(drop)
 }
 
-fn parse(kind: Kind, text: &str) -> Result<Value, String> {
-    let text = text.trim();
-    match kind {
-        Kind::Text => Ok(Value::String(text.to_owned())),
-        Kind::Number => text
-            .parse::<i64>()
-            .map(Value::from)
-            .map_err(|_| format!("\"{text}\" is not a whole number")),
-        Kind::Bool => match text {
-            "true" | "yes" | "y" | "on" => Ok(Value::Bool(true)),
-            "false" | "no" | "n" | "off" => Ok(Value::Bool(false)),
-            _ => Err(format!("\"{text}\": answer true or false")),
-        },
-        Kind::Choice(names) if names.contains(&text) => Ok(Value::String(text.to_owned())),
-        Kind::Choice(names) => Err(format!("\"{text}\": use one of {}", names.join(", "))),
-        Kind::Words => Ok(Value::Array(
-            text.split_whitespace().map(|w| Value::String(w.to_owned())).collect(),
-        )),
+/// A config error as the wizard shows it: the field and what is wrong (the
+/// file is the one being written, named at the start).
+fn worded(e: &ConfigError) -> String {
+    match &e.field {
+        Some(field) => format!("{field}: {}", e.message),
+        None => e.message.clone(),
     }
 }
 
-fn show(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// An answer read as its kind, or why it is not one, in words (the caller
+/// names the field).
+fn read(kind: Kind, text: &str) -> Result<Value, String> {
+    let text = text.trim();
+    match kind {
+        Kind::Text => Ok(Value::String(text.to_owned())),
+        Kind::Number { min, max } => {
+            let expected = Expected::whole(min, max);
+            match text.parse::<i128>() {
+                Ok(n) if (i128::from(min)..=i128::from(max)).contains(&n) => Ok(Value::from(n as i64)),
+                // Past what the file can hold, where no range is shown.
+                Ok(_) if (min, max) == (i64::MIN, i64::MAX) => Err(format!("\"{text}\" is too large")),
+                _ => Err(format!("\"{text}\" is not {expected}")),
+            }
+        }
+        Kind::Bool => match text.to_ascii_lowercase().as_str() {
+            "yes" | "y" | "true" | "on" => Ok(Value::Bool(true)),
+            "no" | "n" | "false" | "off" => Ok(Value::Bool(false)),
+            _ => Err(format!("\"{text}\" is not yes or no")),
+        },
+        Kind::Choice(names) if names.contains(&text) => Ok(Value::String(text.to_owned())),
+        Kind::Choice(names) => Err(format!("\"{text}\" is not one of {}", names.join(", "))),
+        Kind::Words => Ok(Value::Array(
+            text.split_whitespace().map(|w| Value::String(w.to_owned())).collect(),
+        )),
+        Kind::Database => database(text).map(Value::String),
+    }
+}
+
+/// The `database` value for what a person typed: a PostgreSQL connection
+/// string or a `sqlite:`/`duckdb:` URL as it is; anything else is a file
+/// path, made absolute from where the wizard runs (the config's relative
+/// paths are taken from the config's directory, which is not where the
+/// person is) and written as the URL of the kind its header, or for a file
+/// not there yet its name, says.
+fn database(text: &str) -> Result<String, String> {
+    let postgres = text.starts_with("postgres://") || text.starts_with("postgresql://") || text.contains('=');
+    if postgres {
+        let split = crate::backend::postgres::params::split_password("database", text).map_err(|e| e.message)?;
+        if split.password.is_some() {
+            return Err(
+                "the URL holds a password, and the config file keeps none: give it without the \
+                        password, and set PGPASSWORD in your client's config or use ~/.pgpass"
+                    .to_owned(),
+            );
+        }
+        return Ok(text.to_owned());
+    }
+    if text.starts_with("sqlite:") || text.starts_with("duckdb:") {
+        return Ok(text.to_owned());
+    }
+    let typed = match (text.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(text),
+    };
+    let path = std::path::absolute(&typed).unwrap_or(typed);
+    let shown = path.to_string_lossy();
+    let kind = match FileKind::of_file(&path) {
+        Ok(Some(kind)) => kind,
+        Ok(None) => {
+            return Err(format!(
+                "{shown} is neither an SQLite nor a DuckDB database file (its first bytes say neither)"
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => FileKind::of_extension(&path).ok_or_else(|| {
+            format!(
+                "no file at {shown}: give a PostgreSQL URL (postgresql://user@host/db), or the path to an \
+                 SQLite or DuckDB file (.sqlite, .db, .duckdb)"
+            )
+        })?,
+        Err(e) => return Err(format!("cannot read {shown}: {e}")),
+    };
+    Ok(named::url(kind, &shown))
+}
+
+/// What to say of a database file the wizard wrote the URL of when there
+/// is no file there (yet): `pgmcp check` would fail.
+fn missing_file(url: &str) -> Option<String> {
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("duckdb://"))?;
+    let path = crate::backend::percent::decode(path).ok()?;
+    (!Path::new(&path).exists()).then(|| format!("no file at {path} yet: pgmcp check says so until there is one"))
+}
+
+/// A value as the person answers it: text unquoted, yes or no for a switch.
+fn show(kind: Kind, value: &Value) -> String {
+    match (kind, value) {
+        (Kind::Bool, Value::Bool(true)) => "yes".to_owned(),
+        (Kind::Bool, Value::Bool(false)) => "no".to_owned(),
+        (_, Value::String(s)) => s.clone(),
+        (_, other) => other.to_string(),
     }
 }
 
@@ -530,28 +874,179 @@ pub(crate) fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
 mod tests {
     use super::*;
 
+    fn lists() -> impl Iterator<Item = &'static List> {
+        ADVANCED.iter().flat_map(|section| {
+            section.questions.iter().filter_map(|q| match q {
+                Question::List(list) => Some(list),
+                Question::Field(_) => None,
+            })
+        })
+    }
+
     #[test]
     fn every_field_and_list_is_a_config_field() {
         // Setting each field to a plausible value must not be refused as an
         // unknown field: the table and RawConfig agree.
-        for f in FIELDS.iter().chain(LATE_FIELDS) {
+        for f in every_field() {
             let value = match f.kind {
-                Kind::Number => json!(5),
+                Kind::Number { min, max } => json!(5.clamp(min, max)),
                 Kind::Bool => json!(true),
                 Kind::Choice(names) => json!(names[0]),
                 // The one text field checked against the file system.
                 Kind::Text if f.path == "sqlite.root" => json!(std::env::temp_dir()),
                 Kind::Text if f.path == "duckdb.memory_limit" => json!("1GB"),
-                Kind::Text | Kind::Words => json!("/tmp/x"),
+                Kind::Text | Kind::Words | Kind::Database => json!("/tmp/x"),
             };
             let mut doc = base();
             set(&mut doc, &f.path, Some(value));
             assert!(validate(&doc, None).is_ok(), "{}: {:?}", f.path, validate(&doc, None));
+            assert!(!f.about.is_empty(), "{} says what it does", f.path);
         }
-        for list in LISTS {
+        for list in lists() {
             let mut doc = base();
             set(&mut doc, list.path, Some(json!([])));
             assert!(validate(&doc, None).is_ok(), "{}", list.path);
+        }
+        // Every scalar of every section is asked somewhere, but for the
+        // HTTP server's, which `serve --http` alone reads, and the
+        // protection section's lists of function names, edited in the file.
+        let defaults = serde_json::to_value(RawConfig::defaults()).unwrap();
+        let unasked = ["protection.blocked_functions", "protection.read_only_functions"];
+        for (section, fields) in defaults.as_object().unwrap() {
+            for (name, value) in fields.as_object().into_iter().flatten() {
+                let path = format!("{section}.{name}");
+                if value.is_array() || section == "server" && name != "read_only" || unasked.contains(&&*path) {
+                    continue;
+                }
+                assert!(every_field().any(|f| f.path == path), "{path} is asked");
+            }
+        }
+    }
+
+    /// Each kind of answer, and the words a mistake in it is refused with.
+    #[test]
+    fn answers_are_read_by_kind_in_words() {
+        let cases: &[(Kind, &str, Result<Value, &str>)] = &[
+            (PORT, "6543", Ok(json!(6543))),
+            (PORT, "abc", Err("\"abc\" is not a whole number from 0 to 65535")),
+            (PORT, "70000", Err("\"70000\" is not a whole number from 0 to 65535")),
+            (PORT, "-1", Err("\"-1\" is not a whole number from 0 to 65535")),
+            (UNSIGNED, "-5", Err("\"-5\" is not a whole number, 0 or more")),
+            (WHOLE, "thirty", Err("\"thirty\" is not a whole number")),
+            (WHOLE, "1.5", Err("\"1.5\" is not a whole number")),
+            (WHOLE, " 30 ", Ok(json!(30))),
+            (
+                WHOLE,
+                "99999999999999999999",
+                Err("\"99999999999999999999\" is too large"),
+            ),
+            (Kind::Bool, "Yes", Ok(json!(true))),
+            (Kind::Bool, "n", Ok(json!(false))),
+            (Kind::Bool, "false", Ok(json!(false))),
+            (Kind::Bool, "maybe", Err("\"maybe\" is not yes or no")),
+            (Kind::Choice(LEVELS), "debug", Ok(json!("debug"))),
+            (
+                Kind::Choice(LEVELS),
+                "loud",
+                Err("\"loud\" is not one of error, warn, info, debug, trace"),
+            ),
+            (Kind::Words, "-v  --team x", Ok(json!(["-v", "--team", "x"]))),
+            (Kind::Text, " shop ", Ok(json!("shop"))),
+        ];
+        for (kind, text, expected) in cases {
+            assert_eq!(
+                read(*kind, text),
+                expected.clone().map_err(str::to_owned),
+                "{kind:?} {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_database_is_a_url_or_a_file_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = dir.path().join("shop.data");
+        std::fs::write(&sqlite, b"SQLite format 3\0 and the rest").unwrap();
+        let neither = dir.path().join("notes.db");
+        std::fs::write(&neither, "just text").unwrap();
+        let d = dir.path().display();
+        for (typed, expected) in [
+            (
+                "postgresql://agent@db.example.com:5432/shop",
+                Ok("postgresql://agent@db.example.com:5432/shop".to_owned()),
+            ),
+            ("host=db dbname=shop", Ok("host=db dbname=shop".to_owned())),
+            ("sqlite:shop.db", Ok("sqlite:shop.db".to_owned())),
+            // Its header says SQLite, whatever its name.
+            (&*sqlite.to_string_lossy(), Ok(format!("sqlite://{d}/shop.data"))),
+            // Not there yet: its name says.
+            (&format!("{d}/new.duckdb"), Ok(format!("duckdb://{d}/new.duckdb"))),
+            (&format!("{d}/new.sqlite"), Ok(format!("sqlite://{d}/new.sqlite"))),
+            (
+                &*neither.to_string_lossy(),
+                Err(format!(
+                    "{d}/notes.db is neither an SQLite nor a DuckDB database file (its first bytes say neither)"
+                )),
+            ),
+            (
+                &format!("{d}/shop"),
+                Err(format!(
+                    "no file at {d}/shop: give a PostgreSQL URL (postgresql://user@host/db), or the path to an \
+                     SQLite or DuckDB file (.sqlite, .db, .duckdb)"
+                )),
+            ),
+            (
+                "postgresql://agent:secret@db/shop",
+                Err(
+                    "the URL holds a password, and the config file keeps none: give it without the password, \
+                     and set PGPASSWORD in your client's config or use ~/.pgpass"
+                        .to_owned(),
+                ),
+            ),
+        ] {
+            assert_eq!(database(typed), expected, "{typed}");
+        }
+        // A relative path is taken from where the wizard runs.
+        let relative = database("no-such-dir/shop.db").unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(relative, format!("sqlite://{}/no-such-dir/shop.db", cwd.display()));
+        assert!(missing_file(&relative).is_some_and(|note| note.starts_with("no file at /")));
+        assert_eq!(missing_file(&format!("sqlite://{d}/shop.data")), None);
+    }
+
+    #[test]
+    fn switches_are_described_briefly() {
+        for (allows, brief_text) in [
+            ("`TRUNCATE`.", "TRUNCATE."),
+            (
+                "`SET`, `RESET`, `RESET ALL`, `UPDATE pg_settings` (session settings could weaken later checks).",
+                "SET, RESET, RESET ALL, UPDATE pg_settings.",
+            ),
+            (
+                "SQLite and DuckDB: `ATTACH`/`DETACH` (DuckDB: and `COPY FROM DATABASE`); on Linux, inside [the file sandbox](#the-file-sandbox).",
+                "SQLite and DuckDB: ATTACH/DETACH.",
+            ),
+            (
+                "SQLite: `VACUUM INTO`, which writes a copy of the database to any path; on Linux, inside [the file sandbox](#the-file-sandbox).",
+                "SQLite: VACUUM INTO, which writes a copy of the database to any path.",
+            ),
+            (
+                "`DROP` of any object, `DROP DATABASE`, `DROP ROLE`, `DROP OWNED`, `ALTER TABLE ... DROP COLUMN`, `DROP CONSTRAINT`",
+                "DROP of any object, DROP DATABASE, DROP ROLE, DROP OWNED, ...",
+            ),
+            (
+                "Inside [the file sandbox](#the-file-sandbox) only.",
+                "Inside the file sandbox only.",
+            ),
+        ] {
+            assert_eq!(brief(allows), brief_text);
+        }
+        for (rule, flag) in Rule::switches() {
+            let text = brief(rule.spec().allows);
+            assert!(
+                text.len() > 4 && text.chars().count() <= 78 && !text.contains(['`', '[', '(']),
+                "{flag}: {text}"
+            );
         }
     }
 

@@ -135,6 +135,17 @@ impl FileKind {
         }
     }
 
+    /// The kind a file's name suggests: `.db`, `.sqlite`, `.sqlite3` for
+    /// SQLite, `.duckdb` for DuckDB. For a file not there yet, which has
+    /// no header to read.
+    pub fn of_extension(path: &Path) -> Option<FileKind> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase) {
+            Some(ext) if matches!(ext.as_str(), "db" | "sqlite" | "sqlite3") => Some(FileKind::Sqlite),
+            Some(ext) if ext == "duckdb" => Some(FileKind::DuckDb),
+            _ => None,
+        }
+    }
+
     /// The kind of the file at `path`, read from its header. Only a regular
     /// file is read: a FIFO would hold `open` (and pgmcp's start) until some
     /// writer came, a terminal or socket would hold the read.
@@ -186,7 +197,7 @@ pub fn database_file(path: &str) -> Result<(FileKind, Target), ChoiceError> {
 }
 
 /// The URL of `kind` for a file path as written.
-fn url(kind: FileKind, path: &str) -> String {
+pub fn url(kind: FileKind, path: &str) -> String {
     let scheme = kind.scheme();
     if Path::new(path).is_absolute() {
         format!("{scheme}://{}", percent_encode(path))
@@ -204,11 +215,7 @@ fn percent_encode(path: &str) -> String {
 /// the value to use instead; `None` when it does not look like one.
 pub fn file_path_hint(value: &str) -> Option<String> {
     let path = Path::new(value);
-    let by_extension = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase) {
-        Some(ext) if matches!(ext.as_str(), "db" | "sqlite" | "sqlite3") => Some(FileKind::Sqlite),
-        Some(ext) if ext == "duckdb" => Some(FileKind::DuckDb),
-        _ => None,
-    };
+    let by_extension = FileKind::of_extension(path);
     // The value is quoted back, so anything that could hold a password
     // (`password=` in key=value form, `user:pw@` in a URL) is never taken
     // for a path: connection-string errors never quote the string.

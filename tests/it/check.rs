@@ -215,6 +215,60 @@ fn an_invalid_config_exits_2_naming_the_field() {
     );
 }
 
+/// A config file with a mistake a person makes by hand: `check` names the
+/// file, the field by its path, what it should hold in words and what it
+/// holds; or the line and column where the text stops being JSON.
+#[test]
+fn mistakes_in_the_file_are_named_in_words() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("bad.json");
+    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
+    for (text, expected) in [
+        (
+            r#"{"query": {"max_rows": "500"}}"#,
+            "query.max_rows: expected a whole number, found the text \"500\"",
+        ),
+        (
+            r#"{"connection": {"port": -5432}}"#,
+            "connection.port: expected a whole number from 0 to 65535, found -5432",
+        ),
+        (
+            r#"{"query": {"max_rowz": 100}}"#,
+            "query.max_rowz: unknown field: did you mean max_rows?",
+        ),
+        (
+            r#"{"server": {"allowed_origins": ["https://app.example.com", 8080]}}"#,
+            "server.allowed_origins[1]: expected text, found 8080",
+        ),
+        (
+            r#"{"server": {"read_only": "yes"}}"#,
+            "server.read_only: expected true or false, found the text \"yes\"",
+        ),
+        (
+            "{\n  \"server\": {\"read_only\": true},\n  \"query\": {\"max_rows\": 100,}\n}\n",
+            "line 3, column 29: not valid JSON: a comma before } or ] (JSON allows none there)",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", &demo, "check"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert_eq!(
+            stderr.lines().next(),
+            Some(format!("pgmcp: config {}: {expected}", path.display()).as_str()),
+            "{text}"
+        );
+        for rust in ["i64", "u16", "invalid type", "struct Raw", "expected `"] {
+            assert!(!stderr.contains(rust), "{text}: {stderr}");
+        }
+    }
+}
+
 /// An SQLite file: what SQLite itself reports, with read-only mode read back
 /// from the connection (`PRAGMA query_only`), and a missing file as a failure.
 #[test]

@@ -55,11 +55,11 @@ fn invalid_config_exits_2_naming_file_and_field() {
         ),
         (
             r#"{"server": {"prot": 8080}}"#,
-            "server.prot: invalid JSON: unknown field `prot`",
+            "server.prot: unknown field: did you mean port?",
         ),
         (
             r#"{"query": {"max_rows": "many"}}"#,
-            "query.max_rows: invalid JSON: invalid type: string \"many\", expected i64",
+            "query.max_rows: expected a whole number, found the text \"many\"",
         ),
     ];
     for (text, expected) in cases {
@@ -271,7 +271,7 @@ fn a_partial_config_layers_over_the_defaults() {
         ),
         (
             r#"{"query": {"describe_table_timeout_seconds": "ten"}}"#,
-            "query.describe_table_timeout_seconds: invalid JSON: invalid type: string \"ten\", expected i64",
+            "query.describe_table_timeout_seconds: expected a whole number, found the text \"ten\"",
         ),
     ] {
         std::fs::write(&path, text).unwrap();

@@ -1,8 +1,9 @@
 //! Real parts for the integration tests: a throwaway PostgreSQL ([`pg`]), a
 //! JSON-RPC client that drives the real `pgmcp` binary over stdio ([`stdio`]),
 //! library engines and calls through them ([`engine`]), SQLite and DuckDB
-//! files ([`files`]), and protection policies written as specs
-//! ([`protection`]).
+//! files ([`files`]), protection policies written as specs
+//! ([`protection`]), and a pseudo-terminal a person's answers are typed
+//! into ([`terminal`]).
 
 // Not every feature module uses every helper, and a helper nobody uses yet must
 // not fail `cargo clippy --all-targets -- -D warnings`.
@@ -17,6 +18,7 @@ pub mod pg;
 pub mod planter;
 pub mod protection;
 pub mod stdio;
+pub mod terminal;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
