@@ -185,13 +185,21 @@ fn start(bundle: &Bundle, settings: &[(&str, Value)]) -> McpProcess {
 }
 
 fn start_with(bundle: &Bundle, settings: &[(&str, Value)], left_empty: LeftEmpty) -> McpProcess {
-    let (command, args, env) = client_entry(bundle, settings, left_empty);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let mut server = McpProcess::spawn_program(&command, &args, &env);
+    let mut server = spawn(bundle, settings, left_empty, &[]);
     let init = server.initialize();
     assert_eq!(init["serverInfo"]["name"], "pgmcp", "{init}");
     server
+}
+
+/// The bundle's command as Claude Desktop starts it, in an environment that
+/// also holds `around` (what the person's own environment may hold: a
+/// config or cache directory).
+fn spawn(bundle: &Bundle, settings: &[(&str, Value)], left_empty: LeftEmpty, around: &[(&str, &str)]) -> McpProcess {
+    let (command, args, env) = client_entry(bundle, settings, left_empty);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    env.extend(around.iter().copied());
+    McpProcess::spawn_program(&command, &args, &env)
 }
 
 fn query(server: &mut McpProcess, sql: &str) -> Value {
@@ -257,6 +265,8 @@ fn secrets_are_asked_for_as_secrets_and_never_passed_as_arguments() {
         "read-only is on unless turned off"
     );
     assert_eq!(options["max_rows"]["type"], "number");
+    assert_eq!(options["demo"]["type"], "boolean");
+    assert_eq!(options["demo"]["default"], false, "the demo is off unless turned on");
     // Arguments show in `ps` for every user of the machine: no setting goes
     // there, and every declared setting reaches pgmcp through its environment.
     let config = &manifest["server"]["mcp_config"];
@@ -369,6 +379,35 @@ fn serves_sqlite_with_settings_left_empty(empty: &[(&str, Value)], left_empty: L
     assert_eq!(write["isError"], true, "read-only by default: {write}");
     let again = query(&mut server, "SELECT count(*) AS n FROM customers");
     assert_eq!(tool_json(&again)["rows"][0]["n"].as_i64().unwrap(), n);
+    server.close_stdin();
+    assert!(server.wait_exit(Duration::from_secs(10)).success());
+}
+
+/// "Try the demo shop": a person with no database asks about the shop
+/// pgmcp carries, read-only, kept in pgmcp's cache directory.
+#[test]
+fn the_demo_setting_serves_the_shop() {
+    let cache = tempfile::tempdir().unwrap();
+    let bundle = bundle();
+    let mut server = spawn(
+        bundle,
+        &[("demo", json!(true)), ("read_only", json!(false))],
+        LeftEmpty::Literal,
+        &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
+    server.initialize();
+    let answer = query(
+        &mut server,
+        "SELECT customer, sum(total) AS spent FROM order_totals GROUP BY customer ORDER BY spent DESC LIMIT 3",
+    );
+    let rows = tool_json(&answer);
+    assert_eq!(rows["rows"].as_array().map(Vec::len), Some(3), "{}", tool_text(&answer));
+    let write = query(&mut server, "UPDATE products SET price = 0");
+    assert_eq!(write["isError"], true, "read-only whatever the setting says: {write}");
+    assert_eq!(
+        std::fs::read(cache.path().join("pgmcp/demo.db")).unwrap(),
+        std::fs::read(workspace().join("fixtures/demo.db")).unwrap()
+    );
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(10)).success());
 }
