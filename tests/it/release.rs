@@ -202,6 +202,52 @@ fn spawn(bundle: &Bundle, settings: &[(&str, Value)], left_empty: LeftEmpty, aro
     McpProcess::spawn_program(&command, &args, &env)
 }
 
+/// A setting's title in the bundle's form.
+fn title(key: &str) -> &'static str {
+    bundle().manifest["user_config"][key]["title"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the manifest has no user_config {key}"))
+}
+
+/// A bundle whose settings cannot be used still shows in Claude Desktop as
+/// pgmcp with its tools, and says why in every tool call's answer (and its
+/// instructions), in the form's words: each of `expected`, and where the
+/// form is.
+fn explained(settings: &[(&str, Value)], around: &[(&str, &str)], expected: &[&str]) {
+    let bundle = bundle();
+    let mut server = spawn(bundle, settings, LeftEmpty::Blank, around);
+    let init = server.initialize_unstarted();
+    assert_eq!(init["serverInfo"]["name"], "pgmcp", "{init}");
+    let instructions = init["instructions"].as_str().unwrap();
+    let listed = server.request("tools/list", json!({}));
+    assert_eq!(
+        crate::support::stdio::tool_names(&listed["result"]),
+        crate::support::stdio::tool_names(&bundle.manifest)
+    );
+    for tool in ["query", "list_tables"] {
+        let answer = server.call_tool(tool, json!({"sql": "SELECT count(*) FROM customers"}));
+        assert_eq!(answer["isError"], true, "{answer}");
+        let text = tool_text(&answer);
+        assert!(text.starts_with("pgmcp could not start: "), "{text}");
+        assert!(instructions.starts_with(text), "{instructions}");
+        for words in expected
+            .iter()
+            .chain(&["in Claude Desktop → Settings → Extensions → pgmcp"])
+        {
+            assert!(text.contains(words), "no {words:?} in: {text}");
+        }
+    }
+    server.close_stdin();
+    assert_eq!(server.wait_exit(Duration::from_secs(10)).code(), Some(2));
+}
+
+/// A copy of the demo shop, as a person's own SQLite file.
+fn shop_file(dir: &Path) -> String {
+    let db = dir.join("shop.db");
+    std::fs::copy(workspace().join("fixtures/demo.db"), &db).unwrap();
+    db.to_str().unwrap().to_owned()
+}
+
 fn query(server: &mut McpProcess, sql: &str) -> Value {
     server.call_tool("query", json!({ "sql": sql }))
 }
@@ -383,6 +429,90 @@ fn serves_sqlite_with_settings_left_empty(empty: &[(&str, Value)], left_empty: L
     assert!(server.wait_exit(Duration::from_secs(10)).success());
 }
 
+#[test]
+fn a_connection_string_and_a_file_both_set_are_explained_in_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    explained(
+        &[
+            ("connection_string", json!("postgresql://me@db.example:5432/shop")),
+            ("database_file", json!(file)),
+        ],
+        &[],
+        &[
+            "both a PostgreSQL connection string and a database file are set in pgmcp's settings",
+            &format!("\"{}\"", title("connection_string")),
+            &format!("\"{}\"", title("database_file")),
+            "Clear one of them",
+            "then restart pgmcp.",
+        ],
+    );
+}
+
+#[test]
+fn settings_that_are_no_value_are_explained_by_their_titles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    for (key, value, variable, problem) in [
+        (
+            "max_rows",
+            "abc",
+            "PGMCP_MAX_ROWS",
+            "\"abc\" is not a whole number greater than 0",
+        ),
+        (
+            "read_only",
+            "maybe",
+            "PGMCP_READ_ONLY",
+            "\"maybe\" is not true or false",
+        ),
+        ("demo", "maybe", "PGMCP_DEMO", "\"maybe\" is not true or false"),
+    ] {
+        explained(
+            &[("database_file", json!(file)), (key, json!(value))],
+            &[],
+            &[&format!(
+                "the setting \"{}\" ({variable}) cannot be used: {problem}",
+                title(key)
+            )],
+        );
+    }
+}
+
+/// The bundle's pgmcp reads the person's config file like any other: one
+/// that does not load is explained, naming the file and the field.
+#[test]
+fn an_invalid_config_file_is_explained_to_a_bundle_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    let config_dir = dir.path().join("config");
+    std::fs::create_dir_all(config_dir.join("pgmcp")).unwrap();
+    let config = config_dir.join("pgmcp/config.json");
+    std::fs::write(&config, r#"{"query": {"max_row": 5}}"#).unwrap();
+    let bundle = bundle();
+    let mut server = spawn(
+        bundle,
+        &[("database_file", json!(file))],
+        LeftEmpty::Blank,
+        &[("XDG_CONFIG_HOME", config_dir.to_str().unwrap())],
+    );
+    server.initialize_unstarted();
+    let answer = query(&mut server, "SELECT 1");
+    assert_eq!(answer["isError"], true, "{answer}");
+    let text = tool_text(&answer);
+    assert!(
+        text.starts_with(&format!(
+            "pgmcp could not start: the config file {}: query.max_row: invalid JSON: unknown field `max_row`",
+            config.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Correct it in that file (`pgmcp check` says what is wrong), then restart pgmcp."),
+        "{text}"
+    );
+}
+
 /// "Try the demo shop": a person with no database asks about the shop
 /// pgmcp carries, read-only, kept in pgmcp's cache directory.
 #[test]
@@ -410,6 +540,29 @@ fn the_demo_setting_serves_the_shop() {
     );
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn the_demo_with_a_database_file_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    explained(
+        &[("demo", json!(true)), ("database_file", json!(file))],
+        &[("XDG_CACHE_HOME", dir.path().join("cache").to_str().unwrap())],
+        &[
+            &format!(
+                "\"{}\" and \"{}\"), and each names a database",
+                title("database_file"),
+                title("demo")
+            ),
+            &format!(
+                "Turn \"{}\" off, or clear \"{}\"",
+                title("demo"),
+                title("database_file")
+            ),
+        ],
+    );
+    assert!(!dir.path().join("cache").exists(), "the demo shop was written");
 }
 
 #[test]

@@ -83,7 +83,9 @@ pub fn write(project: &Project, binary: &Path, platform: &Platform, out_dir: &Pa
 /// Every setting reaches pgmcp through an environment variable, never the
 /// command line: the keychain-held secrets stay out of `ps`, and an optional
 /// setting left empty (Claude Desktop substitutes "") is read by pgmcp as
-/// unset.
+/// unset. `PGMCP_BUNDLE` tells pgmcp its settings are in this form, so a
+/// start it cannot make is explained with the form's titles
+/// (`src/start_failure.rs` holds them: keep the two in step).
 pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value {
     let command = format!("${{__dirname}}/server/{}", platform.executable());
     json!({
@@ -109,7 +111,8 @@ pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value 
                     "PGMCP_DATABASE_FILE": "${user_config.database_file}",
                     "PGMCP_READ_ONLY": "${user_config.read_only}",
                     "PGMCP_MAX_ROWS": "${user_config.max_rows}",
-                    "PGMCP_DEMO": "${user_config.demo}"
+                    "PGMCP_DEMO": "${user_config.demo}",
+                    "PGMCP_BUNDLE": "1"
                 },
                 // The same bundle layout on every OS; only Windows names its
                 // executable differently.
