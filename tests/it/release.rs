@@ -565,6 +565,38 @@ fn the_demo_with_a_database_file_is_explained() {
     assert!(!dir.path().join("cache").exists(), "the demo shop was written");
 }
 
+/// README's table of the bundle's settings is the manifest's: each setting
+/// by its title, and the variable it reaches pgmcp as.
+#[test]
+fn the_readme_lists_the_bundles_settings_as_the_manifest_declares_them() {
+    let manifest = &bundle().manifest;
+    let env = manifest["server"]["mcp_config"]["env"].as_object().unwrap();
+    let mut declared: Vec<(String, String)> = manifest["user_config"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, option)| {
+            let placeholder = json!(format!("${{user_config.{key}}}"));
+            let variable = env.iter().find(|(_, v)| **v == placeholder).unwrap().0;
+            (option["title"].as_str().unwrap().to_owned(), variable.clone())
+        })
+        .collect();
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let mut listed: Vec<(String, String)> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| Setting | What to give | Reaches pgmcp as |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            (cells[0].to_owned(), cells[cells.len() - 1].trim_matches('`').to_owned())
+        })
+        .collect();
+    declared.sort();
+    listed.sort();
+    assert_eq!(listed, declared);
+}
+
 #[test]
 fn dist_archive_holds_the_binary_and_its_documents() {
     let dir = tempfile::tempdir().unwrap();
