@@ -23,6 +23,7 @@ use crate::backend::{Choice, ChoiceError};
 use crate::config::{Config, ConfigError, ConfigLocation, LoadError, LogOutput};
 use crate::error::Error as QueryError;
 use crate::pipeline::{Engine, QueryInput};
+use crate::start_failure::{Audience, StartFailure};
 use crate::{logging, mcp};
 
 #[derive(Debug, Parser)]
@@ -177,6 +178,9 @@ pub enum CliError {
     Password(#[from] postgres::login::NoRandomness),
     #[error("--login {0:?} is the reader role's name: the login needs a name of its own")]
     LoginIsReader(String),
+    /// `serve` could not start, in a person's words.
+    #[error("could not start: {0}")]
+    Start(StartFailure),
 }
 
 /// Run the parsed command line. `Ok` carries the exit code: 0 on success, 1 when
@@ -213,32 +217,73 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Command::Configure = cli.command {
         return configure(&location, cli.config.as_deref());
     }
+    // `serve` cannot start: said in the client when a client started it
+    // over stdio (`start_failure`), else on stderr in the same words, for
+    // the person at the terminal.
+    let serving = matches!(cli.command, Command::Serve { .. });
+    let explain = match cli.command {
+        Command::Serve { http: None } if !std::io::stdin().is_terminal() => Some(Explain {
+            audience: Audience::stdio(&env),
+            // Looked at now: the channel and the sandbox move descriptors.
+            stderr: logging::stderr_apart(),
+        }),
+        _ => None,
+    };
     let config = match location.load(&env) {
         Ok(config) => config,
-        Err(LoadError::Environment(e)) => {
-            // The file is fine, so its log is known: a person whose client
-            // only says "connection closed" looks there.
-            if let Ok(file) = location.load_file()
-                && let Ok(_log) = logging::init(&file.logging)
-            {
-                tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
-            }
-            return Err(LoadError::Environment(e).into());
-        }
-        Err(LoadError::File(e)) => {
-            // The file's own log setting is unknown: the default log is
-            // where a person looks first (README, Logs and troubleshooting).
-            if let Ok(_log) = logging::init(&Config::builtin().logging) {
-                tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
-            }
-            return Err(LoadError::File(e).into());
+        Err(e) => {
+            // The file's settings, when only the environment over it failed.
+            let file = match &e {
+                LoadError::Environment(_) => location.load_file().ok(),
+                LoadError::File(_) => None,
+            };
+            // Logged where a person whose client only says "connection
+            // closed" looks: the file's log, when the file loaded, else the
+            // default one (README, Logs and troubleshooting).
+            let logged = file
+                .as_ref()
+                .map_or_else(|| Config::builtin().logging, |f| f.logging.clone());
+            let log = match explain {
+                Some(_) => failure_log(&logged),
+                None => logging::init(&logged).ok(),
+            };
+            tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+            return match explain {
+                // The sandbox as the file's switches ask, or as the defaults
+                // do when the file could not be read.
+                Some(explain) => {
+                    let protection = file.map_or_else(|| Config::builtin().protection, |f| f.protection);
+                    explain.serve(StartFailure::load(&e, explain.audience), &e, log, Some(&protection))
+                }
+                None if serving => Err(CliError::Start(StartFailure::load(&e, Audience::Terminal))),
+                None => Err(e.into()),
+            };
         }
     };
-    let _log = logging::init(&config.logging).map_err(|e| ConfigError {
-        file: config.source.clone(),
-        field: Some("logging.output".to_owned()),
-        message: e.to_string(),
-    })?;
+    let _log = match logging::init(&config.logging) {
+        Ok(guard) => guard,
+        Err(e) => {
+            let e = ConfigError {
+                file: config.source.clone(),
+                field: Some("logging.output".to_owned()),
+                message: e.to_string(),
+            };
+            return match explain {
+                Some(explain) => {
+                    let log = failure_log(&config.logging);
+                    tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+                    explain.serve(
+                        StartFailure::config(&e, explain.audience),
+                        &e,
+                        log,
+                        Some(&config.protection),
+                    )
+                }
+                None if serving => Err(CliError::Start(StartFailure::config(&e, Audience::Terminal))),
+                None => Err(e.into()),
+            };
+        }
+    };
     // The command itself is not logged: its SQL may hold secrets.
     let name = match cli.command {
         Command::Serve { .. } => "serve",
@@ -254,17 +299,24 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Some(ignored) = ConfigLocation::ignored_local(config.source.as_deref()) {
         tracing::warn!(file = %ignored.display(), "config in the working directory ignored: name it with --config to use it");
     }
-    if let Command::Serve { .. } = cli.command {
-        // Before the runtime: its threads, the engines' and the hooks' are
-        // started inside the sandbox.
-        crate::sandbox::enter(&config.protection)?;
+    // Before the runtime: its threads, the engines' and the hooks' are
+    // started inside the sandbox.
+    if serving && let Err(e) = crate::sandbox::enter(&config.protection) {
+        tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+        let failure = |audience| StartFailure::sandbox(&e, config.source.as_deref(), audience);
+        return match explain {
+            // Served outside it: this server runs no SQL and opens no file
+            // a statement names, which is all the sandbox fences.
+            Some(explain) => explain.serve(failure(explain.audience), &e, None, None),
+            None => Err(CliError::Start(failure(Audience::Terminal))),
+        };
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
     let result = match cli.command {
-        Command::Serve { http: None } => runtime.block_on(serve(config, cli.database)),
+        Command::Serve { http: None } => runtime.block_on(serve(config, cli.database, explain)),
         Command::Serve { http: Some(address) } => runtime.block_on(serve_http(config, cli.database, &address)),
         Command::Query { sql, params, limit } => runtime.block_on(query_once(config, cli.database, sql, params, limit)),
         Command::Check { suggest_role: None, .. } => runtime.block_on(check(config, cli.database)),
@@ -325,13 +377,27 @@ fn names_a_database(config: &Config, flag: Option<&str>) -> bool {
         || variables.into_iter().any(|k| crate::environment::var(k).is_some())
 }
 
-async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
+async fn serve(config: Config, database: Option<String>, explain: Option<Explain>) -> Result<ExitCode, CliError> {
     let log_hint = match &config.logging.output {
         LogOutput::File(path) => path.display().to_string(),
         LogOutput::Stderr => "stderr".to_owned(),
     };
     let max_line = max_line(&config);
-    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;
+    let (choice, named) = match crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var) {
+        Ok(chosen) => chosen,
+        Err(e) => {
+            let named_any = names_a_database(&config, database.as_deref());
+            let failure = |audience| StartFailure::choice(&e, config.source.as_deref(), named_any, audience);
+            return match explain {
+                Some(explain) => {
+                    tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+                    explain.say(&failure(explain.audience), &e);
+                    serve_start_failure(failure(explain.audience)).await
+                }
+                None => Err(CliError::Start(failure(Audience::Terminal))),
+            };
+        }
+    };
     if let Some(named) = &named {
         tracing::info!(from = named.setting.name(), "database setting");
     }
@@ -397,6 +463,97 @@ async fn serve(config: Config, database: Option<String>) -> Result<ExitCode, Cli
     watcher.abort();
     engine.shutdown(SHUTDOWN_GRACE).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a `serve` over stdio that a client started says it could not start:
+/// to whom, and whether stderr may carry it too.
+#[derive(Debug, Clone, Copy)]
+struct Explain {
+    audience: Audience,
+    /// stderr is not where the protocol goes.
+    stderr: bool,
+}
+
+impl Explain {
+    /// Say it on stderr too (desktop clients keep a server's stderr in a
+    /// log of their own), unless stderr is where the protocol goes.
+    fn say(self, failure: &StartFailure, error: &dyn std::fmt::Display) {
+        if self.stderr {
+            eprintln!("pgmcp: {error}");
+            eprintln!(
+                "pgmcp: serving MCP only to say so; every tool call answers: {}",
+                failure.text()
+            );
+        }
+    }
+
+    /// Before the runtime: say it, enter the sandbox `protection` asks for
+    /// (none when it could not be entered), then serve the failure. `_log`
+    /// is kept until the end, so the log is flushed.
+    fn serve(
+        self,
+        failure: StartFailure,
+        error: &dyn std::fmt::Display,
+        _log: Option<tracing_appender::non_blocking::WorkerGuard>,
+        protection: Option<&crate::guard::Policy>,
+    ) -> Result<ExitCode, CliError> {
+        self.say(&failure, error);
+        if let Some(policy) = protection
+            && let Err(e) = crate::sandbox::enter(policy)
+        {
+            tracing::warn!(
+                "the file sandbox could not be entered ({e}): this session runs no SQL, which is what it fences"
+            );
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(CliError::Runtime)?;
+        let result = runtime.block_on(serve_start_failure(failure));
+        runtime.shutdown_timeout(Duration::from_millis(200));
+        result
+    }
+}
+
+/// The log of a `serve` that could not start: `logging`'s, else stderr
+/// (which `logging::init` refuses when it is the protocol's stdout), else
+/// none.
+fn failure_log(logging: &crate::config::LoggingConfig) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    logging::init(logging).ok().or_else(|| {
+        let stderr = crate::config::LoggingConfig {
+            output: LogOutput::Stderr,
+            ..logging.clone()
+        };
+        logging::init(&stderr).ok()
+    })
+}
+
+/// `pgmcp serve` over stdio that could not start: the handshake, the tools
+/// and the reason as every call's answer (`start_failure::Server`), until
+/// the client closes stdin or a signal comes. Exits 2, as a failure to
+/// start does.
+async fn serve_start_failure(failure: StartFailure) -> Result<ExitCode, CliError> {
+    tracing::info!("serving MCP on stdio only to say why pgmcp could not start");
+    let max_line = Config::builtin().longest_message();
+    let (stdin, stdout) = crate::channel::take().map_err(CliError::Channel)?;
+    // Lines rmcp cannot read are answered as in a session that started.
+    let stdout = crate::intake::WholeLines::new(stdout);
+    let stdin = crate::intake::Screened::new(stdin, stdout.handle(), max_line);
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(max_line);
+    match crate::start_failure::Server::new(failure).serve(transport).await {
+        Ok(service) => {
+            let cancel = service.cancellation_token();
+            tokio::select! {
+                quit = service.waiting() => tracing::info!(reason = ?quit.ok(), "session ended"),
+                () = shutdown_signal() => {
+                    tracing::info!("signal received, shutting down");
+                    cancel.cancel();
+                }
+            }
+        }
+        Err(e) => tracing::info!(error = %e, "session ended before initialization"),
+    }
+    Ok(ExitCode::from(2))
 }
 
 /// Where `--http` listens: `PORT` (on `server.host`), `HOST:PORT`,
@@ -472,7 +629,16 @@ async fn serve_http(config: Config, database: Option<String>, address: &str) -> 
         body_memory: config.body_memory(),
     };
     listen.check()?;
-    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)?;
+    let (choice, named) = crate::pipeline::choose_named(&config, database.as_deref(), &crate::environment::var)
+        .map_err(|e| {
+            let named_any = names_a_database(&config, database.as_deref());
+            CliError::Start(StartFailure::choice(
+                &e,
+                config.source.as_deref(),
+                named_any,
+                Audience::Terminal,
+            ))
+        })?;
     if let Some(named) = &named {
         tracing::info!(from = named.setting.name(), "database setting");
     }

@@ -565,23 +565,20 @@ impl Config {
     /// `server.read_only`; `PGMCP_READ_ONLY_AS_LOGIN` (`true`/`false`) sets
     /// `connection.read_only_as_login`; `PGMCP_MAX_ROWS` (a whole number above 0) sets
     /// `query.max_rows`, and lowers `query.default_limit` to it when the file
-    /// set that higher. Each one applied is recorded in `overrides`.
+    /// set that higher; `PGMCP_DEMO` (`true`/`false`), when on, sets
+    /// `server.read_only` whatever `PGMCP_READ_ONLY` says (the database it
+    /// names is chosen by `crate::backend::named`). Each one applied is
+    /// recorded in `overrides`.
     pub fn with_environment(mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, EnvError> {
         // `true`/`false` variables: the setting each sets, recorded.
         let switch = |variable: &'static str, field: &'static str, overrides: &mut Vec<Override>| {
             let Some(text) = env(variable) else {
                 return Ok(None);
             };
-            let value = match text.trim().to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" => false,
-                _ => {
-                    return Err(EnvError {
-                        variable,
-                        message: format!("\"{text}\" is not true or false"),
-                    });
-                }
-            };
+            let value = crate::environment::switch(&text).ok_or_else(|| EnvError {
+                variable,
+                message: format!("\"{text}\" is not true or false"),
+            })?;
             overrides.push(Override {
                 variable,
                 field,
@@ -591,6 +588,22 @@ impl Config {
         };
         if let Some(read_only) = switch("PGMCP_READ_ONLY", "server.read_only", &mut self.overrides)? {
             self.set_read_only(read_only);
+        }
+        // The demo shop is served read-only whatever PGMCP_READ_ONLY says:
+        // it is there to look at (see `crate::demo`).
+        if let Some(text) = env("PGMCP_DEMO") {
+            let demo = crate::environment::switch(&text).ok_or_else(|| EnvError {
+                variable: "PGMCP_DEMO",
+                message: format!("\"{text}\" is not true or false"),
+            })?;
+            if demo {
+                self.set_read_only(true);
+                self.overrides.push(Override {
+                    variable: "PGMCP_DEMO",
+                    field: "server.read_only",
+                    value: true.to_string(),
+                });
+            }
         }
         // With connection.role set, queries run as that role either way.
         if let Some(as_login) = switch(
@@ -1500,7 +1513,17 @@ mod tests {
                 ("PGMCP_MAX_ROWS", "query.max_rows", "100")
             ]
         );
+        // The demo is read-only whatever PGMCP_READ_ONLY says; off is no override.
+        let c = with(&[("PGMCP_READ_ONLY", "false"), ("PGMCP_DEMO", "true")]).unwrap();
+        assert!(c.read_only && c.protection.read_only);
+        assert_eq!(
+            c.overrides.last().map(|o| (o.variable, o.field)),
+            Some(("PGMCP_DEMO", "server.read_only"))
+        );
+        let c = with(&[("PGMCP_DEMO", "False")]).unwrap();
+        assert_eq!((c.read_only, c.overrides.len()), (false, 0));
         for (variable, value, message) in [
+            ("PGMCP_DEMO", "1", "PGMCP_DEMO: \"1\" is not true or false"),
             (
                 "PGMCP_READ_ONLY",
                 "yes please",

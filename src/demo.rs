@@ -1,6 +1,12 @@
 //! `pgmcp demo`: the small SQLite shop the README's quick start runs on,
 //! carried inside the binary, so a person with only the release archive or
 //! the bundle can try pgmcp without a database server.
+//!
+//! The bundle's person has no terminal to run `pgmcp demo` in: its "Try the
+//! demo shop" setting (`PGMCP_DEMO=true`) makes pgmcp serve the shop itself,
+//! read-only, from [`served_path`] in pgmcp's own cache directory, which
+//! [`refresh`] makes hold exactly the embedded bytes at every start. That
+//! file is the only one the setting writes.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -38,6 +44,57 @@ pub fn write(path: &Path) -> Result<PathBuf, DemoError> {
         .and_then(|()| file.sync_all())
         .map_err(|source| DemoError::Write { path: shown(), source })?;
     std::path::absolute(path).map_err(|source| DemoError::Write { path: shown(), source })
+}
+
+/// Where `PGMCP_DEMO` serves the shop from: `<cache dir>/pgmcp/demo.db`
+/// (`~/.cache/pgmcp/demo.db` on Linux, `~/Library/Caches/pgmcp/demo.db` on
+/// macOS, `%LOCALAPPDATA%\pgmcp\demo.db` on Windows). A cache, since the
+/// binary can always write it again. `None` without an absolute home to
+/// find it from: never the working directory.
+pub fn served_path() -> Option<PathBuf> {
+    dirs::cache_dir()
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("pgmcp").join("demo.db"))
+}
+
+/// Make `path` hold exactly the embedded shop: left alone when its bytes
+/// are the embedded ones, else written whole beside it and renamed over
+/// it, so a pgmcp already serving the old file keeps reading a whole one
+/// and one of another version (or a file changed since) is replaced.
+/// Anything but a regular file there (a symlink, a directory) is replaced
+/// rather than followed.
+pub fn refresh(path: &Path) -> Result<(), DemoError> {
+    let shown = || path.display().to_string();
+    let fail = |source: std::io::Error| DemoError::Write { path: shown(), source };
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    if regular && std::fs::read(path).is_ok_and(|bytes| bytes == DATABASE) {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        create_dir(dir).map_err(fail)?;
+    }
+    let (tmp, mut file) = crate::wizard::create_temp(path).map_err(fail)?;
+    let written = file
+        .write_all(DATABASE)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(fail)
+}
+
+/// pgmcp's own directory under the cache dir: only its user's, like the
+/// log's.
+#[cfg(unix)]
+fn create_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
 }
 
 /// What to run next, for the file at `path` (absolute): a query, and the
@@ -81,6 +138,36 @@ mod tests {
         ] {
             assert_eq!(shell_word(word), shown);
         }
+    }
+
+    #[test]
+    fn refresh_writes_the_shop_and_replaces_anything_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pgmcp").join("demo.db");
+        refresh(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), DATABASE);
+        // A changed file (another version's shop, an edit) is the shop again.
+        std::fs::write(&path, b"SQLite format 3\0 but not the shop").unwrap();
+        refresh(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), DATABASE);
+        // A symlink in its place is replaced, and what it pointed to is left alone.
+        #[cfg(unix)]
+        {
+            let elsewhere = dir.path().join("elsewhere.db");
+            std::fs::write(&elsewhere, b"mine").unwrap();
+            std::fs::remove_file(&path).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+            refresh(&path).unwrap();
+            assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+            assert_eq!(std::fs::read(&path).unwrap(), DATABASE);
+            assert_eq!(std::fs::read(&elsewhere).unwrap(), b"mine");
+        }
+        // Nothing else is left in the directory: no temporary file.
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["demo.db"]);
     }
 
     #[test]

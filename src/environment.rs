@@ -21,6 +21,17 @@ pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !is_empty(v))
 }
 
+/// A `true`/`false` setting's value (any case, spaces around), `None` for
+/// anything else: no other spelling (`1`, `yes`, `on`) is read as either,
+/// so a typo never turns read-only mode off.
+pub fn switch(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether a variable's value means "not set".
 fn is_empty(value: &str) -> bool {
     let placeholder = value

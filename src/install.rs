@@ -203,6 +203,7 @@ impl Database {
                     }
                 }
                 ChoiceError::Setting { setting, message } => format!("{setting}: {message}"),
+                e @ ChoiceError::Both(..) => e.to_string(),
             };
             InstallError::Database(why)
         })?;

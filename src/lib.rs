@@ -55,7 +55,8 @@
 //!   `install`); [`wizard`]: `pgmcp configure`'s questions.
 //!
 //! Internal to the crate: the output fence (the last stage of every answer),
-//! the MCP server (tool schemas and wire translation), stdin screening and
+//! the MCP server (tool schemas and wire translation) and the one that says
+//! why `serve` could not start, stdin screening and
 //! how deeply JSON text nests (measured before anything parses it),
 //! logging, `pgmcp check`'s report, `pgmcp install`, environment variables
 //! (an empty value read as unset), who may change the config file and hook
@@ -96,6 +97,7 @@ mod sandbox;
 pub mod sanitize;
 mod schemas;
 pub mod shape;
+mod start_failure;
 mod suggest;
 pub mod timeouts;
 mod transport;

@@ -221,6 +221,13 @@ fn fd_id(fd: libc::c_int) -> Option<(u64, u64)> {
     Some((stat.st_dev as u64, stat.st_ino as u64))
 }
 
+/// Whether a line written to stderr stays off the protocol: stderr is not
+/// where stdout goes, or that is a terminal. Look before the MCP channel is
+/// taken (`crate::channel::take` points descriptor 1 elsewhere).
+pub(crate) fn stderr_apart() -> bool {
+    stderr_apart_from_stdout().is_ok()
+}
+
 /// `stderr` as the log is refused when it is where stdout goes (`2>&1` into
 /// the client's pipe), unless that is a terminal: there a person reads both.
 #[cfg(unix)]

@@ -187,63 +187,81 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
     }
 }
 
+/// The tools as a session on `dialect` lists them: `query` marked read-only
+/// only when `read_only`, its arguments described in the engine's words,
+/// the `database` argument only when calls may choose a file (`files`:
+/// `sqlite.root`), every schema in the portable spelling. Also what a
+/// `pgmcp serve` that could not start lists (`crate::start_failure`), so a
+/// client shows the same tools either way.
+fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
+    let mut tool_router = Server::tool_router();
+    // `query` only promises not to write when the session is read-only.
+    for (name, title, reads_only) in [
+        ("query", "Run SQL", read_only),
+        ("list_tables", "List tables", true),
+        ("describe_table", "Describe a table", true),
+    ] {
+        if let Some(route) = tool_router.map.get_mut(name) {
+            let mut hints = ToolAnnotations::new();
+            hints.title = Some(title.to_owned());
+            hints.read_only_hint = Some(reads_only);
+            hints.destructive_hint = Some(!reads_only);
+            hints.open_world_hint = Some(false);
+            route.attr = route.attr.clone().with_title(title).with_annotations(hints);
+        }
+    }
+    let query_description = match dialect {
+        Dialect::Postgres => None,
+        Dialect::Sqlite => Some(SQLITE_QUERY),
+        Dialect::DuckDb => Some(DUCKDB_QUERY),
+    };
+    if let Some(description) = query_description
+        && let Some(route) = tool_router.map.get_mut("query")
+    {
+        route.attr.description = Some(description.into());
+    }
+    let arguments = query_arguments(dialect);
+    for (name, route) in tool_router.map.iter_mut() {
+        let mut schema = (*route.attr.input_schema).clone();
+        if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+            // The database argument means nothing unless calls may choose a file.
+            if !files {
+                properties.remove("database");
+            }
+            if name == "query" {
+                for (argument, description) in arguments {
+                    if let Some(serde_json::Value::Object(property)) = properties.get_mut(argument) {
+                        property.insert("description".to_owned(), description.into());
+                    }
+                }
+            }
+        }
+        route.attr.input_schema = Arc::new(crate::schemas::portable(&schema));
+        route.attr.output_schema = route
+            .attr
+            .output_schema
+            .as_ref()
+            .map(|schema| Arc::new(crate::schemas::portable(schema)));
+    }
+    tool_router
+}
+
+/// [`tools`], as `tools/list` lists them.
+pub fn tool_list(dialect: Dialect, read_only: bool, files: bool) -> Vec<rmcp::model::Tool> {
+    tools(dialect, read_only, files).list_all()
+}
+
 /// How often a long call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 #[tool_router]
 impl Server {
     pub fn new(engine: Arc<Engine>, answers: Answers) -> Server {
-        let mut tool_router = Self::tool_router();
-        // `query` only promises not to write when the session is read-only.
-        let read_only = engine.config().read_only;
-        for (name, title, reads_only) in [
-            ("query", "Run SQL", read_only),
-            ("list_tables", "List tables", true),
-            ("describe_table", "Describe a table", true),
-        ] {
-            if let Some(route) = tool_router.map.get_mut(name) {
-                let mut hints = ToolAnnotations::new();
-                hints.title = Some(title.to_owned());
-                hints.read_only_hint = Some(reads_only);
-                hints.destructive_hint = Some(!reads_only);
-                hints.open_world_hint = Some(false);
-                route.attr = route.attr.clone().with_title(title).with_annotations(hints);
-            }
-        }
-        let query_description = match engine.dialect() {
-            Dialect::Postgres => None,
-            Dialect::Sqlite => Some(SQLITE_QUERY),
-            Dialect::DuckDb => Some(DUCKDB_QUERY),
-        };
-        if let Some(description) = query_description
-            && let Some(route) = tool_router.map.get_mut("query")
-        {
-            route.attr.description = Some(description.into());
-        }
-        let no_root = engine.config().sqlite_root.is_none();
-        let arguments = query_arguments(engine.dialect());
-        for (name, route) in tool_router.map.iter_mut() {
-            let mut schema = (*route.attr.input_schema).clone();
-            if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
-                // The database argument means nothing unless calls may choose a file.
-                if no_root {
-                    properties.remove("database");
-                }
-                if name == "query" {
-                    for (argument, description) in arguments {
-                        if let Some(serde_json::Value::Object(property)) = properties.get_mut(argument) {
-                            property.insert("description".to_owned(), description.into());
-                        }
-                    }
-                }
-            }
-            route.attr.input_schema = Arc::new(crate::schemas::portable(&schema));
-            route.attr.output_schema = route
-                .attr
-                .output_schema
-                .as_ref()
-                .map(|schema| Arc::new(crate::schemas::portable(schema)));
-        }
+        let tool_router = tools(
+            engine.dialect(),
+            engine.config().read_only,
+            engine.config().sqlite_root.is_some(),
+        );
         Server {
             engine,
             answers,

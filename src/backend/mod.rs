@@ -178,6 +178,10 @@ pub enum ChoiceError {
     /// `sqlite.root`, ...) that cannot be used.
     #[error("{setting}: {message}")]
     Setting { setting: String, message: String },
+    /// Two settings that each name a database, both given: a person filled
+    /// in two fields, and picking one would hide the mistake.
+    #[error("{0} and {1}: both are set, and each names a database: keep one and leave the other empty")]
+    Both(named::Setting, named::Setting),
 }
 
 impl Choice {
@@ -221,6 +225,17 @@ impl Choice {
             Ok(target)
         };
         match setting {
+            named::Setting::Demo => {
+                let path = std::path::PathBuf::from(url);
+                crate::demo::refresh(&path).map_err(|e| fail(e.to_string()))?;
+                Ok(Choice::Sqlite {
+                    default: Some(location::Target {
+                        shown: path.display().to_string(),
+                        file: location::DbFile::Path(path),
+                    }),
+                    root,
+                })
+            }
             named::Setting::DatabaseFile => match named::database_file(url)? {
                 (named::FileKind::Sqlite, target) => Ok(Choice::Sqlite {
                     default: Some(target),

@@ -1,8 +1,10 @@
 //! Which setting names the database, and what a value it holds can be. The
 //! first that is set wins: `--database`, then `PGMCP_DATABASE` or
 //! `PGMCP_DATABASE_FILE` (never both), then `PGMCP_PG_CONNSTRING`, then the
-//! config's `database`. Every error names the setting the value came from,
-//! since that is what the person has to fix.
+//! config's `database`. `PGMCP_DEMO=true` names pgmcp's demo shop, and
+//! goes with none of the others but the config's `database`, which it wins
+//! over like every variable. Every error names the setting the value came
+//! from, since that is what the person has to fix.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,9 @@ pub enum Setting {
     PgConnstring,
     /// The config file's `database` (the file, when there is one).
     Config(Option<PathBuf>),
+    /// `PGMCP_DEMO=true`: the demo shop pgmcp carries
+    /// (`crate::demo::served_path`).
+    Demo,
 }
 
 impl Setting {
@@ -34,6 +39,7 @@ impl Setting {
             Setting::DatabaseFile => "PGMCP_DATABASE_FILE",
             Setting::PgConnstring => "PGMCP_PG_CONNSTRING",
             Setting::Config(_) => "the config's \"database\"",
+            Setting::Demo => "PGMCP_DEMO",
         }
     }
 
@@ -77,7 +83,8 @@ pub struct Named {
 /// Apply the order of settings. `flag` is `--database`; `env` reads a
 /// variable, an empty one being unset. Two variables that each name a
 /// database on their own are refused: a person filled in two fields, and
-/// picking one would hide the mistake.
+/// picking one would hide the mistake. So is the demo with any other
+/// database given by flag or variable.
 pub fn named(
     flag: Option<&str>,
     config_database: Option<&str>,
@@ -86,14 +93,33 @@ pub fn named(
 ) -> Result<Option<Named>, ChoiceError> {
     let file = env("PGMCP_DATABASE_FILE");
     if file.is_some() {
-        for other in ["PGMCP_DATABASE", "PGMCP_PG_CONNSTRING"] {
+        for (other, setting) in [
+            ("PGMCP_DATABASE", Setting::Database),
+            ("PGMCP_PG_CONNSTRING", Setting::PgConnstring),
+        ] {
             if env(other).is_some() {
-                return Err(ChoiceError::Setting {
-                    setting: format!("PGMCP_DATABASE_FILE and {other}"),
-                    message: "both are set, and each names a database: keep one and leave the other empty".to_owned(),
-                });
+                return Err(ChoiceError::Both(Setting::DatabaseFile, setting));
             }
         }
+    }
+    if demo(env)? {
+        let given = [
+            (flag.is_some(), Setting::Flag),
+            (env("PGMCP_DATABASE").is_some(), Setting::Database),
+            (file.is_some(), Setting::DatabaseFile),
+            (env("PGMCP_PG_CONNSTRING").is_some(), Setting::PgConnstring),
+        ];
+        if let Some((_, other)) = given.into_iter().find(|(set, _)| *set) {
+            return Err(ChoiceError::Both(Setting::Demo, other));
+        }
+        let path = crate::demo::served_path().ok_or_else(|| ChoiceError::Setting {
+            setting: Setting::Demo.name().to_owned(),
+            message: "no cache directory to keep the demo shop in (HOME is not set)".to_owned(),
+        })?;
+        return Ok(Some(Named {
+            value: path.to_string_lossy().into_owned(),
+            setting: Setting::Demo,
+        }));
     }
     let named = |setting: Setting, value: String| Some(Named { value, setting });
     Ok(match flag {
@@ -105,6 +131,19 @@ pub fn named(
             (None, None, None) => config_database
                 .and_then(|value| named(Setting::Config(config_file.map(Path::to_owned)), value.to_owned())),
         },
+    })
+}
+
+/// Whether `PGMCP_DEMO` is on. Config's environment layer refuses a value
+/// that is neither `true` nor `false` first; this refuses it too, for a
+/// caller that chose without that layer (`Engine::from_env`).
+fn demo(env: &dyn Fn(&str) -> Option<String>) -> Result<bool, ChoiceError> {
+    let Some(text) = env(Setting::Demo.name()) else {
+        return Ok(false);
+    };
+    crate::environment::switch(&text).ok_or_else(|| ChoiceError::Setting {
+        setting: Setting::Demo.name().to_owned(),
+        message: format!("\"{text}\" is not true or false"),
     })
 }
 
@@ -334,6 +373,40 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn the_demo_goes_with_no_other_database_setting() {
+        let demo = ("PGMCP_DEMO", "true");
+        for (flag, other, name) in [
+            (Some("sqlite:f.db"), None, "--database"),
+            (None, Some(("PGMCP_DATABASE", "sqlite:a.db")), "PGMCP_DATABASE"),
+            (None, Some(("PGMCP_DATABASE_FILE", "/x.db")), "PGMCP_DATABASE_FILE"),
+            (None, Some(("PGMCP_PG_CONNSTRING", "host=x")), "PGMCP_PG_CONNSTRING"),
+        ] {
+            let vars: Vec<_> = std::iter::once(demo).chain(other).collect();
+            let e = named(flag, None, None, &env(&vars)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "PGMCP_DEMO and {name}: both are set, and each names a database: keep one and leave the other empty"
+                )
+            );
+        }
+        // The config's database is a default every variable wins over.
+        let chosen = named(None, Some("sqlite:c.db"), None, &env(&[demo])).unwrap().unwrap();
+        assert_eq!(chosen.setting, Setting::Demo);
+        assert!(chosen.value.ends_with("demo.db"), "{}", chosen.value);
+        // Off is off, and anything but true or false is refused, named.
+        let off = named(
+            None,
+            None,
+            None,
+            &env(&[("PGMCP_DEMO", "false"), ("PGMCP_PG_CONNSTRING", "host=x")]),
+        );
+        assert_eq!(off.unwrap().unwrap().setting, Setting::PgConnstring);
+        let e = named(None, None, None, &env(&[("PGMCP_DEMO", "1")])).unwrap_err();
+        assert_eq!(e.to_string(), "PGMCP_DEMO: \"1\" is not true or false");
     }
 
     #[test]

@@ -1,10 +1,14 @@
-//! The embedded demo database and the README's quick start that uses it.
+//! The embedded demo database, the README's quick start that uses it, and
+//! `PGMCP_DEMO`, which serves it.
 
 use std::path::Path;
+use std::time::Duration;
 
 use assert_cmd::Command;
 use rusqlite::Connection;
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::support::stdio::{McpProcess, tool_text};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -203,4 +207,56 @@ fn pgmcp_demo_writes_the_shop_and_its_next_steps_work_as_printed() {
     let other = run(&["demo", "shop.db"]);
     crate::support::stdout_of(&other, 0);
     assert!(work.join("shop.db").exists());
+}
+
+/// `PGMCP_DEMO=true pgmcp serve`: the demo shop, read-only whatever
+/// PGMCP_READ_ONLY says, kept in pgmcp's cache directory and nowhere else.
+#[test]
+fn the_demo_setting_serves_the_shop_read_only() {
+    let cache = tempfile::tempdir().unwrap();
+    let cwd_files = |mcp: &McpProcess| std::fs::read_dir(format!("/proc/{}/cwd", mcp.pid())).unwrap().count();
+    let mut mcp = McpProcess::spawn(
+        &["serve"],
+        &[
+            ("PGMCP_DEMO", "true"),
+            ("PGMCP_READ_ONLY", "false"),
+            ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ],
+    );
+    let before = cwd_files(&mcp);
+    let init = mcp.initialize();
+    assert_eq!(init["serverInfo"]["title"], "SQLite (pgmcp)", "{init}");
+    let answer = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT count(*) AS n FROM orders JOIN customers ON customers.id = orders.customer_id"}),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert!(
+        answer["structuredContent"]["rows"][0]["n"].as_i64().unwrap() > 0,
+        "{answer}"
+    );
+    let write = mcp.call_tool("query", json!({"sql": "DELETE FROM orders WHERE id = 1"}));
+    assert_eq!(write["isError"], true, "{write}");
+    assert!(tool_text(&write).contains("read-only"), "{write}");
+    let kept = cache.path().join("pgmcp/demo.db");
+    let shop = std::fs::read(root().join("fixtures/demo.db")).unwrap();
+    assert_eq!(std::fs::read(&kept).unwrap(), shop);
+    assert_eq!(std::fs::read_dir(cache.path().join("pgmcp")).unwrap().count(), 1);
+    assert_eq!(cwd_files(&mcp), before, "nothing written where pgmcp was started");
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(Duration::from_secs(10)).success());
+
+    // A copy someone changed is the shop again at the next start.
+    std::fs::write(&kept, b"not the shop").unwrap();
+    let mut mcp = McpProcess::spawn(
+        &["serve"],
+        &[
+            ("PGMCP_DEMO", "true"),
+            ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ],
+    );
+    mcp.initialize();
+    let answer = mcp.call_tool("list_tables", json!({}));
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert_eq!(std::fs::read(&kept).unwrap(), shop);
 }

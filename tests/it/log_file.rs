@@ -94,13 +94,28 @@ fn stdout_under_any_name_is_refused() {
         );
         assert_eq!(std::fs::read_to_string(&redirected).unwrap(), "", "{output}");
     }
-    // stderr is refused only when it goes where stdout goes.
+    // stderr is refused only when it goes where stdout goes; `serve` then
+    // says why only over the protocol (`start_failure_mode::`), never on
+    // stderr, which would put a stray line in it.
     let path = config(home.path(), "stderr", "debug");
     let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
     let status = pgmcp_std(home.path())
         .arg("--config")
         .arg(&path)
         .args(["--database", "sqlite::memory:", "serve"])
+        .stdin(Stdio::null())
+        .stdout(shared.try_clone().unwrap())
+        .stderr(shared)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&redirected).unwrap(), "");
+    // `check` is no protocol: it says so on stderr.
+    let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
+    let status = pgmcp_std(home.path())
+        .arg("--config")
+        .arg(&path)
+        .args(["--database", "sqlite::memory:", "check"])
         .stdin(Stdio::null())
         .stdout(shared.try_clone().unwrap())
         .stderr(shared)
@@ -114,8 +129,10 @@ fn stdout_under_any_name_is_refused() {
     );
 }
 
-/// A FIFO, a socket or a directory is refused at once; a FIFO used to hang
-/// the server before `initialize`.
+/// A FIFO, a socket or a directory is refused at once, never opened: a FIFO
+/// used to hang the server before `initialize`. Started by a client, the
+/// server then answers at once and says why in every tool call
+/// (`start_failure::`), on stderr too.
 #[test]
 fn only_a_regular_file_can_be_the_log() {
     let home = tempfile::tempdir().unwrap();
@@ -129,37 +146,30 @@ fn only_a_regular_file_can_be_the_log() {
     std::fs::create_dir(&dir).unwrap();
     for (output, what) in [(&fifo, "a FIFO"), (&socket, "a socket"), (&dir, "a directory")] {
         let path = config(home.path(), output.to_str().unwrap(), "info");
-        let mut child = pgmcp_std(home.path())
-            .arg("--config")
-            .arg(&path)
-            .args(["--database", "sqlite::memory:", "serve"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("pgmcp hung with {} as its log", output.display());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.contains(&format!(
-                "logging.output: {}: is {what}: the log must be a regular file",
-                output.display()
-            )),
-            "{stderr}"
+        let mut server = McpProcess::spawn(
+            &[
+                "--config",
+                path.to_str().unwrap(),
+                "--database",
+                "sqlite::memory:",
+                "serve",
+            ],
+            &[],
         );
+        let started = Instant::now();
+        server.initialize_unstarted();
+        assert!(started.elapsed() < Duration::from_secs(10), "{}", output.display());
+        let said = format!(
+            "logging.output: {}: is {what}: the log must be a regular file",
+            output.display()
+        );
+        let answer = server.call_tool("query", json!({"sql": "SELECT 1"}));
+        assert_eq!(answer["isError"], true, "{answer}");
+        let text = crate::support::stdio::tool_text(&answer);
+        assert!(text.contains(&said), "{text}");
+        assert!(server.stderr().contains(&said), "{}", server.stderr());
+        server.close_stdin();
+        assert_eq!(server.wait_exit(Duration::from_secs(10)).code(), Some(2));
     }
 }
 
@@ -297,7 +307,7 @@ fn errors_before_the_session_reach_the_log() {
     let cases = [
         (
             vec![("PGMCP_DATABASE", "/srv/shop.db")],
-            "pgmcp serve stopped: PGMCP_DATABASE: \"/srv/shop.db\" looks like a file path, not a PostgreSQL connection string: use sqlite:///srv/shop.db",
+            "cannot start: PGMCP_DATABASE: \"/srv/shop.db\" looks like a file path, not a PostgreSQL connection string: use sqlite:///srv/shop.db",
         ),
         (
             vec![("PGMCP_MAX_ROWS", "lots")],

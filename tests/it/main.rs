@@ -56,6 +56,7 @@ mod role;
 mod routines;
 mod serve;
 mod sqlite;
+mod start_failure;
 mod support;
 mod tls;
 mod tool_schemas;

@@ -185,13 +185,67 @@ fn start(bundle: &Bundle, settings: &[(&str, Value)]) -> McpProcess {
 }
 
 fn start_with(bundle: &Bundle, settings: &[(&str, Value)], left_empty: LeftEmpty) -> McpProcess {
-    let (command, args, env) = client_entry(bundle, settings, left_empty);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let mut server = McpProcess::spawn_program(&command, &args, &env);
+    let mut server = spawn(bundle, settings, left_empty, &[]);
     let init = server.initialize();
     assert_eq!(init["serverInfo"]["name"], "pgmcp", "{init}");
     server
+}
+
+/// The bundle's command as Claude Desktop starts it, in an environment that
+/// also holds `around` (what the person's own environment may hold: a
+/// config or cache directory).
+fn spawn(bundle: &Bundle, settings: &[(&str, Value)], left_empty: LeftEmpty, around: &[(&str, &str)]) -> McpProcess {
+    let (command, args, env) = client_entry(bundle, settings, left_empty);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    env.extend(around.iter().copied());
+    McpProcess::spawn_program(&command, &args, &env)
+}
+
+/// A setting's title in the bundle's form.
+fn title(key: &str) -> &'static str {
+    bundle().manifest["user_config"][key]["title"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the manifest has no user_config {key}"))
+}
+
+/// A bundle whose settings cannot be used still shows in Claude Desktop as
+/// pgmcp with its tools, and says why in every tool call's answer (and its
+/// instructions), in the form's words: each of `expected`, and where the
+/// form is.
+fn explained(settings: &[(&str, Value)], around: &[(&str, &str)], expected: &[&str]) {
+    let bundle = bundle();
+    let mut server = spawn(bundle, settings, LeftEmpty::Blank, around);
+    let init = server.initialize_unstarted();
+    assert_eq!(init["serverInfo"]["name"], "pgmcp", "{init}");
+    let instructions = init["instructions"].as_str().unwrap();
+    let listed = server.request("tools/list", json!({}));
+    assert_eq!(
+        crate::support::stdio::tool_names(&listed["result"]),
+        crate::support::stdio::tool_names(&bundle.manifest)
+    );
+    for tool in ["query", "list_tables"] {
+        let answer = server.call_tool(tool, json!({"sql": "SELECT count(*) FROM customers"}));
+        assert_eq!(answer["isError"], true, "{answer}");
+        let text = tool_text(&answer);
+        assert!(text.starts_with("pgmcp could not start: "), "{text}");
+        assert!(instructions.starts_with(text), "{instructions}");
+        for words in expected
+            .iter()
+            .chain(&["in Claude Desktop → Settings → Extensions → pgmcp"])
+        {
+            assert!(text.contains(words), "no {words:?} in: {text}");
+        }
+    }
+    server.close_stdin();
+    assert_eq!(server.wait_exit(Duration::from_secs(10)).code(), Some(2));
+}
+
+/// A copy of the demo shop, as a person's own SQLite file.
+fn shop_file(dir: &Path) -> String {
+    let db = dir.join("shop.db");
+    std::fs::copy(workspace().join("fixtures/demo.db"), &db).unwrap();
+    db.to_str().unwrap().to_owned()
 }
 
 fn query(server: &mut McpProcess, sql: &str) -> Value {
@@ -257,6 +311,8 @@ fn secrets_are_asked_for_as_secrets_and_never_passed_as_arguments() {
         "read-only is on unless turned off"
     );
     assert_eq!(options["max_rows"]["type"], "number");
+    assert_eq!(options["demo"]["type"], "boolean");
+    assert_eq!(options["demo"]["default"], false, "the demo is off unless turned on");
     // Arguments show in `ps` for every user of the machine: no setting goes
     // there, and every declared setting reaches pgmcp through its environment.
     let config = &manifest["server"]["mcp_config"];
@@ -371,6 +427,174 @@ fn serves_sqlite_with_settings_left_empty(empty: &[(&str, Value)], left_empty: L
     assert_eq!(tool_json(&again)["rows"][0]["n"].as_i64().unwrap(), n);
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn a_connection_string_and_a_file_both_set_are_explained_in_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    explained(
+        &[
+            ("connection_string", json!("postgresql://me@db.example:5432/shop")),
+            ("database_file", json!(file)),
+        ],
+        &[],
+        &[
+            "both a PostgreSQL connection string and a database file are set in pgmcp's settings",
+            &format!("\"{}\"", title("connection_string")),
+            &format!("\"{}\"", title("database_file")),
+            "Clear one of them",
+            "then restart pgmcp.",
+        ],
+    );
+}
+
+#[test]
+fn settings_that_are_no_value_are_explained_by_their_titles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    for (key, value, variable, problem) in [
+        (
+            "max_rows",
+            "abc",
+            "PGMCP_MAX_ROWS",
+            "\"abc\" is not a whole number greater than 0",
+        ),
+        (
+            "read_only",
+            "maybe",
+            "PGMCP_READ_ONLY",
+            "\"maybe\" is not true or false",
+        ),
+        ("demo", "maybe", "PGMCP_DEMO", "\"maybe\" is not true or false"),
+    ] {
+        explained(
+            &[("database_file", json!(file)), (key, json!(value))],
+            &[],
+            &[&format!(
+                "the setting \"{}\" ({variable}) cannot be used: {problem}",
+                title(key)
+            )],
+        );
+    }
+}
+
+/// The bundle's pgmcp reads the person's config file like any other: one
+/// that does not load is explained, naming the file and the field.
+#[test]
+fn an_invalid_config_file_is_explained_to_a_bundle_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    let config_dir = dir.path().join("config");
+    std::fs::create_dir_all(config_dir.join("pgmcp")).unwrap();
+    let config = config_dir.join("pgmcp/config.json");
+    std::fs::write(&config, r#"{"query": {"max_row": 5}}"#).unwrap();
+    let bundle = bundle();
+    let mut server = spawn(
+        bundle,
+        &[("database_file", json!(file))],
+        LeftEmpty::Blank,
+        &[("XDG_CONFIG_HOME", config_dir.to_str().unwrap())],
+    );
+    server.initialize_unstarted();
+    let answer = query(&mut server, "SELECT 1");
+    assert_eq!(answer["isError"], true, "{answer}");
+    let text = tool_text(&answer);
+    assert!(
+        text.starts_with(&format!(
+            "pgmcp could not start: the config file {}: query.max_row: invalid JSON: unknown field `max_row`",
+            config.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Correct it in that file (`pgmcp check` says what is wrong), then restart pgmcp."),
+        "{text}"
+    );
+}
+
+/// "Try the demo shop": a person with no database asks about the shop
+/// pgmcp carries, read-only, kept in pgmcp's cache directory.
+#[test]
+fn the_demo_setting_serves_the_shop() {
+    let cache = tempfile::tempdir().unwrap();
+    let bundle = bundle();
+    let mut server = spawn(
+        bundle,
+        &[("demo", json!(true)), ("read_only", json!(false))],
+        LeftEmpty::Literal,
+        &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
+    server.initialize();
+    let answer = query(
+        &mut server,
+        "SELECT customer, sum(total) AS spent FROM order_totals GROUP BY customer ORDER BY spent DESC LIMIT 3",
+    );
+    let rows = tool_json(&answer);
+    assert_eq!(rows["rows"].as_array().map(Vec::len), Some(3), "{}", tool_text(&answer));
+    let write = query(&mut server, "UPDATE products SET price = 0");
+    assert_eq!(write["isError"], true, "read-only whatever the setting says: {write}");
+    assert_eq!(
+        std::fs::read(cache.path().join("pgmcp/demo.db")).unwrap(),
+        std::fs::read(workspace().join("fixtures/demo.db")).unwrap()
+    );
+    server.close_stdin();
+    assert!(server.wait_exit(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn the_demo_with_a_database_file_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shop_file(dir.path());
+    explained(
+        &[("demo", json!(true)), ("database_file", json!(file))],
+        &[("XDG_CACHE_HOME", dir.path().join("cache").to_str().unwrap())],
+        &[
+            &format!(
+                "\"{}\" and \"{}\"), and each names a database",
+                title("database_file"),
+                title("demo")
+            ),
+            &format!(
+                "Turn \"{}\" off, or clear \"{}\"",
+                title("demo"),
+                title("database_file")
+            ),
+        ],
+    );
+    assert!(!dir.path().join("cache").exists(), "the demo shop was written");
+}
+
+/// README's table of the bundle's settings is the manifest's: each setting
+/// by its title, and the variable it reaches pgmcp as.
+#[test]
+fn the_readme_lists_the_bundles_settings_as_the_manifest_declares_them() {
+    let manifest = &bundle().manifest;
+    let env = manifest["server"]["mcp_config"]["env"].as_object().unwrap();
+    let mut declared: Vec<(String, String)> = manifest["user_config"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, option)| {
+            let placeholder = json!(format!("${{user_config.{key}}}"));
+            let variable = env.iter().find(|(_, v)| **v == placeholder).unwrap().0;
+            (option["title"].as_str().unwrap().to_owned(), variable.clone())
+        })
+        .collect();
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let mut listed: Vec<(String, String)> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| Setting | What to give | Reaches pgmcp as |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            (cells[0].to_owned(), cells[cells.len() - 1].trim_matches('`').to_owned())
+        })
+        .collect();
+    declared.sort();
+    listed.sort();
+    assert_eq!(listed, declared);
 }
 
 #[test]

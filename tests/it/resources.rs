@@ -40,6 +40,12 @@ pub fn write_config(dir: &Path) -> String {
 /// environment holding only `envs`. Returns the steps' answers, and the
 /// capabilities the server declared.
 pub fn session(plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> (Vec<Value>, Value) {
+    let seen = session_seen(plan, config, database, envs);
+    (seen["steps"].as_array().unwrap().clone(), seen["capabilities"].clone())
+}
+
+/// [`session`], whole: the capabilities, the instructions and the steps.
+pub fn session_seen(plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Value {
     let home = tempfile::tempdir().unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_catalog.py");
     let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", &[PYTHON_SDK]));
@@ -64,7 +70,7 @@ pub fn session(plan: Value, config: &str, database: Option<&str>, envs: &[(&str,
         "{seen}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (seen["steps"].as_array().unwrap().clone(), seen["capabilities"].clone())
+    seen
 }
 
 /// The URIs of a `list_resources` step.

@@ -83,7 +83,9 @@ pub fn write(project: &Project, binary: &Path, platform: &Platform, out_dir: &Pa
 /// Every setting reaches pgmcp through an environment variable, never the
 /// command line: the keychain-held secrets stay out of `ps`, and an optional
 /// setting left empty (Claude Desktop substitutes "") is read by pgmcp as
-/// unset.
+/// unset. `PGMCP_BUNDLE` tells pgmcp its settings are in this form, so a
+/// start it cannot make is explained with the form's titles
+/// (`src/start_failure.rs` holds them: keep the two in step).
 pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value {
     let command = format!("${{__dirname}}/server/{}", platform.executable());
     json!({
@@ -92,7 +94,7 @@ pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value 
         "display_name": "pgmcp",
         "version": version,
         "description": "Lets Claude query your PostgreSQL database, SQLite or DuckDB file safely: read-only by default, every statement checked by PostgreSQL's own parser.",
-        "long_description": "pgmcp gives the agent three tools (query, list_tables, describe_table) over one guarded pipeline: each SQL statement is parsed with PostgreSQL's own parser and checked before it reaches the database, runs in its own read-only transaction with a deadline that stops it on the server, and comes back with a row cap and a size cap. Values that look like secrets (card numbers, keys) can be masked before the model sees them. Give it a PostgreSQL connection string, or pick an SQLite or DuckDB file.",
+        "long_description": "pgmcp gives the agent three tools (query, list_tables, describe_table) over one guarded pipeline: each SQL statement is parsed with PostgreSQL's own parser and checked before it reaches the database, runs in its own read-only transaction with a deadline that stops it on the server, and comes back with a row cap and a size cap. Values that look like secrets (card numbers, keys) can be masked before the model sees them. Give it a PostgreSQL connection string, or pick an SQLite or DuckDB file; or turn on \"Try the demo shop\" to try it first on a small sample shop that comes with it.",
         "author": {"name": "The pgmcp developers"},
         "license": "MIT",
         "icon": "icon.png",
@@ -108,7 +110,9 @@ pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value 
                     "PGPASSWORD": "${user_config.password}",
                     "PGMCP_DATABASE_FILE": "${user_config.database_file}",
                     "PGMCP_READ_ONLY": "${user_config.read_only}",
-                    "PGMCP_MAX_ROWS": "${user_config.max_rows}"
+                    "PGMCP_MAX_ROWS": "${user_config.max_rows}",
+                    "PGMCP_DEMO": "${user_config.demo}",
+                    "PGMCP_BUNDLE": "1"
                 },
                 // The same bundle layout on every OS; only Windows names its
                 // executable differently.
@@ -122,6 +126,13 @@ pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value 
             "platforms": [platform.os]
         },
         "user_config": {
+            "demo": {
+                "type": "boolean",
+                "title": "Try the demo shop",
+                "description": "Try pgmcp before giving it a database: Claude queries a small sample shop (customers, products, orders) that comes with pgmcp, read-only. Leave the connection string and the file empty while this is on.",
+                "required": false,
+                "default": false
+            },
             "connection_string": {
                 "type": "string",
                 "title": "PostgreSQL connection string",

@@ -95,6 +95,15 @@ fn session(binary: &Path, scratch: &Path) -> Result<Vec<Value>> {
             if let Some(error) = answer.get("error") {
                 bail!("request {id} failed: {error}");
             }
+            // A pgmcp that could not start still lists its tools, to say
+            // why in the client: a bundle must not be built from one.
+            if id == 1
+                && let Some(said) = answer["result"]["instructions"].as_str()
+                && said.starts_with("pgmcp could not start")
+            {
+                let _ = child.kill();
+                bail!("{} serve could not start: {said}", binary.display());
+            }
             if id == 2 {
                 tools = answer["result"]["tools"].as_array().cloned();
             }

@@ -33,6 +33,9 @@ const RECENT_LINES: usize = 20;
 /// The protocol version [`McpProcess::initialize`] asks for.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
+/// How the instructions of a pgmcp that could not start begin.
+pub const UNSTARTED: &str = "pgmcp could not start: ";
+
 /// A running `pgmcp` and the client end of its stdio.
 pub struct McpProcess {
     child: Child,
@@ -286,8 +289,35 @@ impl McpProcess {
 
     /// `initialize` asking for `version`, then `notifications/initialized`;
     /// returns the `initialize` result. Panics on a JSON-RPC error: use
-    /// [`McpProcess::request`] to see one.
+    /// [`McpProcess::request`] to see one. Panics too when pgmcp could not
+    /// start (it still completes the handshake, to say why in every tool
+    /// call): a test of a session must not pass on those answers.
     pub fn initialize_with_version(&mut self, version: &str) -> Value {
+        let result = self.handshake(version);
+        if let Some(said) = result["instructions"].as_str().filter(|i| i.starts_with(UNSTARTED)) {
+            let said = said.to_owned();
+            panic!("{}", self.debug(&format!("the session did not start: {said}")));
+        }
+        result
+    }
+
+    /// The handshake with a pgmcp that could not start: panics unless its
+    /// instructions say so. Returns the `initialize` result.
+    pub fn initialize_unstarted(&mut self) -> Value {
+        let result = self.handshake(PROTOCOL_VERSION);
+        if !result["instructions"]
+            .as_str()
+            .is_some_and(|i| i.starts_with(UNSTARTED))
+        {
+            panic!(
+                "{}",
+                self.debug(&format!("pgmcp started, where it should not have: {result}"))
+            );
+        }
+        result
+    }
+
+    fn handshake(&mut self, version: &str) -> Value {
         let response = self.request(
             "initialize",
             json!({
