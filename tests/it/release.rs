@@ -502,7 +502,7 @@ fn an_invalid_config_file_is_explained_to_a_bundle_user() {
     let text = tool_text(&answer);
     assert!(
         text.starts_with(&format!(
-            "pgmcp could not start: the config file {}: query.max_row: invalid JSON: unknown field `max_row`",
+            "pgmcp could not start: the config file {}: query.max_row: unknown field: did you mean max_rows?",
             config.display()
         )),
         "{text}"

@@ -182,7 +182,7 @@ fn the_python_sdk_reads_the_reason_as_a_tool_error() {
     let text = steps[1]["text"].as_str().unwrap();
     assert!(
         text.contains(&format!(
-            "the config file {}: query.max_rows: invalid JSON",
+            "the config file {}: query.max_rows: expected a whole number, found the text \"many\"",
             config.display()
         )),
         "{text}"
