@@ -95,7 +95,8 @@ pub const FIRST: &[Field] = &[
         Kind::Database,
         "Which database? A PostgreSQL URL, such as postgresql://user@host:5432/shop,\n\
          or the path to an SQLite or DuckDB file, such as /home/me/shop.sqlite, ./data.db\n\
-         or ./stats.duckdb. No password here: set PGPASSWORD in your client's config, or use ~/.pgpass.",
+         or ./stats.duckdb. No password here: it goes in ~/.pgpass (for a new read-only login,\n\
+         `pgmcp check --suggest-role --login NAME` prints the SQL and the line to save).",
     ),
     field(
         "server.read_only",
