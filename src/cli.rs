@@ -1027,8 +1027,9 @@ fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>)
     if args.print {
         let _ = write!(stdout, "{}", install::printed(args.client, &args.name, &entry));
     } else {
-        let file = match args.client_config {
-            Some(path) => cwd.join(path),
+        let named_file = args.client_config.map(|path| cwd.join(path));
+        let file = match &named_file {
+            Some(path) => path.clone(),
             None => args
                 .client
                 .config_file(dirs::config_dir().as_deref(), dirs::home_dir().as_deref())
@@ -1036,7 +1037,9 @@ fn install(args: InstallArgs, config: Option<PathBuf>, database: Option<String>)
                     client: args.client.name(),
                 })?,
         };
-        let written = install::write(&file, &args.name, &entry, args.replace)?;
+        let written = install::write(&file, &args.name, &entry, args.replace).map_err(|e| {
+            e.with_rerun(|free_name| install::install_line(args.client, free_name, &entry, named_file.as_deref()))
+        })?;
         let _ = write!(stdout, "{}", written.summary(args.client, &args.name));
     }
     if entry.has_password() {

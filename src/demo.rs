@@ -112,8 +112,8 @@ pub fn next_steps(path: &Path) -> String {
 }
 
 /// `word` as one shell word: bare when it holds only safe characters, else
-/// single-quoted.
-fn shell_word(word: &str) -> String {
+/// single-quoted. (Also the words of the line `install` prints.)
+pub(crate) fn shell_word(word: &str) -> String {
     let safe = word
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-:+@%=,".contains(c));

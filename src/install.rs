@@ -105,19 +105,67 @@ pub enum InstallError {
     /// An entry of that name is there for another database: replacing it
     /// would lose that database's entry without a word, and the person most
     /// likely wanted both.
-    #[error(
-        "{file} already has a \"{name}\" entry, for another database: {existing}. This install is for {wanted}, \
-         so the file was left unchanged. To keep both, run the same install with \
-         --name <another name> (the key under \"mcpServers\"); to replace the \"{name}\" entry, add --replace",
-        file = .file.display()
-    )]
-    OtherDatabase {
-        file: PathBuf,
-        name: String,
-        /// As [`shown_database`] shows it: never a password.
-        existing: String,
-        wanted: String,
-    },
+    #[error("{0}")]
+    OtherDatabase(Box<OtherDatabase>),
+}
+
+/// What [`InstallError::OtherDatabase`] says: which database the entry is
+/// for, which this install is for, and how to keep both.
+#[derive(Debug)]
+pub struct OtherDatabase {
+    pub file: PathBuf,
+    pub name: String,
+    /// As [`shown_database`] shows it: never a password.
+    pub existing: String,
+    pub wanted: String,
+    /// A name no entry in the file has, for this install ([`free_name`]).
+    pub free_name: String,
+    /// The whole install line under `free_name`, when the caller knows
+    /// the command line ([`InstallError::with_rerun`]).
+    pub rerun: Option<String>,
+}
+
+impl fmt::Display for OtherDatabase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} already has a \"{}\" entry, for another database: {}. This install is for {}, \
+             so the file was left unchanged.\n{}\nTo replace the \"{}\" entry instead, add --replace.",
+            self.file.display(),
+            self.name,
+            self.existing,
+            self.wanted,
+            keep_both(&self.free_name, self.rerun.as_deref()),
+            self.name
+        )
+    }
+}
+
+impl InstallError {
+    /// For a refusal of another database under the same name: the line
+    /// that keeps both, made by `line` from the free name. The library
+    /// alone knows the file's names; only the command line knows how the
+    /// person asked.
+    pub fn with_rerun(mut self, line: impl FnOnce(&str) -> String) -> InstallError {
+        if let InstallError::OtherDatabase(refusal) = &mut self {
+            refusal.rerun = Some(line(&refusal.free_name));
+        }
+        self
+    }
+}
+
+/// How to keep both entries: the line to run when there is one (a person
+/// copies it; taking "the same install with another --name" literally
+/// repeats --name, which the command line refuses), else the name to give.
+fn keep_both(free_name: &str, rerun: Option<&str>) -> String {
+    match rerun {
+        Some(line) => {
+            format!("To keep both, give this one a name of its own (the key under \"mcpServers\"):\n  {line}")
+        }
+        None => format!(
+            "To keep both, give this one a name of its own (the key under \"mcpServers\"), such as --name {free_name}."
+        ),
+    }
 }
 
 /// What is wrong with a client config file that is not merged into.
@@ -358,6 +406,8 @@ pub struct Merged {
     pub replaced: bool,
     /// That server's entry, as it was.
     pub previous: Option<Value>,
+    /// Every server's name in the new file, in its order.
+    pub servers: Vec<String>,
 }
 
 /// `existing` (the file's text; `None` when there is no file) with
@@ -385,12 +435,97 @@ pub fn merge(existing: Option<&str>, name: &str, entry: &Value) -> Result<Merged
         .ok_or(Malformed::ServersNotAnObject)?;
     // `insert` on a key that exists keeps its place (preserve_order).
     let previous = servers.insert(name.to_owned(), entry.clone());
+    let names = servers.keys().cloned().collect();
     let text = serde_json::to_string_pretty(&doc).map_err(|e| Malformed::NotJson(e.to_string()))? + "\n";
     Ok(Merged {
         text,
         replaced: previous.is_some(),
         previous,
+        servers: names,
     })
+}
+
+/// A server name for `database` (an entry's `PGMCP_DATABASE`) that is not
+/// in `taken`: the database's own name (a file's stem, PostgreSQL's
+/// `dbname`) in the characters a name needs no quoting for, numbered from
+/// 2 while taken; `pgmcp` when the database gives no name.
+pub fn free_name(database: Option<&str>, taken: &[String]) -> String {
+    let base = database
+        .and_then(database_name)
+        .map(|name| {
+            let word: String = name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' })
+                .collect();
+            word.trim_matches('-').to_owned()
+        })
+        .filter(|word| !word.is_empty())
+        .unwrap_or_else(|| "pgmcp".to_owned());
+    let is_taken = |candidate: &str| taken.iter().any(|t| t == candidate);
+    if !is_taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|candidate| !is_taken(candidate))
+        .unwrap_or(base)
+}
+
+/// The name a database goes by: a file's stem, the database a PostgreSQL
+/// URL's path or `dbname=` names.
+fn database_name(database: &str) -> Option<String> {
+    for scheme in ["sqlite", "duckdb"] {
+        if database.strip_prefix(scheme).is_some_and(|rest| rest.starts_with(':')) {
+            return match Target::parse(scheme, database).ok()?.file {
+                DbFile::Path(path) => path.file_stem()?.to_str().map(str::to_owned),
+                DbFile::Memory => None,
+            };
+        }
+    }
+    if let Some(rest) = ["postgresql://", "postgres://"]
+        .iter()
+        .find_map(|scheme| database.strip_prefix(scheme))
+    {
+        let path = rest.split(['?', '#']).next()?.split_once('/')?.1;
+        return Some(path.to_owned());
+    }
+    database
+        .split_whitespace()
+        .find_map(|pair| pair.strip_prefix("dbname="))
+        .map(|name| name.trim_matches('\'').to_owned())
+}
+
+/// The `pgmcp install` line that writes `entry` for `client` under `name`,
+/// as shell words: what a person runs to do the same install under that
+/// name. The database is the entry's (a file's path absolute, no password:
+/// a printed line never carries one); `client_config` is the client file
+/// the person named, if they did.
+pub fn install_line(client: Client, name: &str, entry: &Entry, client_config: Option<&Path>) -> String {
+    let client_word = clap::ValueEnum::to_possible_value(&client)
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default();
+    let mut words = vec!["pgmcp".to_owned(), "install".to_owned(), client_word];
+    words.extend(["--name".to_owned(), crate::demo::shell_word(name)]);
+    let config = entry.args.iter().skip_while(|a| *a != "--config").nth(1);
+    if let Some(config) = config {
+        words.extend(["--config".to_owned(), crate::demo::shell_word(config)]);
+    }
+    if let Some(database) = entry.database() {
+        words.extend(["--database".to_owned(), crate::demo::shell_word(database)]);
+    }
+    if let Some(file) = client_config {
+        words.extend([
+            "--client-config".to_owned(),
+            crate::demo::shell_word(&file.to_string_lossy()),
+        ]);
+    }
+    let mut line = words.join(" ");
+    if entry.has_password() {
+        line.push_str(
+            "\n  (the password is not in this line: add it back to --database, or better, keep it in ~/.pgpass)",
+        );
+    }
+    line
 }
 
 /// The database a client entry names, as `pgmcp serve` would take it from
@@ -678,12 +813,14 @@ pub fn write(file: &Path, name: &str, entry: &Entry, replace: bool) -> Result<Wr
     if let Some(existing) = &other_database
         && !replace
     {
-        return Err(InstallError::OtherDatabase {
+        return Err(InstallError::OtherDatabase(Box::new(OtherDatabase {
             file,
             name: name.to_owned(),
             existing: existing.clone(),
             wanted: describe(entry.database()),
-        });
+            free_name: free_name(entry.database(), &merged.servers),
+            rerun: None,
+        })));
     }
     // Checked before the file is found unchanged too: a password others can
     // read is not made right by not writing it again.
@@ -1181,6 +1318,75 @@ mod tests {
                 "{link}"
             );
             assert_eq!(link_entry(&link), ((*name).to_owned(), (*json).to_owned()));
+        }
+    }
+
+    #[test]
+    fn free_names_come_from_the_database() {
+        let taken = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        let cases: &[(Option<&str>, &[&str], &str)] = &[
+            (Some("sqlite:/home/me/shop.db"), &["pgmcp"], "shop"),
+            (Some("sqlite:///srv/my%20shop.db"), &["pgmcp"], "my-shop"),
+            (Some("duckdb:/data/trades.duckdb"), &["pgmcp"], "trades"),
+            (Some("sqlite:/home/me/shop.db"), &["pgmcp", "shop"], "shop-2"),
+            (Some("sqlite:/home/me/shop.db"), &["shop", "shop-2"], "shop-3"),
+            (
+                Some("postgresql://agent@db.example.com:5432/sales?sslmode=require"),
+                &["pgmcp"],
+                "sales",
+            ),
+            (Some("postgres://db.example.com/"), &["pgmcp"], "pgmcp-2"),
+            (Some("host=db user=me dbname='orders'"), &["pgmcp"], "orders"),
+            (Some("host=db user=me"), &["demo"], "pgmcp"),
+            (Some("sqlite::memory:"), &["pgmcp"], "pgmcp-2"),
+            (None, &["pgmcp", "pgmcp-2"], "pgmcp-3"),
+        ];
+        for (database, names, want) in cases {
+            assert_eq!(free_name(*database, &taken(names)), *want, "{database:?} {names:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn install_lines_hold_what_the_entry_names_and_never_a_password() {
+        let with_config = Entry {
+            args: vec![
+                "serve".to_owned(),
+                "--config".to_owned(),
+                "/etc/pgmcp shop.json".to_owned(),
+            ],
+            ..entry(&[("PGMCP_DATABASE", "sqlite:/home/me/shop.db")])
+        };
+        let cases: &[(Client, Entry, Option<&Path>, &str)] = &[
+            (
+                Client::ClaudeDesktop,
+                entry(&[("PGMCP_DATABASE", "sqlite:/home/me/shop.db")]),
+                None,
+                "pgmcp install claude-desktop --name shop --database sqlite:/home/me/shop.db",
+            ),
+            (
+                Client::Cursor,
+                with_config,
+                Some(Path::new("/home/me/.cursor/mcp.json")),
+                "pgmcp install cursor --name shop --config '/etc/pgmcp shop.json' \
+                 --database sqlite:/home/me/shop.db --client-config /home/me/.cursor/mcp.json",
+            ),
+            (
+                Client::ClaudeDesktop,
+                entry(&[("PGMCP_DATABASE", "postgresql://me@h/shop"), ("PGPASSWORD", "s3cret")]),
+                None,
+                "pgmcp install claude-desktop --name shop --database postgresql://me@h/shop\n  \
+                 (the password is not in this line: add it back to --database, or better, keep it in ~/.pgpass)",
+            ),
+            (
+                Client::ClaudeDesktop,
+                entry(&[]),
+                None,
+                "pgmcp install claude-desktop --name shop",
+            ),
+        ];
+        for (client, entry, client_config, want) in cases {
+            assert_eq!(install_line(*client, "shop", entry, *client_config), *want);
         }
     }
 }

@@ -317,7 +317,7 @@ fn running_it_again_updates_in_place_and_changes_nothing_more() {
 
 /// A second database never silently takes the first one's entry: under the
 /// same name it is refused, saying what is there (without its password)
-/// and how to keep both, and the file is left byte for byte; with another
+/// and the line that keeps both, and the file is left byte for byte; with another
 /// --name both are there; the same database again is an update; --replace
 /// replaces, saying what it replaced.
 #[test]
@@ -345,7 +345,8 @@ fn a_second_database_under_the_same_name_is_refused_until_named_or_replaced() {
         format!("{} already has a \"pgmcp\" entry, for another database", file.display()),
         "postgresql://agent@db.example.com/shop".to_owned(),
         format!("This install is for {sqlite}"),
-        "--name <another name>".to_owned(),
+        // The line that keeps both, named after the file, ready to run.
+        format!("\n  pgmcp install claude-desktop --name shop --database {sqlite} --client-config {f}\n"),
         "--replace".to_owned(),
         "left unchanged".to_owned(),
     ] {

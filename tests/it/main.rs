@@ -41,6 +41,7 @@ mod lexical;
 mod log_file;
 mod memory;
 mod msrv;
+mod newcomer;
 mod output_fences;
 mod pipeline;
 mod pooler;

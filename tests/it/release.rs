@@ -4,7 +4,9 @@
 //! official MCP Bundle tool (`@anthropic-ai/mcpb` from the npm registry)
 //! unpacks and validates the bundle, and the bundle's own command — its
 //! `user_config` substituted the way Claude Desktop does — serves PostgreSQL
-//! and an SQLite file over a real stdio session.
+//! and an SQLite file over a real stdio session. `dist`'s own release build
+//! runs too, in a stand-in workspace, to show it rebuilds nothing a
+//! `cargo build --release` built.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,7 +28,7 @@ fn workspace() -> &'static Path {
 /// `cargo xtask <args>`, run as a person runs it, but built in its own
 /// target directory: the one this test binary came from is locked by the
 /// `cargo test` that started it.
-fn xtask(args: &[&str]) -> Output {
+pub fn xtask(args: &[&str]) -> Output {
     let binary = Path::new(env!("CARGO_BIN_EXE_pgmcp"));
     let target = binary
         .ancestors()
@@ -42,7 +44,7 @@ fn xtask(args: &[&str]) -> Output {
         .expect("run cargo xtask")
 }
 
-fn ok(output: Output, what: &str) -> String {
+pub fn ok(output: Output, what: &str) -> String {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{what} failed ({}):\n{stderr}", output.status);
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -700,4 +702,106 @@ fn release_workflow_parses_and_calls_only_tasks_that_exist() {
     let refused = xtask(&["check-workflow", "--file", broken.to_str().unwrap()]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("`cargo xtask bundle` is not a task"));
+}
+
+/// What ring's build script watches (`rerun-if-env-changed`) among the
+/// variables `cargo run` sets for the program it runs: a nested `cargo
+/// build` that inherits their xtask values reruns it.
+const WATCHED: &[&str] = &[
+    "CARGO_PKG_NAME",
+    "CARGO_PKG_VERSION",
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+];
+
+#[test]
+fn dist_builds_nothing_the_release_build_already_built() {
+    // A stand-in workspace whose build script watches what ring's does, so
+    // the real task's real nested `cargo build` runs in seconds (the real
+    // one compiles DuckDB). It is named pgmcp, has a `duckdb` feature and
+    // the shipped documents, as the task expects.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("workspace");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"pgmcp\"\nversion = \"0.0.1\"\nedition = \"2021\"\n\
+         repository = \"https://example.invalid/pgmcp\"\npublish = false\n\n\
+         [features]\nduckdb = []\n\n[workspace]\n",
+    )
+    .unwrap();
+    let watches: String = WATCHED
+        .iter()
+        .map(|name| format!("    println!(\"cargo:rerun-if-env-changed={name}\");\n"))
+        .collect();
+    std::fs::write(root.join("build.rs"), format!("fn main() {{\n{watches}}}\n")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    for doc in ["README.md", "LICENSE", "claude_desktop_config.example.json"] {
+        std::fs::write(root.join(doc), "stand-in\n").unwrap();
+    }
+    let target = dir.path().join("target");
+    // A person's shell in that workspace: none of what `cargo test` set
+    // for this test, their own CARGO_TARGET_DIR.
+    let shell = |args: &[&str]| {
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.current_dir(&root).env("CARGO_TARGET_DIR", &target).args(args);
+        for name in WATCHED {
+            cargo.env_remove(name);
+        }
+        cargo
+    };
+    let compiled = |output: &Output| String::from_utf8_lossy(&output.stderr).contains("Compiling pgmcp");
+
+    // The README's release build, then `cargo xtask dist` (the alias: `cargo
+    // run` of the xtask package) in the same shell.
+    let built = shell(&["build", "--release", "--features", "duckdb"]).output().unwrap();
+    assert!(compiled(&built), "{}", String::from_utf8_lossy(&built.stderr));
+    let xtask_target = Path::new(env!("CARGO_BIN_EXE_pgmcp"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .join("xtask-target");
+    let manifest = workspace().join("Cargo.toml");
+    let out_dir = dir.path().join("dist");
+    let dist = shell(&[
+        "run",
+        "--quiet",
+        "--profile",
+        "xtask",
+        "--package",
+        "xtask",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+        "--target-dir",
+        xtask_target.to_str().unwrap(),
+        "--",
+        "dist",
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&dist.stderr).into_owned();
+    assert!(!compiled(&dist), "dist rebuilt what the release build built:\n{said}");
+    let stdout = ok(dist, "cargo xtask dist");
+    assert!(said.contains("Finished `release` profile"), "{said}");
+    // The person's CARGO_TARGET_DIR reached the nested build: the binary it
+    // packaged is the one built there.
+    assert!(
+        said.contains(&target.join("release/pgmcp").display().to_string()),
+        "{said}"
+    );
+    let archive = PathBuf::from(stdout.trim());
+    assert!(archive.starts_with(&out_dir) && archive.is_file(), "{stdout}");
+    // And the next release build has nothing to rebuild back.
+    let again = shell(&["build", "--release", "--features", "duckdb"]).output().unwrap();
+    assert!(!compiled(&again), "{}", String::from_utf8_lossy(&again.stderr));
+
+    // The stand-in can tell: a build that inherits the task's description of
+    // itself, as the nested build did before, reruns its build script.
+    let inherited = shell(&["build", "--release", "--features", "duckdb"])
+        .env("CARGO_PKG_NAME", "xtask")
+        .output()
+        .unwrap();
+    assert!(compiled(&inherited), "{}", String::from_utf8_lossy(&inherited.stderr));
 }
