@@ -215,6 +215,20 @@ fn an_invalid_config_exits_2_naming_the_field() {
     );
 }
 
+/// `pgmcp check` on the demo shop, with `text` written as the config file
+/// at `path`: its exit code and what it said on stderr.
+pub fn check_config(home: &Path, path: &Path, text: &str) -> (Option<i32>, String) {
+    std::fs::write(path, text).unwrap();
+    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
+    let out = pgmcp(home)
+        .arg("--config")
+        .arg(path)
+        .args(["--database", &demo, "check"])
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// A config file with a mistake a person makes by hand: `check` names the
 /// file, the field by its path, what it should hold in words and what it
 /// holds; or the line and column where the text stops being JSON.
@@ -222,7 +236,6 @@ fn an_invalid_config_exits_2_naming_the_field() {
 fn mistakes_in_the_file_are_named_in_words() {
     let home = tempfile::tempdir().unwrap();
     let path = home.path().join("bad.json");
-    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
     for (text, expected) in [
         (
             r#"{"query": {"max_rows": "500"}}"#,
@@ -249,15 +262,8 @@ fn mistakes_in_the_file_are_named_in_words() {
             "line 3, column 29: not valid JSON: a comma before } or ] (JSON allows none there)",
         ),
     ] {
-        std::fs::write(&path, text).unwrap();
-        let out = pgmcp(home.path())
-            .arg("--config")
-            .arg(&path)
-            .args(["--database", &demo, "check"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        let (code, stderr) = check_config(home.path(), &path, text);
+        assert_eq!(code, Some(2), "{text}: {stderr}");
         assert_eq!(
             stderr.lines().next(),
             Some(format!("pgmcp: config {}: {expected}", path.display()).as_str()),

@@ -274,15 +274,8 @@ fn a_partial_config_layers_over_the_defaults() {
             "query.describe_table_timeout_seconds: expected a whole number, found the text \"ten\"",
         ),
     ] {
-        std::fs::write(&path, text).unwrap();
-        let out = pgmcp(home.path())
-            .arg("--config")
-            .arg(&path)
-            .args(["--database", &demo, "check"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        let (code, stderr) = crate::check::check_config(home.path(), &path, text);
+        assert_eq!(code, Some(2), "{text}: {stderr}");
         assert!(
             stderr.starts_with(&format!("pgmcp: config {}: {expected}", path.display())),
             "{text}: {stderr}"
