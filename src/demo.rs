@@ -26,6 +26,9 @@ pub enum DemoError {
     Exists(String),
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: std::io::Error },
+    /// Someone else could swap the served shop for a file of theirs.
+    #[error("pgmcp keeps the demo shop only in a directory nobody else can change: {0}")]
+    Untrusted(#[from] crate::trust::Untrusted),
 }
 
 /// Write the demo database to `path`, never over an existing file; returns
@@ -62,16 +65,20 @@ pub fn served_path() -> Option<PathBuf> {
 /// it, so a pgmcp already serving the old file keeps reading a whole one
 /// and one of another version (or a file changed since) is replaced.
 /// Anything but a regular file there (a symlink, a directory) is replaced
-/// rather than followed.
+/// rather than followed. The directory must be one only its owner (or root)
+/// can change, as the config's must ([`crate::trust`]): whoever else could
+/// write it could swap the shop for a file of theirs between this check and
+/// SQLite opening it, or point it elsewhere.
 pub fn refresh(path: &Path) -> Result<(), DemoError> {
     let shown = || path.display().to_string();
     let fail = |source: std::io::Error| DemoError::Write { path: shown(), source };
+    if let Some(dir) = path.parent() {
+        create_dir(dir).map_err(fail)?;
+        crate::trust::check_path(dir)?;
+    }
     let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
     if regular && std::fs::read(path).is_ok_and(|bytes| bytes == DATABASE) {
         return Ok(());
-    }
-    if let Some(dir) = path.parent() {
-        create_dir(dir).map_err(fail)?;
     }
     let (tmp, mut file) = crate::wizard::create_temp(path).map_err(fail)?;
     let written = file
@@ -168,6 +175,36 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["demo.db"]);
+    }
+
+    /// A directory others can write, or one reached through a directory
+    /// others can write, is refused, and nothing is written there.
+    #[cfg(unix)]
+    #[test]
+    fn refresh_refuses_a_directory_others_can_change() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("pgmcp");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = refresh(&open.join("demo.db")).unwrap_err();
+        assert!(matches!(refused, DemoError::Untrusted(_)), "{refused}");
+        assert!(refused.to_string().contains("chmod go-w"), "{refused}");
+        assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0);
+        // Through a symlink whose directory others can write: the target is
+        // left alone.
+        let shared = dir.path().join("shared");
+        let target = dir.path().join("target");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("demo.db"), b"precious").unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::os::unix::fs::symlink(&target, shared.join("pgmcp")).unwrap();
+        assert!(matches!(
+            refresh(&shared.join("pgmcp").join("demo.db")),
+            Err(DemoError::Untrusted(_))
+        ));
+        assert_eq!(std::fs::read(target.join("demo.db")).unwrap(), b"precious");
     }
 
     #[test]
