@@ -577,7 +577,7 @@ impl Config {
             };
             let value = crate::environment::switch(&text).ok_or_else(|| EnvError {
                 variable,
-                message: format!("\"{text}\" is not true or false"),
+                message: format!("{} is not true or false", mistake::quoted(&text)),
             })?;
             overrides.push(Override {
                 variable,
@@ -594,7 +594,7 @@ impl Config {
         if let Some(text) = env("PGMCP_DEMO") {
             let demo = crate::environment::switch(&text).ok_or_else(|| EnvError {
                 variable: "PGMCP_DEMO",
-                message: format!("\"{text}\" is not true or false"),
+                message: format!("{} is not true or false", mistake::quoted(&text)),
             })?;
             if demo {
                 self.set_read_only(true);
@@ -621,7 +621,7 @@ impl Config {
                 .filter(|n| *n > 0)
                 .ok_or_else(|| EnvError {
                     variable: "PGMCP_MAX_ROWS",
-                    message: format!("\"{text}\" is not a whole number greater than 0"),
+                    message: format!("{} is not a whole number greater than 0", mistake::quoted(&text)),
                 })?;
             self.query.max_rows = max_rows;
             // The cap wins: a call without `limit` never gets more than one with it.
@@ -1055,7 +1055,7 @@ fn connection(raw: RawConnection, file: Option<&Path>) -> Result<ConnectionConfi
             fail(
                 file,
                 "connection.sslmode",
-                format!("unknown sslmode \"{mode}\": use {names}"),
+                format!("unknown sslmode {}: use {names}", mistake::quoted(mode)),
             )
         })?),
     };
@@ -1122,7 +1122,10 @@ fn logging(raw: &RawLogging, file: Option<&Path>) -> Result<LoggingConfig, Confi
                 return Err(fail(
                     file,
                     "logging.level",
-                    format!("unknown level \"{other}\": use error, warn, info, debug or trace"),
+                    format!(
+                        "unknown level {}: use error, warn, info, debug or trace",
+                        mistake::quoted(other)
+                    ),
                 ));
             }
         },
@@ -1133,7 +1136,7 @@ fn logging(raw: &RawLogging, file: Option<&Path>) -> Result<LoggingConfig, Confi
                 return Err(fail(
                     file,
                     "logging.format",
-                    format!("unknown format \"{other}\": use text or json"),
+                    format!("unknown format {}: use text or json", mistake::quoted(other)),
                 ));
             }
         },
@@ -1207,7 +1210,10 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
             return Err(fail(
                 file,
                 "server.health_check_path",
-                format!("{path:?} must be a path of its own starting with \"/\", such as \"/health\""),
+                format!(
+                    "{} must be a path of its own starting with \"/\", such as \"/health\"",
+                    mistake::quoted(path)
+                ),
             ));
         }
         (_, path) => path.clone(),
@@ -1218,7 +1224,10 @@ fn http(raw: &RawServer, file: Option<&Path>) -> Result<HttpConfig, ConfigError>
         return Err(fail(
             file,
             "server.allowed_origins",
-            format!("{bad:?} has no scheme: write it as a browser sends it, such as \"https://app.example.com\""),
+            format!(
+                "{} has no scheme: write it as a browser sends it, such as \"https://app.example.com\"",
+                mistake::quoted(bad)
+            ),
         ));
     }
     let max_sessions = match raw.max_sessions {
@@ -1327,7 +1336,10 @@ fn duckdb(raw: RawDuckdb, file: Option<&Path>) -> Result<DuckdbConfig, ConfigErr
                 return Err(fail(
                     file,
                     "duckdb.memory_limit",
-                    format!("\"{limit}\" is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\""),
+                    format!(
+                        "{} is not a size: use a number and a unit, such as \"1GB\" or \"512MiB\"",
+                        mistake::quoted(&limit)
+                    ),
                 ));
             }
         },
@@ -1368,7 +1380,10 @@ fn function_patterns(field: &str, list: &[String]) -> Result<Vec<FunctionPattern
         if bare.is_empty() || !bare.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
             return Err((
                 format!("{field}[{i}]"),
-                format!("\"{name}\" is not a function name (letters, digits and _, optionally ending in *)"),
+                format!(
+                    "{} is not a function name (letters, digits and _, optionally ending in *)",
+                    mistake::quoted(name)
+                ),
             ));
         }
     }
@@ -1390,9 +1405,10 @@ fn function_signatures(field: &str, list: &[String]) -> Result<Vec<FunctionPatte
             return Err((
                 format!("{field}[{i}]"),
                 format!(
-                    "\"{signature}\" is not a function's full signature: write schema.name(argument types), \
+                    "{} is not a function's full signature: write schema.name(argument types), \
                      e.g. \"public.monthly_report(integer)\", as read-only mode's refusal names it \
-                     (a bare name or a pattern would vouch for any function of that name, one created later included)"
+                     (a bare name or a pattern would vouch for any function of that name, one created later included)",
+                    mistake::quoted(signature)
                 ),
             ));
         }

@@ -578,23 +578,12 @@ pub fn same_database(existing: &str, new: Option<&str>) -> bool {
     Some(existing.as_str()) == new
 }
 
-/// `database` as a message may show it: without any password. A
-/// PostgreSQL string whose password cannot be taken out is shown with
-/// everything that could hold one hidden.
+/// `database` as a message may show it: without any password. Anything
+/// not known to hold none (a malformed URL among them, which an entry
+/// written by hand may hold) is shown with everything that could hold one
+/// hidden: see [`crate::backend::location::shown_setting`].
 pub fn shown_database(database: &str) -> String {
-    let is_file = ["sqlite:", "duckdb:"].iter().any(|s| database.starts_with(s));
-    let is_url = database.starts_with("postgres://") || database.starts_with("postgresql://");
-    if is_file {
-        // A file URL's options may carry a key (SQLCipher's `?key=`).
-        return crate::backend::location::redacted(database).into_owned();
-    }
-    match params::split_password("the entry's database", database) {
-        Ok(split) => split.connstring,
-        Err(_) if is_url => crate::backend::location::redacted(database).into_owned(),
-        // No `=`: no `password=` either; a path (`PGMCP_DATABASE_FILE`).
-        Err(_) if !database.contains('=') => database.to_owned(),
-        Err(_) => "a connection string pgmcp cannot read (not shown: it may hold a password)".to_owned(),
-    }
+    crate::backend::location::shown_setting(database)
 }
 
 /// How a message names what an entry is for.
@@ -1160,6 +1149,17 @@ mod tests {
         assert!(!shown_database("host=h password='pw").contains("pw"));
         assert!(!shown_database("sqlite:/a.db?key=pw").contains("pw"));
         assert_eq!(shown_database("/srv/a.db"), "/srv/a.db");
+        // Malformed URLs an entry written by hand may hold.
+        for malformed in [
+            "postgresql:/a:LeakPwAA@h/db",
+            "POSTGRESQL://a:LeakPwAA@h/db",
+            "postgres:a:LeakPwAA@h/db",
+            "postgresq://a:LeakPwAA@h/db",
+            "a:LeakPwAA@h/db",
+            " postgresql://a:LeakPwAA@h/db",
+        ] {
+            assert!(!shown_database(malformed).contains("LeakPwAA"), "{malformed}");
+        }
     }
 
     #[test]

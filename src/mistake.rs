@@ -101,21 +101,52 @@ impl fmt::Display for Expected {
 }
 
 /// A JSON value as a person would name it in a sentence: `the text "abc"`,
-/// `-5`, `true`, `a list`. Long text is cut.
+/// `-5`, `true`, `a list`. Text is shown as [`quoted`] shows it: long text
+/// cut, and never what may be a password.
 pub fn found(value: &Value) -> String {
     match value {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => {
-            let shown: String = s.chars().take(60).collect();
-            let more = if shown.len() < s.len() { "…" } else { "" };
-            format!("the text {}{more}", Value::String(shown))
-        }
+        Value::String(s) => format!("the text {}", quoted(s)),
         Value::Array(items) if items.is_empty() => "an empty list".into(),
         Value::Array(_) => "a list".into(),
         Value::Object(_) => "an object".into(),
     }
+}
+
+/// What [`quoted`] shows instead of a text that may hold a password.
+pub const NOT_SHOWN: &str = "<not shown: it may hold a password>";
+
+/// Words that say a text may hold a secret (`password=`, `?key=`,
+/// `motherduck_token=`), in lower case.
+const SECRET_WORDS: &[&str] = &["password", "passwd", "pwd", "secret", "token", "key="];
+
+/// A text a person wrote in a setting, in double quotes, as a message may
+/// show it: what is wrong with a setting is said in a tool answer, the
+/// server's instructions and stderr, and a person pastes a connection
+/// string into the wrong field. So a text with an `@` or options after a
+/// `?` is shown
+/// [`redacted`](crate::backend::location::redacted) (what is before its
+/// last `@`, and after a `?`, hidden), and one that still names a password,
+/// key or token is not shown at all ([`NOT_SHOWN`]). Long text is cut at
+/// 60 characters.
+pub fn quoted(text: &str) -> String {
+    // A `?` alone is no sign of a URL (a regular expression, a question):
+    // only one with options after it is.
+    let options = text.split_once('?').is_some_and(|(_, after)| after.contains('='));
+    let shown = if text.contains('@') || options {
+        crate::backend::location::redacted(text)
+    } else {
+        text.into()
+    };
+    let lower = shown.to_lowercase();
+    if SECRET_WORDS.iter().any(|word| lower.contains(word)) {
+        return NOT_SHOWN.to_owned();
+    }
+    let cut: String = shown.chars().take(60).collect();
+    let more = if cut.len() < shown.len() { "…" } else { "" };
+    format!("{}{more}", Value::String(cut))
 }
 
 /// Where text stops being JSON, and why, in words: `line 3, column 18: a
@@ -492,6 +523,40 @@ mod tests {
     }
 
     /// Each document, and the path and words its mistake is reported with.
+    /// (text, as a message quotes it): cut when long, redacted where it
+    /// may be a connection string, not shown where it names a secret.
+    #[test]
+    fn texts_are_quoted_without_a_secret() {
+        let long = format!("\"{}\"…", "y".repeat(60));
+        let cases: &[(&str, &str)] = &[
+            ("yes", "\"yes\""),
+            ("a?b", "\"a?b\""),
+            ("say \"hi\"", "\"say \\\"hi\\\"\""),
+            ("postgresql://u:CfgSecretAA@h/db", "\"postgresql://***@h/db\""),
+            ("postgresql:/u:CfgSecretAA@h/db", "\"postgresql:***@h/db\""),
+            ("u:CfgSecretAA@h", "\"u:***@h\""),
+            ("sqlite:x.db?key=CfgSecretAA", "\"sqlite:x.db?***\""),
+            ("sqlite:x.db?mode=ro", "\"sqlite:x.db?***\""),
+            ("host=h password=CfgSecretAA", NOT_SHOWN),
+            ("PASSWORD CfgSecretAA", NOT_SHOWN),
+            ("duckdb:md:shop?motherduck_token=CfgSecretAA", "\"duckdb:md:shop?***\""),
+            ("token CfgSecretAA", NOT_SHOWN),
+            (
+                "postgresql://u@h/db?password=CfgSecretAA",
+                "\"postgresql://***@h/db?***\"",
+            ),
+            (&"y".repeat(100), &long),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(quoted(text), *expected, "{text}");
+        }
+        assert_eq!(
+            found(&json!("postgresql://u:CfgSecretAA@h/db")),
+            "the text \"postgresql://***@h/db\""
+        );
+        assert_eq!(found(&json!("host=h password=x")), format!("the text {NOT_SHOWN}"));
+    }
+
     #[test]
     fn mistakes_are_worded_for_people() {
         let cases = [

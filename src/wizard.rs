@@ -33,7 +33,7 @@ use serde_json::{Map, Value, json};
 use crate::backend::named::{self, FileKind};
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::guard::Rule;
-use crate::mistake::Expected;
+use crate::mistake::{Expected, quoted};
 
 /// How an answer is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -532,6 +532,10 @@ impl Wizard<'_> {
     /// Ask for one field until the answer is valid on its own.
     fn scalar(&mut self, f: &Field) -> Result<(), WizardError> {
         writeln!(self.out, "{}", f.about)?;
+        let unkept = unkept(f.kind, get(self.doc, &f.path));
+        if let Some(why) = &unkept {
+            writeln!(self.out, "  {}: the current value {why}; answer again", f.path)?;
+        }
         loop {
             let current = match (get(self.doc, &f.path), get(&self.defaults, &f.path)) {
                 (Some(value), _) => show(f.kind, value),
@@ -543,8 +547,20 @@ impl Wizard<'_> {
                 Kind::Bool => " [yes/no]".to_owned(),
                 _ => String::new(),
             };
+            let current = match &unkept {
+                Some(_) => format!("{current}, not kept"),
+                None => current,
+            };
             let answer = self.ask(&format!("{}{choices} (current: {current}): ", f.path))?;
             let value = match answer.trim() {
+                "" if unkept.is_some() => {
+                    writeln!(
+                        self.out,
+                        "  {}: Enter cannot keep the current value; - removes it",
+                        f.path
+                    )?;
+                    continue;
+                }
                 "" => break Ok(()),
                 "-" => None,
                 text => match read(f.kind, text) {
@@ -566,7 +582,7 @@ impl Wizard<'_> {
                         && let Some(url) = value.as_ref().and_then(Value::as_str)
                     {
                         if url != answer.trim() {
-                            writeln!(self.out, "  written as {url}")?;
+                            writeln!(self.out, "  written as {}", crate::backend::location::shown_path(url))?;
                         }
                         if let Some(note) = missing_file(url) {
                             writeln!(self.out, "  {note}")?;
@@ -611,7 +627,7 @@ impl Wizard<'_> {
                     }
                 }
                 "c" | "continue" | "" => return Ok(()),
-                other => writeln!(self.out, "  \"{other}\": answer a, r or c")?,
+                other => writeln!(self.out, "  {}: answer a, r or c", quoted(other))?,
             }
         }
     }
@@ -687,17 +703,17 @@ fn read(kind: Kind, text: &str) -> Result<Value, String> {
             match text.parse::<i128>() {
                 Ok(n) if (i128::from(min)..=i128::from(max)).contains(&n) => Ok(Value::from(n as i64)),
                 // Past what the file can hold, where no range is shown.
-                Ok(_) if (min, max) == (i64::MIN, i64::MAX) => Err(format!("\"{text}\" is too large")),
-                _ => Err(format!("\"{text}\" is not {expected}")),
+                Ok(_) if (min, max) == (i64::MIN, i64::MAX) => Err(format!("{} is too large", quoted(text))),
+                _ => Err(format!("{} is not {expected}", quoted(text))),
             }
         }
         Kind::Bool => match text.to_ascii_lowercase().as_str() {
             "yes" | "y" | "true" | "on" => Ok(Value::Bool(true)),
             "no" | "n" | "false" | "off" => Ok(Value::Bool(false)),
-            _ => Err(format!("\"{text}\" is not yes or no")),
+            _ => Err(format!("{} is not yes or no", quoted(text))),
         },
         Kind::Choice(names) if names.contains(&text) => Ok(Value::String(text.to_owned())),
-        Kind::Choice(names) => Err(format!("\"{text}\" is not one of {}", names.join(", "))),
+        Kind::Choice(names) => Err(format!("{} is not one of {}", quoted(text), names.join(", "))),
         Kind::Words => Ok(Value::Array(
             text.split_whitespace().map(|w| Value::String(w.to_owned())).collect(),
         )),
@@ -705,24 +721,34 @@ fn read(kind: Kind, text: &str) -> Result<Value, String> {
     }
 }
 
+/// Why a connection string cannot be the `database` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Refusal {
+    /// It holds a password, which the config file never keeps.
+    Password,
+    /// It is no connection string pgmcp reads: why.
+    Malformed(String),
+}
+
 /// The `database` value for what a person typed: a PostgreSQL connection
 /// string or a `sqlite:`/`duckdb:` URL as it is; anything else is a file
 /// path, made absolute from where the wizard runs (the config's relative
 /// paths are taken from the config's directory, which is not where the
 /// person is) and written as the URL of the kind its header, or for a file
-/// not there yet its name, says.
+/// not there yet its name, says. Nothing refused is echoed as typed: it may
+/// hold a password.
 fn database(text: &str) -> Result<String, String> {
-    let postgres = text.starts_with("postgres://") || text.starts_with("postgresql://") || text.contains('=');
-    if postgres {
-        let split = crate::backend::postgres::params::split_password("database", text).map_err(|e| e.message)?;
-        if split.password.is_some() {
+    match connection(text) {
+        Some(Ok(())) => return Ok(text.to_owned()),
+        Some(Err(Refusal::Password)) => {
             return Err(
                 "the URL holds a password, and the config file keeps none: give it without the \
                         password, and set PGPASSWORD in your client's config or use ~/.pgpass"
                     .to_owned(),
             );
         }
-        return Ok(text.to_owned());
+        Some(Err(Refusal::Malformed(why))) => return Err(why),
+        None => {}
     }
     if text.starts_with("sqlite:") || text.starts_with("duckdb:") {
         return Ok(text.to_owned());
@@ -732,7 +758,9 @@ fn database(text: &str) -> Result<String, String> {
         _ => PathBuf::from(text),
     };
     let path = std::path::absolute(&typed).unwrap_or(typed);
-    let shown = path.to_string_lossy();
+    let path_text = path.to_string_lossy();
+    // A path with an `@` may still be a connection string in disguise.
+    let shown = crate::backend::location::shown_path(&path_text);
     let kind = match FileKind::of_file(&path) {
         Ok(Some(kind)) => kind,
         Ok(None) => {
@@ -748,7 +776,46 @@ fn database(text: &str) -> Result<String, String> {
         })?,
         Err(e) => return Err(format!("cannot read {shown}: {e}")),
     };
-    Ok(named::url(kind, &shown))
+    Ok(named::url(kind, &path_text))
+}
+
+/// Whether `text` is a PostgreSQL connection string, and if so whether the
+/// config may keep it; `None`: it is not one (a path, or a file URL).
+///
+/// A `postgres://` or `postgresql://` URL, or `key=value` words, is read
+/// as pgmcp reads it. Anything else that starts like a URL (a word and a
+/// colon: `POSTGRESQL://`, `postgresql:/`, `postgresq://`, `user:`) with an
+/// `@` after it, or two slashes, is a connection string pgmcp does not
+/// read, not a file path: taken for one, it would be written into the file as a path, and
+/// its password with it.
+fn connection(text: &str) -> Option<Result<(), Refusal>> {
+    let is_url = text.starts_with("postgres://") || text.starts_with("postgresql://");
+    // As `pgmcp serve` tells them: in lower case, from the first character.
+    let file_url = text.starts_with("sqlite:") || text.starts_with("duckdb:");
+    // A drive letter (`C:\...`) is a path's, not a scheme.
+    let scheme_like = text.trim_start().split_once(':').is_some_and(|(word, rest)| {
+        (word.len() > 1 || cfg!(not(windows)))
+            && word.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && (rest.starts_with("//") || text.contains('@'))
+    });
+    if !is_url && !file_url && scheme_like {
+        return Some(Err(Refusal::Malformed(
+            "this looks like a connection string, but not one pgmcp reads (not shown: it may hold a \
+             password): a PostgreSQL URL starts with postgresql:// or postgres://, in lower case, and \
+             holds no password (that goes in ~/.pgpass)"
+                .to_owned(),
+        )));
+    }
+    if !is_url && !text.contains('=') {
+        return None;
+    }
+    Some(
+        match crate::backend::postgres::params::split_password("database", text) {
+            Ok(split) if split.password.is_some() => Err(Refusal::Password),
+            Ok(_) => Ok(()),
+            Err(e) => Err(Refusal::Malformed(e.message)),
+        },
+    )
 }
 
 /// What to say of a database file the wizard wrote the URL of when there
@@ -758,16 +825,45 @@ fn missing_file(url: &str) -> Option<String> {
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("duckdb://"))?;
     let path = crate::backend::percent::decode(path).ok()?;
-    (!Path::new(&path).exists()).then(|| format!("no file at {path} yet: pgmcp check says so until there is one"))
+    (!Path::new(&path).exists()).then(|| {
+        format!(
+            "no file at {} yet: pgmcp check says so until there is one",
+            crate::backend::location::shown_path(&path)
+        )
+    })
 }
 
 /// A value as the person answers it: text unquoted, yes or no for a switch.
+/// Never a password: a database setting is shown without one (see
+/// [`crate::backend::location::shown_setting`]), other text with an `@`
+/// redacted, since the prompt may be read over a shoulder, or logged when
+/// the wizard is driven by a pipe.
 fn show(kind: Kind, value: &Value) -> String {
     match (kind, value) {
         (Kind::Bool, Value::Bool(true)) => "yes".to_owned(),
         (Kind::Bool, Value::Bool(false)) => "no".to_owned(),
-        (_, Value::String(s)) => s.clone(),
+        (Kind::Database, Value::String(s)) => crate::backend::location::shown_setting(s),
+        (_, Value::String(s)) => crate::backend::location::shown_path(s).into_owned(),
         (_, other) => other.to_string(),
+    }
+}
+
+/// Why the current `database` value cannot be kept, in words for after
+/// `database: the current value `; `None` when it can. A password in it is
+/// the file's mistake to undo, not to keep by pressing Enter.
+fn unkept(kind: Kind, current: Option<&Value>) -> Option<String> {
+    let text = current?.as_str()?;
+    if kind != Kind::Database {
+        return None;
+    }
+    match connection(text)? {
+        Ok(()) => None,
+        Err(Refusal::Password) => Some(
+            "holds a password: move it to ~/.pgpass (a line host:port:database:user:password, mode 0600) \
+             or to PGPASSWORD in your client's config, and give the URL without it"
+                .to_owned(),
+        ),
+        Err(Refusal::Malformed(why)) => Some(format!("is not a connection string pgmcp reads: {why}")),
     }
 }
 
@@ -1007,12 +1103,94 @@ mod tests {
         ] {
             assert_eq!(database(typed), expected, "{typed}");
         }
+        // Connection strings pgmcp does not read are refused as such, never
+        // taken for a path (which would write the password into the file)
+        // nor echoed.
+        let malformed = "this looks like a connection string, but not one pgmcp reads (not shown: it may hold a \
+                         password): a PostgreSQL URL starts with postgresql:// or postgres://, in lower case, and \
+                         holds no password (that goes in ~/.pgpass)";
+        for typed in [
+            "postgresql:/u:WzPwDD@h/shop.db",
+            "POSTGRESQL://u:WzPwEE@h/db",
+            "Postgres://u@h/db",
+            "postgresq://u:WzPwFF@h/db",
+            "postgres:u:WzPwGG@h/db",
+            "u:WzPwHH@h/db",
+            " postgresql://u:WzPwII@h/db",
+            "SQLITE:/u:WzPwJJ@h/x.db",
+        ] {
+            assert_eq!(database(typed), Err(malformed.to_owned()), "{typed}");
+        }
+        // A URL pgmcp reads but cannot take the password out of: its own
+        // words, which never quote it.
+        let refused = database("postgresql://u:Wz PwKK@h/db").unwrap_err();
+        assert!(!refused.contains("PwKK"), "{refused}");
+        // A path with an `@` is shown redacted in what is said of it.
+        let odd = database(&format!("{d}/u:WzPwLL@h/shop")).unwrap_err();
+        assert!(
+            odd.starts_with("no file at /***@h/shop") && !odd.contains("WzPwLL"),
+            "{odd}"
+        );
         // A relative path is taken from where the wizard runs.
         let relative = database("no-such-dir/shop.db").unwrap();
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(relative, format!("sqlite://{}/no-such-dir/shop.db", cwd.display()));
         assert!(missing_file(&relative).is_some_and(|note| note.starts_with("no file at /")));
         assert_eq!(missing_file(&format!("sqlite://{d}/shop.data")), None);
+    }
+
+    /// (kind, the file's value, as the prompt shows it, why Enter cannot
+    /// keep it)
+    #[test]
+    fn current_values_are_shown_without_a_password() {
+        let holds = "holds a password: move it to ~/.pgpass (a line host:port:database:user:password, mode \
+                     0600) or to PGPASSWORD in your client's config, and give the URL without it";
+        let cases: &[(Kind, Value, &str, Option<&str>)] = &[
+            (
+                Kind::Database,
+                json!("postgresql://u@h/db"),
+                "postgresql://u@h/db",
+                None,
+            ),
+            (
+                Kind::Database,
+                json!("postgresql://u:ExistWzPwAA@h/db"),
+                "postgresql://u@h/db",
+                Some(holds),
+            ),
+            (
+                Kind::Database,
+                json!("host=h password=ExistWzPwAA"),
+                "host=h",
+                Some(holds),
+            ),
+            (
+                Kind::Database,
+                json!("postgresql:/u:ExistWzPwAA@h/db"),
+                "postgresql:***@h/db",
+                Some("is not a connection string pgmcp reads: this looks like a connection string"),
+            ),
+            (
+                Kind::Database,
+                json!("sqlite:///srv/shop.db"),
+                "sqlite:///srv/shop.db",
+                None,
+            ),
+            (Kind::Text, json!("db.example.com"), "db.example.com", None),
+            (Kind::Text, json!("u:ExistWzPwAA@h"), "***@h", None),
+            (Kind::Bool, json!(true), "yes", None),
+        ];
+        for (kind, value, shown, why) in cases {
+            assert_eq!(show(*kind, value), *shown, "{value}");
+            let unkept = unkept(*kind, Some(value));
+            match why {
+                Some(why) => assert!(
+                    unkept.as_deref().is_some_and(|u| u.starts_with(why)),
+                    "{value}: {unkept:?}"
+                ),
+                None => assert_eq!(unkept, None, "{value}"),
+            }
+        }
     }
 
     #[test]

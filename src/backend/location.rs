@@ -62,7 +62,7 @@ impl Target {
             return Err(format!("\"{shown}\" names no file"));
         }
         Ok(Target {
-            shown: path.clone(),
+            shown: shown_path(&path).into_owned(),
             file: DbFile::Path(PathBuf::from(path)),
         })
     }
@@ -101,6 +101,43 @@ pub fn redacted(url: &str) -> std::borrow::Cow<'_, str> {
         None => format!("{}***{}", &url[..start], &url[at..]).into(),
         Some(q) if q > at => format!("{}***{}?***", &url[..start], &url[at..q]).into(),
         Some(_) => format!("{}***", &url[..start]).into(),
+    }
+}
+
+/// A file path as a message may show it (`check`, "Database not found: ..."
+/// in a tool answer): a path holding an `@` is most likely a connection
+/// string written where a path goes (`sqlite:/user:pw@host/db`), so it is
+/// shown with everything before its last `@` hidden but a leading `/` (a
+/// path has no scheme to keep; the slash keeps an absolute path absolute
+/// for what is said of where it was looked for). A true path with an `@`
+/// loses its start to that, which costs less than a password shown.
+pub fn shown_path(path: &str) -> std::borrow::Cow<'_, str> {
+    let root = if path.starts_with('/') { "/" } else { "" };
+    match path.rfind('@') {
+        Some(at) => format!("{root}***{}", &path[at..]).into(),
+        None => path.into(),
+    }
+}
+
+/// A database setting (`--database`, `PGMCP_DATABASE`, the config's
+/// `database`, a client entry's) as a message may show it: nothing shown
+/// that is not known to hold no password. A connection string pgmcp reads
+/// loses its password; a `sqlite:`/`duckdb:` URL, a malformed URL (any
+/// case, a missing slash, a mistyped scheme, a leading space) or a path
+/// with an `@` is [`redacted`]; a `key=value` string that does not read is
+/// not shown at all, since any part of it may be the password.
+pub fn shown_setting(text: &str) -> String {
+    let lower = text.trim_start().to_ascii_lowercase();
+    if lower.starts_with("sqlite:") || lower.starts_with("duckdb:") {
+        // A file URL's options may carry a key (SQLCipher's `?key=`).
+        return redacted(text).into_owned();
+    }
+    match crate::backend::postgres::params::split_password("the setting", text) {
+        Ok(split) => split.connstring,
+        // No `=`: no `password=` either; a path, or a URL that does not
+        // read, whose password would sit before its last `@`.
+        Err(_) if !text.contains('=') || text.contains("://") => redacted(text).into_owned(),
+        Err(_) => "a connection string pgmcp cannot read (not shown: it may hold a password)".to_owned(),
     }
 }
 
@@ -415,12 +452,63 @@ mod tests {
                     // Accepted: what later errors and `check` show of it
                     // (where, which database) holds no piece either.
                     Ok(crate::backend::Choice::Postgres(p)) => format!("{} {:?}", p.target(), p.dbname),
+                    // A file: the name `check` and "Database not found"
+                    // show of it.
+                    Ok(crate::backend::Choice::Sqlite {
+                        default: Some(target), ..
+                    }) => target.shown,
                     Ok(_) => continue,
                 };
                 for piece in pieces(secret) {
                     assert!(!shown.contains(&piece), "{url:?} shows {piece:?}: {shown}");
                 }
             }
+        }
+    }
+
+    /// (setting, as shown): a password is never shown, whatever shape the
+    /// setting has.
+    #[test]
+    fn settings_are_shown_without_a_password() {
+        let cases = [
+            ("postgresql://u:pw@h/db", "postgresql://u@h/db"),
+            ("postgresql://u@h/db", "postgresql://u@h/db"),
+            ("host=h password=pw", "host=h"),
+            ("/srv/a.db", "/srv/a.db"),
+            ("sqlite:/a.db?key=pw", "sqlite:/a.db?***"),
+            // Malformed URLs: a missing slash, another case, a mistyped
+            // scheme, no scheme, a leading space, a space in the password.
+            ("postgresql:/a:LeakPwAA@h/db", "postgresql:***@h/db"),
+            ("POSTGRESQL://a:LeakPwBB@h/db", "POSTGRESQL://***@h/db"),
+            ("postgres:a:LeakPwCC@h/db", "postgres:***@h/db"),
+            ("postgresq://a:LeakPwDD@h/db", "postgresq://***@h/db"),
+            ("a:LeakPwEE@h/db", "a:***@h/db"),
+            (" postgresql://a:LeakPwFF@h/db", " postgresql://***@h/db"),
+            ("postgresql://u:Leak PwGG@h/db", "postgresql://***@h/db"),
+            ("SQLITE:/u:LeakPwHH@h/x.db", "SQLITE:***@h/x.db"),
+            (
+                "host=h password='LeakPwII",
+                "a connection string pgmcp cannot read (not shown: it may hold a password)",
+            ),
+            ("postgresql://u:LeakPwJJ@h/db?x=1 y", "postgresql://***@h/db?***"),
+        ];
+        for (setting, expected) in cases {
+            assert_eq!(shown_setting(setting), expected, "{setting}");
+        }
+    }
+
+    /// (path, as shown)
+    #[test]
+    fn paths_with_an_at_are_shown_redacted() {
+        let cases = [
+            ("/srv/shop.db", "/srv/shop.db"),
+            ("/u:LeakPwAA@h/missing.db", "/***@h/missing.db"),
+            ("u:LeakPwBB@h/x.db", "***@h/x.db"),
+            ("Qz8@Vb3:LeakPwCC@x.db", "***@x.db"),
+            ("/home/me@corp/x.db", "/***@corp/x.db"),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(shown_path(path), expected, "{path}");
         }
     }
 

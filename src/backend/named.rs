@@ -214,24 +214,26 @@ pub fn database_file(path: &str) -> Result<(FileKind, Target), ChoiceError> {
         message,
     };
     let resolved = Base::WorkingDir.resolve(Path::new(path));
+    // Said to a person and, as "Database not found", to the model: a path
+    // with an `@` may be a connection string given as a path.
+    let resolved_text = resolved.to_string_lossy();
+    let resolved_shown = super::location::shown_path(&resolved_text);
     match FileKind::of_file(&resolved) {
         Ok(Some(kind)) => Ok((
             kind,
             Target {
                 file: DbFile::Path(PathBuf::from(path)),
-                shown: path.to_owned(),
+                shown: super::location::shown_path(path).into_owned(),
             },
         )),
         Ok(None) => Err(fail(format!(
-            "{} is neither an SQLite nor a DuckDB database file (its first bytes say neither)",
-            resolved.display()
+            "{resolved_shown} is neither an SQLite nor a DuckDB database file (its first bytes say neither)"
         ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(fail(format!(
-            "no file at {}{}",
-            resolved.display(),
+            "no file at {resolved_shown}{}",
             Base::WorkingDir.relative_note(Path::new(path))
         ))),
-        Err(e) => Err(fail(format!("cannot read {}: {e}", resolved.display()))),
+        Err(e) => Err(fail(format!("cannot read {resolved_shown}: {e}"))),
     }
 }
 

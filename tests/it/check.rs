@@ -326,6 +326,43 @@ fn sqlite_files_are_checked_too() {
     assert!(!home.path().join("missing.db").exists());
 }
 
+/// A config `database` that is a connection string written where a file
+/// URL's path goes, or one pgmcp does not read: `check` names it without
+/// its password, in what it shows of the database and in the failure.
+#[test]
+fn check_shows_a_config_database_without_its_password() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.json");
+    for (database, shown) in [
+        (
+            "sqlite:/u:ChkSecretAA@h/missing.db",
+            "Database not found: /***@h/missing.db",
+        ),
+        (
+            "sqlite:u:ChkSecretAA@h/missing.db",
+            "Database not found: ***@h/missing.db",
+        ),
+        ("postgresql:/u:ChkSecretAA@h/db", "the config's \"database\""),
+        ("POSTGRESQL://u:ChkSecretAA@h/db", "the config's \"database\""),
+    ] {
+        std::fs::write(&config, json!({ "database": database }).to_string()).unwrap();
+        let out = pgmcp(home.path())
+            .arg("--config")
+            .arg(&config)
+            .arg("check")
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_ne!(out.status.code(), Some(0), "{database}: {said}");
+        assert!(said.contains(shown), "{database}: no {shown:?} in: {said}");
+        assert!(!said.contains("ChkSecretAA"), "{database}: {said}");
+    }
+}
+
 /// `./.pgmcp/config.json` is never read unless named; `check` says so, as a
 /// warning that leaves the exit code alone.
 #[test]

@@ -299,6 +299,91 @@ fn a_mistake_already_in_the_file_is_asked_again() {
     assert_eq!(written, json!({"connection": {"port": 5433}}));
 }
 
+/// `pgmcp configure` through a pipe, on `path`, with `input`: its exit code,
+/// and all it printed.
+fn configure(home: &Path, path: &Path, input: String) -> (Option<i32>, String) {
+    let out = pgmcp(home)
+        .arg("--config")
+        .arg(path)
+        .arg("configure")
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+/// A database URL in the file that holds a password: the prompt shows it
+/// without the password, Enter cannot keep it (the advanced questions
+/// declined or not), typing it again is refused, and what is written holds
+/// the URL given without it. Input that ends first writes nothing.
+#[test]
+fn a_password_already_in_the_file_is_never_shown_nor_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("pgmcp.json");
+    let old = r#"{"database": "postgresql://u:ExistWzPwAA@h/db", "server": {"read_only": true}}"#;
+    std::fs::write(&path, old).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let (code, said) = configure(home.path(), &path, "\n".to_owned());
+    assert_eq!(code, Some(2), "{said}");
+    assert!(!said.contains("ExistWzPwAA"), "{said}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), old, "nothing written");
+
+    let answers: &[&str] = &["", "postgresql://u:ExistWzPwAA@h/db", "postgresql://u@h/db"];
+    let (code, said) = configure(home.path(), &path, script(&[("database", answers)], false));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(!said.contains("ExistWzPwAA"), "{said}");
+    for shown in [
+        "  database: the current value holds a password: move it to ~/.pgpass",
+        "database (current: postgresql://u@h/db, not kept): ",
+        "  database: Enter cannot keep the current value; - removes it\n",
+        "  database: the URL holds a password, and the config file keeps none",
+    ] {
+        assert!(said.contains(shown), "missing {shown:?} in:\n{said}");
+    }
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(!written.contains("ExistWzPwAA"), "{written}");
+    let written: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        written,
+        json!({"database": "postgresql://u@h/db", "server": {"read_only": true}})
+    );
+}
+
+/// Answers that are connection strings pgmcp does not read (a missing
+/// slash, capitals) are refused as such, never written as a file path, and
+/// never said back.
+#[test]
+fn a_malformed_connection_string_is_not_taken_for_a_path() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("new.json");
+    let answers: &[&str] = &[
+        "postgresql:/u:WzPwDD@h/shop.db",
+        "POSTGRESQL://u:WzPwEE@h/db",
+        "postgresql://u@h/db",
+    ];
+    let (code, said) = configure(home.path(), &path, script(&[("database", answers)], false));
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(
+        said.matches("  database: this looks like a connection string, but not one pgmcp reads")
+            .count(),
+        2,
+        "{said}"
+    );
+    let written = std::fs::read_to_string(&path).unwrap();
+    for secret in ["WzPwDD", "WzPwEE"] {
+        assert!(!said.contains(secret), "{said}");
+        assert!(!written.contains(secret), "{written}");
+    }
+    let written: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(written, json!({"database": "postgresql://u@h/db"}));
+}
+
 #[test]
 fn nothing_is_written_when_input_ends_or_the_file_is_not_json() {
     let home = tempfile::tempdir().unwrap();

@@ -401,7 +401,7 @@ fn connection_errors_name_the_likeliest_cause() {
     assert_eq!(
         text,
         format!(
-            "could not connect to 127.0.0.1:{port}: the server asks user \"{admin}\" for a password (scram-sha-256), and the password file {0} has no line matching 127.0.0.1:{port}:postgers:{admin}, though it has one for database \"postgres\": is the database name right (dbname or /name in the connection string, connection.dbname, or PGDATABASE)? If it is, add the line 127.0.0.1:{port}:postgers:{admin}:<password> to {0} (the connection string and PGPASSWORD hold none)",
+            "could not connect to 127.0.0.1:{port}: the server asks user \"{admin}\" for a password (scram-sha-256), and the password file {0} has no line matching 127.0.0.1:{port}:postgers:{admin}, though line 1 is for another database: is the database name right (dbname or /name in the connection string, connection.dbname, or PGDATABASE)? If it is, add the line 127.0.0.1:{port}:postgers:{admin}:<password> to {0} (the connection string and PGPASSWORD hold none)",
             pgpass.display()
         )
     );
@@ -430,6 +430,65 @@ fn connection_errors_name_the_likeliest_cause() {
         )),
         "{text}"
     );
+}
+
+/// A password file line one field away from matching is named by its
+/// number and the field that differs, never by what it holds: with the
+/// user and the password swapped, the differing field is a password, and
+/// what `check` and `query` say about a failed connection is also what a
+/// tool answer tells the MCP client. The same for a file that is no password
+/// file at all (a root's `PGPASSFILE` naming any private colon-separated
+/// file): nothing of it is echoed.
+#[test]
+fn a_password_file_line_one_field_away_is_named_not_quoted() {
+    let server = pg::server();
+    let (port, admin) = (server.port(), server.admin_user());
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("postgres://{admin}@127.0.0.1:{port}/postgres");
+    // (file name, its text, the secrets it holds, the line and field named)
+    let swapped = format!("# mine\n127.0.0.1:{port}:*:NearPw2Swapped:{admin}\n");
+    let shadow = format!("root:$6$ShadowHashAA$x:19000:0:99999:7:::\nShadowHostBB:{port}:*:{admin}:ShadowPwCC\n");
+    let cases = [
+        (
+            ".pgpass",
+            swapped.as_str(),
+            &["NearPw2Swapped"][..],
+            "line 2 is for another user",
+        ),
+        (
+            "shadow",
+            shadow.as_str(),
+            &["ShadowHashAA", "ShadowHostBB", "ShadowPwCC"][..],
+            "line 2 is for another host",
+        ),
+    ];
+    for (name, text, secrets, named) in cases {
+        let path = home.path().join(name);
+        write_passfile(&path, text, 0o600);
+        let path_str = path.to_str().unwrap();
+        for args in [&["check"][..], &["query", "SELECT 1"][..]] {
+            let out = crate::support::pgmcp(home.path())
+                .env("PGMCP_PG_CONNSTRING", &url)
+                .env("PGPASSFILE", path_str)
+                .args(args)
+                .output()
+                .unwrap();
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {all}");
+            assert!(
+                all.contains(&format!("the password file {path_str} has no line matching")),
+                "{args:?}: {all}"
+            );
+            assert!(all.contains(named), "{args:?}: {all}");
+            for secret in secrets {
+                assert!(!all.contains(secret), "{args:?} shows {secret}: {all}");
+            }
+        }
+    }
 }
 
 /// A server whose pg_hba.conf has no line for the login: the message says

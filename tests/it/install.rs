@@ -428,6 +428,37 @@ fn a_second_database_under_the_same_name_is_refused_until_named_or_replaced() {
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
 
+/// An entry written by hand whose database is a malformed URL (another
+/// case, a missing slash, a mistyped scheme, no scheme, a leading space):
+/// the refusal names it redacted, never with its password, in what it
+/// prints and in the file it leaves.
+#[test]
+fn a_malformed_entry_is_named_without_its_password() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("claude_desktop_config.json");
+    let f = file.to_str().unwrap();
+    let second = ["claude-desktop", "--database", "sqlite:shop.db", "--client-config", f];
+    for (database, shown) in [
+        ("postgresql:/a:LeakPwAA@h/db", "postgresql:***@h/db"),
+        ("POSTGRESQL://a:LeakPwAA@h/db", "POSTGRESQL://***@h/db"),
+        ("postgres:a:LeakPwAA@h/db", "postgres:***@h/db"),
+        ("postgresq://a:LeakPwAA@h/db", "postgresq://***@h/db"),
+        ("a:LeakPwAA@h/db", "a:***@h/db"),
+        (" postgresql://a:LeakPwAA@h/db", " postgresql://***@h/db"),
+    ] {
+        let entry = json!({"mcpServers": {"pgmcp": {"command": "pgmcp", "args": ["serve"], "env": {"PGMCP_DATABASE": database}}}});
+        std::fs::write(&file, entry.to_string()).unwrap();
+        let refused = install(home.path(), &second, 2);
+        let said = format!("{}{}", stdout(&refused), stderr(&refused));
+        assert!(
+            said.contains(&format!("another database: {shown}.")),
+            "{database}: {said}"
+        );
+        assert!(!said.contains("LeakPwAA"), "{database}: {said}");
+        assert_eq!(read_json(&file), entry, "the refusal changed the file");
+    }
+}
+
 #[test]
 fn the_default_places_are_created_when_missing() {
     let home = tempfile::tempdir().unwrap();

@@ -24,13 +24,15 @@ fn started_tools() -> Value {
 /// Start `pgmcp serve args` with `envs`, complete the handshake, check it
 /// says it could not start with `expected` (in the instructions, every
 /// tool's answer and stderr), lists the tools a started session lists, and
-/// ends with exit code 2 when the client closes stdin.
-fn explains(args: &[&str], envs: &[(&str, &str)], expected: &[&str]) {
+/// ends with exit code 2 when the client closes stdin. Returns all it said
+/// (the instructions, every answer, stderr), for what must not be in it.
+fn explains(args: &[&str], envs: &[(&str, &str)], expected: &[&str]) -> String {
     let mut mcp = McpProcess::spawn(args, envs);
     let init = mcp.initialize_unstarted();
     assert_eq!(init["serverInfo"]["name"], "pgmcp", "{init}");
     assert!(init["capabilities"]["tools"].is_object(), "{init}");
     let instructions = init["instructions"].as_str().unwrap();
+    let mut said = format!("{init}\n");
     let tools = mcp.request("tools/list", json!({}));
     assert_eq!(tools["result"]["tools"], started_tools(), "the same tools as ever");
     for (tool, arguments) in [
@@ -41,6 +43,7 @@ fn explains(args: &[&str], envs: &[(&str, &str)], expected: &[&str]) {
         ("query", json!({"sql": 5})),
     ] {
         let answer = mcp.call_tool(tool, arguments);
+        said.push_str(&format!("{answer}\n"));
         assert_eq!(answer["isError"], true, "{answer}");
         let text = tool_text(&answer);
         assert!(text.starts_with("pgmcp could not start: "), "{text}");
@@ -62,6 +65,7 @@ fn explains(args: &[&str], envs: &[(&str, &str)], expected: &[&str]) {
     );
     mcp.close_stdin();
     assert_eq!(mcp.wait_exit(Duration::from_secs(10)).code(), Some(2));
+    said + &mcp.stderr()
 }
 
 #[test]
@@ -118,6 +122,43 @@ fn a_missing_database_file_is_explained() {
             "Correct PGMCP_DATABASE_FILE in the \"env\"",
         ],
     );
+}
+
+/// A password pasted into the wrong setting is not said back: not in the
+/// instructions, the tool answers (the model reads both) or stderr. What
+/// is wrong still is, with the value redacted.
+#[test]
+fn a_password_in_a_setting_is_not_said_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"server": {"read_only": "postgresql://u:CfgSecretAA@h/db"}}"#,
+    )
+    .unwrap();
+    let said = explains(
+        &["serve", "--config", config.to_str().unwrap()],
+        &[],
+        &["server.read_only: expected true or false, found the text \"postgresql://***@h/db\""],
+    );
+    assert!(!said.contains("CfgSecretAA"), "{said}");
+    // The same for a switch given in the environment, and for a database
+    // file whose path is a connection string.
+    let said = explains(
+        &["serve"],
+        &[
+            ("PGMCP_READ_ONLY", "host=h password=EnvSecretBB"),
+            ("PGMCP_DATABASE_FILE", "/srv/shop.db"),
+        ],
+        &["PGMCP_READ_ONLY: <not shown: it may hold a password> is not true or false"],
+    );
+    assert!(!said.contains("EnvSecretBB"), "{said}");
+    let said = explains(
+        &["serve"],
+        &[("PGMCP_DATABASE_FILE", "/nowhere/u:FileSecretCC@h/shop.db")],
+        &["PGMCP_DATABASE_FILE: no file at /***@h/shop.db"],
+    );
+    assert!(!said.contains("FileSecretCC"), "{said}");
 }
 
 /// A log file that cannot be used: said over the protocol, and logged to

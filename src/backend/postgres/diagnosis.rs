@@ -336,10 +336,17 @@ fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
                      to it (* matches anything in the first four fields), or set PGPASSWORD"
                 );
             };
+            // Which line, and which field differs: never the value the line
+            // holds (it may be a password, swapped into another field); the
+            // person who can open the file needs nothing more.
             let others: Vec<String> = near
                 .iter()
                 .take(3)
-                .map(|n| format!("{} \"{}\"", n.field.name(), n.value))
+                .enumerate()
+                .map(|(i, n)| {
+                    let is = if i == 0 { " is" } else { "" };
+                    format!("line {}{is} for another {}", n.line, n.field.name())
+                })
                 .collect();
             let add = format!("add the line {line} to {path_shown} ({elsewhere})");
             let what = match first.field {
@@ -352,16 +359,15 @@ fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
                 Field::User => format!("is the user name right ({USER_SETTINGS})? If it is, {add}"),
                 Field::Port => format!("is the port right? If it is, {add}"),
                 Field::Host => format!(
-                    "the file matches the host as written, and \"{}\" is another host to it than \"{}\": connect to \
-                     \"{}\" instead, or {add}",
-                    first.value,
+                    "the file matches the host as written, so a line for another name or address of the same \
+                     server does not match \"{}\": connect to the host line {} names instead, or {add}",
                     attempt.host_name(),
-                    first.value
+                    first.line
                 ),
             };
             format!(
-                "and the password file {path_shown} has no line matching {key}, though it has one for {}: {what}",
-                others.join(" and one for ")
+                "and the password file {path_shown} has no line matching {key}, though {}: {what}",
+                others.join(" and ")
             )
         }
         PasswordSearch::Missing(path) => format!(
@@ -418,11 +424,11 @@ mod tests {
             near: vec![
                 Near {
                     field: Field::Host,
-                    value: "localhost".into(),
+                    line: 2,
                 },
                 Near {
                     field: Field::Database,
-                    value: "shop".into(),
+                    line: 5,
                 },
             ],
         };
@@ -430,8 +436,38 @@ mod tests {
             path: "/h/.pgpass".into(),
             near: vec![Near {
                 field: Field::Host,
-                value: "localhost".into(),
+                line: 2,
             }],
+        };
+        // A line with the user and the password swapped: one field away,
+        // by its user field, which holds a password.
+        let wrong_user = PasswordSearch::NoLine {
+            path: "/h/.pgpass".into(),
+            near: vec![Near {
+                field: Field::User,
+                line: 3,
+            }],
+        };
+        let wrong_port = PasswordSearch::NoLine {
+            path: "/h/.pgpass".into(),
+            near: vec![
+                Near {
+                    field: Field::Port,
+                    line: 1,
+                },
+                Near {
+                    field: Field::Host,
+                    line: 4,
+                },
+                Near {
+                    field: Field::User,
+                    line: 7,
+                },
+                Near {
+                    field: Field::Database,
+                    line: 9,
+                },
+            ],
         };
         let no_line = PasswordSearch::NoLine {
             path: "/h/.pgpass".into(),
@@ -609,8 +645,8 @@ mod tests {
                     search: &wrong_db,
                 },
                 "the server asks user \"app\" for a password (scram-sha-256), and the password file /h/.pgpass has \
-                 no line matching 127.0.0.1:5432:shpo:app, though it has one for database \"shop\" and one for host \
-                 \"localhost\": is the database name right (dbname or /name in the connection string, \
+                 no line matching 127.0.0.1:5432:shpo:app, though line 5 is for another database and line 2 for \
+                 another host: is the database name right (dbname or /name in the connection string, \
                  connection.dbname, or PGDATABASE)? If it is, add the line 127.0.0.1:5432:shpo:app:<password> to \
                  /h/.pgpass (the connection string and PGPASSWORD hold none)",
             ),
@@ -621,10 +657,34 @@ mod tests {
                     search: &wrong_host,
                 },
                 "the server asks user \"app\" for a password (md5), and the password file /h/.pgpass has no line \
-                 matching 127.0.0.1:5432:shop:app, though it has one for host \"localhost\": the file matches the \
-                 host as written, and \"localhost\" is another host to it than \"127.0.0.1\": connect to \
-                 \"localhost\" instead, or add the line 127.0.0.1:5432:shop:app:<password> to /h/.pgpass (the \
-                 connection string and PGPASSWORD hold none)",
+                 matching 127.0.0.1:5432:shop:app, though line 2 is for another host: the file matches the host as \
+                 written, so a line for another name or address of the same server does not match \"127.0.0.1\": \
+                 connect to the host line 2 names instead, or add the line 127.0.0.1:5432:shop:app:<password> to \
+                 /h/.pgpass (the connection string and PGPASSWORD hold none)",
+            ),
+            (
+                tcp(5432),
+                Failure::NoPassword {
+                    asked: "scram-sha-256",
+                    search: &wrong_user,
+                },
+                "the server asks user \"app\" for a password (scram-sha-256), and the password file /h/.pgpass has \
+                 no line matching 127.0.0.1:5432:shop:app, though line 3 is for another user: is the user name \
+                 right (user in the connection string, connection.user, or PGUSER)? If it is, add the line \
+                 127.0.0.1:5432:shop:app:<password> to /h/.pgpass (the connection string and PGPASSWORD hold none)",
+            ),
+            // The likeliest first, three at most.
+            (
+                tcp(5432),
+                Failure::NoPassword {
+                    asked: "scram-sha-256",
+                    search: &wrong_port,
+                },
+                "the server asks user \"app\" for a password (scram-sha-256), and the password file /h/.pgpass has \
+                 no line matching 127.0.0.1:5432:shop:app, though line 9 is for another database and line 7 for \
+                 another user and line 4 for another host: is the database name right (dbname or /name in the \
+                 connection string, connection.dbname, or PGDATABASE)? If it is, add the line \
+                 127.0.0.1:5432:shop:app:<password> to /h/.pgpass (the connection string and PGPASSWORD hold none)",
             ),
             (
                 tcp(5432),

@@ -58,13 +58,17 @@ pub enum Lookup {
     NoMatch { near: Vec<Near> },
 }
 
-/// A line that would match but for one field: what that field holds there.
-/// Never the line's password.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A line that would match but for one field: which field, and the line's
+/// number. Never what the line holds: a field's value can be a password (a
+/// line with the user and password swapped, or a file that is no password
+/// file at all, named by `PGPASSFILE`), and what is said about a connection
+/// reaches the MCP client. The person who can open the file needs only the
+/// line number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Near {
     pub field: Field,
-    /// The field as the line has it (unescaped).
-    pub value: String,
+    /// The line's number, from 1.
+    pub line: usize,
 }
 
 /// One of the four fields a line is matched on.
@@ -174,21 +178,16 @@ pub fn find(text: &str, target: Target<'_>) -> Option<(usize, String)> {
         .map(|(number, mut fields)| (number, fields.swap_remove(4)))
 }
 
-/// The lines of `text` that miss `target` by one field, each field value
-/// once: a line for another database of the same host, port and user says
-/// more about a mistyped database name than "no password".
+/// The first line of `text` that misses `target` by each field alone, in
+/// the file's order: a line for another database of the same host, port and
+/// user says more about a mistyped database name than "no password".
 pub fn near(text: &str, target: Target<'_>) -> Vec<Near> {
     let mut out: Vec<Near> = Vec::new();
-    for (_, fields) in entries(text) {
-        if let [field] = mismatches(&fields, target)[..] {
-            let index = Field::ALL.iter().position(|f| *f == field).unwrap_or_default();
-            let found = Near {
-                field,
-                value: fields[index].clone(),
-            };
-            if !out.contains(&found) {
-                out.push(found);
-            }
+    for (line, fields) in entries(text) {
+        if let [field] = mismatches(&fields, target)[..]
+            && !out.iter().any(|n| n.field == field)
+        {
+            out.push(Near { field, line });
         }
     }
     out
@@ -310,7 +309,8 @@ short:5432:*
         assert_eq!(find(file, target), Some((1, "first".to_owned())));
     }
 
-    /// (file, host, port, dbname, user, what the lines one field away hold)
+    /// (file, host, port, dbname, user, which lines are one field away, and
+    /// in which field)
     #[test]
     fn lines_one_field_away() {
         let file = "\
@@ -337,35 +337,48 @@ db.example.com:6543:billing:admin:pw
                 },
             )
             .into_iter()
-            .map(|n| format!("{}={}", n.field.name(), n.value))
+            .map(|n| format!("{}@{}", n.field.name(), n.line))
             .collect::<Vec<_>>()
         };
         let cases = [
             (
                 at("127.0.0.1", 5432, "wrongdb", "app"),
-                vec![
-                    "database=shop",
-                    "host=localhost",
-                    "port=5433",
-                    "user=bob",
-                    "database=other",
-                ],
+                // Line 6 is for another database too: the first one is named.
+                vec!["database@2", "host@3", "port@4", "user@5"],
             ),
             // Two fields away (another server's line) is not near; an empty
             // password is no line at all.
             (at("127.0.0.1", 5432, "billing", "admin"), vec![]),
-            (
-                at("127.0.0.1", 5432, "blanc", "app"),
-                vec!["database=shop", "database=other"],
-            ),
-            (
-                at("localhost", 5432, "shop", "app"),
-                vec!["host=127.0.0.1", "database=wrongdb"],
-            ),
+            (at("127.0.0.1", 5432, "blanc", "app"), vec!["database@2"]),
+            (at("localhost", 5432, "shop", "app"), vec!["host@2", "database@3"]),
         ];
         for (target, expected) in cases {
             assert_eq!(near_of(target.clone()), expected, "{target:?}");
         }
+    }
+
+    /// A line with the user and the password swapped is one field away from
+    /// a connection as the password's user: what is kept of it is which
+    /// field differs and the line number, never the field's value.
+    #[test]
+    fn a_near_line_keeps_no_value() {
+        let file = "# mine\n127.0.0.1:54329:*:NearPw2Swapped:pwuser\n";
+        let host = tcp("127.0.0.1");
+        let target = Target {
+            host: &host,
+            port: 54329,
+            dbname: "shop",
+            user: "pwuser",
+        };
+        let found = near(file, target);
+        assert_eq!(
+            found,
+            vec![Near {
+                field: Field::User,
+                line: 2
+            }]
+        );
+        assert!(!format!("{found:?}").contains("NearPw2Swapped"));
     }
 
     #[test]
