@@ -462,13 +462,14 @@ impl Engine {
         &self,
         role: &str,
         login: Option<&postgres::NewLogin>,
+        psql: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<String, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         match &self.backend {
-            Backend::Postgres(pg) => pg.suggest_role(role, login, &deadline).await,
+            Backend::Postgres(pg) => pg.suggest_role(role, login, psql, &deadline).await,
             _ => Err(no_roles()),
         }
     }

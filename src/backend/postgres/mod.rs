@@ -551,15 +551,17 @@ impl PgBackend {
 
     /// SQL that creates `role` as a least-privilege reader of this database,
     /// with its schemas, table owners and the login filled in; with
-    /// `login`, and that login as its member.
+    /// `login`, and that login as its member. `psql` is the shell line that
+    /// runs it, for its comment.
     pub async fn suggest_role(
         &self,
         role: &str,
         login: Option<&NewLogin>,
+        psql: Option<&str>,
         deadline: &Deadline,
     ) -> Result<String, Error> {
         let facts: role::SuggestFacts = self.catalog(role::SUGGEST_FACTS, &[], deadline).await?;
-        Ok(suggest_role_sql(role, Some(&facts), login))
+        Ok(suggest_role_sql(role, Some(&facts), login, psql))
     }
 
     /// What the server says about pg_hba.conf for a login connecting as this
