@@ -910,16 +910,18 @@ async fn suggest_role(
         let hba = match &result {
             Ok(_) => {
                 let engine = Engine::postgres(as_login, conn.clone());
-                let facts = engine.hba_facts(CancellationToken::new()).await;
+                let facts = engine.hba_facts(&role, CancellationToken::new()).await;
                 engine.close().await;
                 facts.unwrap_or_else(|e| postgres::HbaFacts {
                     origin: None,
                     rules: Err(e.to_string()),
+                    reader_groups: None,
                 })
             }
             Err(_) => postgres::HbaFacts {
                 origin: None,
                 rules: Err("pgmcp could not read the database".to_owned()),
+                reader_groups: None,
             },
         };
         eprint!("\n{}", postgres::login::steps(new_login, &role, &place, &hba));

@@ -954,3 +954,30 @@ fn names_that_cannot_be_printed_are_refused() {
         assert!(stderr.contains(refusal), "{args:?}: {stderr}");
     }
 }
+
+/// What `+group` lines are judged by: the roles the reader is a member of,
+/// nested memberships included, as the server says; none for a reader the
+/// SQL has yet to create.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readers_memberships_come_from_the_server() {
+    let db = pg::server().database();
+    let (outer, inner, reader) = (
+        format!("g1_{}", db.name),
+        format!("g2_{}", db.name),
+        format!("rd_{}", db.name),
+    );
+    db.psql(&format!(
+        "CREATE ROLE {outer} NOLOGIN; CREATE ROLE {inner} NOLOGIN IN ROLE {outer}; CREATE ROLE {reader} NOLOGIN IN ROLE {inner};"
+    ));
+    let engine = engine_for(&db, |_| {});
+    let facts = engine.hba_facts(&reader, CancellationToken::new()).await.unwrap();
+    let mut expected = vec![outer.clone(), inner.clone(), reader.clone()];
+    expected.sort();
+    assert_eq!(facts.reader_groups, Some(expected));
+    let facts = engine
+        .hba_facts(&format!("nobody_{}", db.name), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(facts.reader_groups, Some(vec![]));
+    db.psql(&format!("DROP ROLE {reader}; DROP ROLE {inner}; DROP ROLE {outer};"));
+}

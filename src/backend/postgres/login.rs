@@ -111,6 +111,9 @@ pub struct Place<'a> {
 pub struct HbaFacts {
     pub origin: Option<Origin>,
     pub rules: Result<hba::Rules, String>,
+    /// The roles the new login will be a member of through the reader
+    /// ([`hba::ReaderGroups::of_new_login`]); `None` when unknown.
+    pub reader_groups: Option<Vec<String>>,
 }
 
 /// `postgresql://login@host:port/database`, every name percent-encoded, with
@@ -291,7 +294,12 @@ fn hba_step(name: &str, reader: &str, database: &str, hba: &HbaFacts) -> String 
             );
         }
     };
-    let login = hba::Login { name, reader, database };
+    let login = hba::Login {
+        name,
+        reader,
+        database,
+        reader_groups: hba.reader_groups.as_deref(),
+    };
     let shown = |rule: &Rule| format!("line {} ({rule})", rule.line);
     let from = from_where(origin);
     let mut step = match hba::verdict(rules, login, origin) {
@@ -463,6 +471,7 @@ mod tests {
                 file: "/etc/pg_hba.conf".into(),
                 rules: Some(rules),
             }),
+            reader_groups: Some(Vec::new()),
         };
         let mut broken = rule(1, "host", loopback, "trsut");
         broken.error = Some("invalid authentication method \"trsut\"".into());
@@ -498,6 +507,7 @@ mod tests {
                 HbaFacts {
                     origin: Some(Origin::Socket),
                     rules: Err("permission denied for view pg_hba_file_rules (SQLSTATE 42501)".into()),
+                    reader_groups: None,
                 },
                 "2. pg_hba.conf: pgmcp could not read the server's rules (permission denied for view \
                  pg_hba_file_rules (SQLSTATE 42501); only a superuser may). If `pgmcp check` (step 4) says \"no \
@@ -526,6 +536,7 @@ mod tests {
         let hba = HbaFacts {
             origin: None,
             rules: Err("no connection".into()),
+            reader_groups: None,
         };
         let text = steps(&login, "pgmcp_reader", &place, &hba);
         assert_eq!(text.matches("Pw123").count(), 1, "{text}");
@@ -593,6 +604,7 @@ mod tests {
             let hba = HbaFacts {
                 origin: None,
                 rules: Err("no connection".into()),
+                reader_groups: None,
             };
             let text = steps(&login, "pgmcp_reader", &place, &hba);
             for line in lines {

@@ -567,16 +567,25 @@ impl PgBackend {
     /// What the server says about pg_hba.conf for a login connecting as this
     /// connection did: where the connection comes from, and the file's rules,
     /// or why they could not be read (the server's refusal: only a superuser
-    /// may read them).
-    pub async fn hba_facts(&self, deadline: &Deadline) -> Result<HbaFacts, Error> {
+    /// may read them), and the roles `reader` is a member of, for
+    /// `+group` lines.
+    pub async fn hba_facts(&self, reader: &str, deadline: &Deadline) -> Result<HbaFacts, Error> {
         let client: hba::Client = self.catalog(hba::CLIENT, &[], deadline).await?;
         let rules = self
             .catalog::<hba::Rules>(hba::RULES, &[], deadline)
             .await
             .map_err(|e| e.to_string());
+        // Unanswered, memberships are unknown: `+group` lines are then
+        // "cannot tell", never guessed.
+        let reader_groups = self
+            .catalog::<hba::ReaderGroups>(hba::READER_GROUPS, &[Some(reader.to_owned())], deadline)
+            .await
+            .ok()
+            .and_then(|g| g.of_new_login());
         Ok(HbaFacts {
             origin: hba::Origin::of(&client),
             rules,
+            reader_groups,
         })
     }
 
