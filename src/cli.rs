@@ -108,7 +108,8 @@ pub enum Command {
         /// SQL never holds it). The next steps go to stderr: the pg_hba.conf
         /// line to add if the server's rules need one, the password file
         /// line (the one place the password is shown), and the `pgmcp check`
-        /// and `pgmcp install` lines for the new login.
+        /// and `pgmcp install` lines for the new login. NAME (and the
+        /// reader's) must be at most 63 bytes with no control character.
         #[arg(long, value_name = "NAME", requires = "suggest_role")]
         login: Option<String>,
     },
@@ -178,6 +179,10 @@ pub enum CliError {
     Password(#[from] postgres::login::NoRandomness),
     #[error("--login {0:?} is the reader role's name: the login needs a name of its own")]
     LoginIsReader(String),
+    /// A name `check --suggest-role` cannot print safely: where it came
+    /// from (`--login`, ...), the name, and why.
+    #[error("{what} {name:?} cannot be used: {why}")]
+    BadName { what: String, name: String, why: String },
     /// `serve` could not start, in a person's words.
     #[error("could not start: {0}")]
     Start(StartFailure),
@@ -824,9 +829,26 @@ async fn suggest_role(
     role: Option<String>,
     login: Option<String>,
 ) -> Result<ExitCode, CliError> {
-    let role = role
-        .or_else(|| config.connection.role.clone())
-        .unwrap_or_else(|| SUGGESTED_ROLE.to_owned());
+    let (role, role_from) = match (role, &config.connection.role) {
+        (Some(role), _) => (role, "--suggest-role"),
+        (None, Some(role)) => (role.clone(), "connection.role"),
+        (None, None) => (SUGGESTED_ROLE.to_owned(), "--suggest-role"),
+    };
+    let bad = |what: &str, name: &str, why: String| CliError::BadName {
+        what: what.to_owned(),
+        name: name.to_owned(),
+        why,
+    };
+    // Refused before anything is printed: a name PostgreSQL would cut short,
+    // or with a character no pg_hba.conf or password file line can hold.
+    if let Some(why) = postgres::login::name_problem(&role) {
+        return Err(bad(role_from, &role, why));
+    }
+    if let Some(name) = &login
+        && let Some(why) = postgres::login::name_problem(name)
+    {
+        return Err(bad("--login", name, why));
+    }
     let new_login = match login {
         Some(name) if name == role => return Err(CliError::LoginIsReader(name)),
         Some(name) => Some(postgres::NewLogin::generate(&name)?),
@@ -839,9 +861,23 @@ async fn suggest_role(
             return Ok(ExitCode::from(1));
         }
     };
+    let place = postgres::Place {
+        user: &conn.user,
+        host: &conn.host,
+        port: conn.port,
+        database: conn.dbname.as_deref().unwrap_or(&conn.user),
+        sslmode: conn.sslmode,
+        passfile: conn.passfile.as_deref(),
+    };
+    if new_login.is_some()
+        && let Some((what, name, why)) = postgres::login::place_problem(&place)
+    {
+        return Err(bad(what, &name, why));
+    }
+    let psql = postgres::login::psql_line(&place);
     let engine = Engine::postgres(config.clone(), conn.clone());
     let mut result = engine
-        .suggest_role(&role, new_login.as_ref(), CancellationToken::new())
+        .suggest_role(&role, new_login.as_ref(), Some(&psql), CancellationToken::new())
         .await;
     engine.close().await;
     // pgmcp's own catalog reads, not an agent's: as the login, which may do
@@ -854,13 +890,13 @@ async fn suggest_role(
     if matches!(result, Err(QueryError::Role { .. })) {
         let engine = Engine::postgres(as_login.clone(), conn.clone());
         result = engine
-            .suggest_role(&role, new_login.as_ref(), CancellationToken::new())
+            .suggest_role(&role, new_login.as_ref(), Some(&psql), CancellationToken::new())
             .await;
         engine.close().await;
     }
     let sql = match &result {
         Ok(sql) => sql.clone(),
-        Err(_) => postgres::suggest_role_sql(&role, None, new_login.as_ref()),
+        Err(_) => postgres::suggest_role_sql(&role, None, new_login.as_ref(), None),
     };
     {
         let mut stdout = std::io::stdout().lock();
@@ -874,24 +910,19 @@ async fn suggest_role(
         let hba = match &result {
             Ok(_) => {
                 let engine = Engine::postgres(as_login, conn.clone());
-                let facts = engine.hba_facts(CancellationToken::new()).await;
+                let facts = engine.hba_facts(&role, CancellationToken::new()).await;
                 engine.close().await;
                 facts.unwrap_or_else(|e| postgres::HbaFacts {
                     origin: None,
                     rules: Err(e.to_string()),
+                    reader_groups: None,
                 })
             }
             Err(_) => postgres::HbaFacts {
                 origin: None,
                 rules: Err("pgmcp could not read the database".to_owned()),
+                reader_groups: None,
             },
-        };
-        let place = postgres::Place {
-            host: &conn.host,
-            port: conn.port,
-            database: conn.dbname.as_deref().unwrap_or(&conn.user),
-            sslmode: conn.sslmode,
-            passfile: conn.passfile.as_deref(),
         };
         eprint!("\n{}", postgres::login::steps(new_login, &role, &place, &hba));
     }

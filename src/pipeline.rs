@@ -462,13 +462,14 @@ impl Engine {
         &self,
         role: &str,
         login: Option<&postgres::NewLogin>,
+        psql: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<String, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         match &self.backend {
-            Backend::Postgres(pg) => pg.suggest_role(role, login, &deadline).await,
+            Backend::Postgres(pg) => pg.suggest_role(role, login, psql, &deadline).await,
             _ => Err(no_roles()),
         }
     }
@@ -476,12 +477,12 @@ impl Engine {
     /// What the connected PostgreSQL server says about pg_hba.conf for a
     /// login connecting the way this engine does, for `pgmcp check
     /// --suggest-role --login`.
-    pub async fn hba_facts(&self, cancel: CancellationToken) -> Result<postgres::HbaFacts, Error> {
+    pub async fn hba_facts(&self, reader: &str, cancel: CancellationToken) -> Result<postgres::HbaFacts, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;
         match &self.backend {
-            Backend::Postgres(pg) => pg.hba_facts(&deadline).await,
+            Backend::Postgres(pg) => pg.hba_facts(reader, &deadline).await,
             _ => Err(no_roles()),
         }
     }

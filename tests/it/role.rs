@@ -540,13 +540,14 @@ fn the_login_recipe_works_end_to_end() {
     let passfile = home.path().join("agent.pgpass");
     std::fs::write(&passfile, format!("{line}\n")).unwrap();
     std::fs::set_permissions(&passfile, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let url = step_line(&steps, "pgmcp check --database '")
-        .trim_start_matches("pgmcp check --database '")
-        .trim_end_matches('\'')
-        .to_owned();
+    // The lines as a shell reads them: the same URL in both.
+    let url = shell_words(home.path(), step_line(&steps, "pgmcp check --database "))[3].clone();
     assert_eq!(
-        step_line(&steps, "pgmcp install claude-desktop --database '"),
-        format!("pgmcp install claude-desktop --database '{url}'")
+        shell_words(
+            home.path(),
+            step_line(&steps, "pgmcp install claude-desktop --database ")
+        ),
+        ["pgmcp", "install", "claude-desktop", "--database", &url]
     );
     let as_agent = |args: &[&str], env: &[(&str, &str)]| {
         let mut cmd = pgmcp(home.path());
@@ -653,10 +654,10 @@ fn the_login_recipe_adds_no_pg_hba_line_when_none_is_needed() {
     );
     // Names are quoted and encoded for each place they go.
     step_line(&steps, &format!("127.0.0.1:{}:{}:Agent One:", server.port(), db.name));
-    step_line(
-        &steps,
-        &format!(
-            "pgmcp check --database 'postgresql://Agent%20One@127.0.0.1:{}/{}'",
+    assert_eq!(
+        step_line(&steps, "pgmcp check --database "),
+        format!(
+            "pgmcp check --database postgresql://Agent%20One@127.0.0.1:{}/{}",
             server.port(),
             db.name
         ),
@@ -695,4 +696,288 @@ fn the_login_recipe_adds_no_pg_hba_line_when_none_is_needed() {
     );
     step_line(&steps, &format!("127.0.0.1:{closed}:shop:agent:"));
     assert!(steps.contains("printed a template"), "{steps}");
+}
+
+/// The words a POSIX shell makes of `line`, run in `dir`: printf shows
+/// them one a line, and nothing else runs unless the quoting fails.
+fn shell_words(dir: &Path, line: &str) -> Vec<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\n' {line}"))
+        .current_dir(dir)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A line the DBA pastes: run by `sh` in `dir` as the server's superuser
+/// (its password in PGPASSWORD, psql on the PATH), which must succeed with
+/// no error from psql.
+fn run_pasted(server: &pg::PgServer, dir: &Path, line: &str) {
+    let psql_dir = server.psql_path().parent().unwrap().to_owned();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env_clear()
+        .env(
+            "PATH",
+            std::env::join_paths([psql_dir, "/usr/bin".into(), "/bin".into()]).unwrap(),
+        )
+        .env("HOME", dir)
+        .env("PGPASSWORD", server.admin_password())
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("ERROR"), "{line}\n{stderr}");
+}
+
+/// The red team's names, on a real server: a database and a schema whose
+/// names hold a line break and SQL, and a database named with a quote,
+/// `$(...)`, backticks and `=`. The printed SQL, run by the psql line it
+/// prints, does what it says and nothing else (the canary table is still
+/// there, nobody became superuser), and every printed shell line is the
+/// intended words, with no command run by pasting it.
+#[test]
+fn hostile_names_run_nothing_but_the_intended_sql() {
+    let server = pg::server();
+    if server.log_path().is_none() {
+        return; // PGMCP_TEST_DATABASE_URL: its login may not be a superuser
+    }
+    let db = server.database();
+    let home = tempfile::tempdir().unwrap();
+    let admin = server.admin_user();
+    let enc = crate::support::pg::percent_encode;
+    let mallory = format!("m_{}", db.name);
+    let schema = format!("x\nALTER ROLE {mallory} SUPERUSER; --");
+    let newline_db = format!("evil\nDROP TABLE canary; --{}", db.name);
+    let shell_db = format!("it's $(touch m1)`touch m2` host=x dbname=y {}", db.name);
+    db.psql(&format!("CREATE ROLE {mallory} NOLOGIN"));
+    for name in [&newline_db, &shell_db] {
+        let quoted = format!("\"{name}\"");
+        db.psql(&format!("CREATE DATABASE {quoted} TEMPLATE template0"));
+        server.psql(
+            name,
+            &format!(
+                "CREATE TABLE canary (n int); INSERT INTO canary VALUES (1);
+                 CREATE SCHEMA \"{schema}\"; CREATE TABLE \"{schema}\".t (n int);"
+            ),
+        );
+    }
+    let url = |database: &str| {
+        format!(
+            "postgres://{}:{}@{}:{}/{}",
+            enc(admin),
+            enc(server.admin_password()),
+            server.host(),
+            server.port(),
+            enc(database)
+        )
+    };
+    let at = format!("{}:{}", server.host(), server.port());
+    let untouched = |database: &str| {
+        assert_eq!(
+            server.psql(database, "SELECT count(*) FROM canary"),
+            "1",
+            "{database:?}"
+        );
+        assert_eq!(
+            db.psql(&format!("SELECT rolsuper FROM pg_roles WHERE rolname = '{mallory}'")),
+            "f"
+        );
+        for marker in ["m1", "m2", "m3"] {
+            assert!(
+                !home.path().join(marker).exists(),
+                "{marker}: a pasted line ran a command"
+            );
+        }
+    };
+    // The psql line of the SQL's comment: the checked server, by a URL.
+    let psql_words = |database: &str| {
+        let words = [
+            "psql",
+            "-d",
+            &format!("postgresql://{admin}@{at}/{}", enc(database)),
+            "-f",
+            "reader.sql",
+        ];
+        words.map(str::to_owned).to_vec()
+    };
+    let commented_psql = |sql: &str| {
+        let line = sql.lines().find(|l| l.starts_with("-- Run it as")).unwrap();
+        line.split_once(", e.g. ").unwrap().1.to_owned()
+    };
+
+    // The database and schema with a line break: the SQL, run by its own
+    // psql line, creates the reader and grants it the schema, and that is all.
+    let reader = format!("r1_{}", db.name);
+    let dir = tempfile::tempdir().unwrap();
+    let path = config(dir.path(), json!({}));
+    let (code, sql, stderr) = check(dir.path(), &path, &url(&newline_db), &["--suggest-role", &reader]);
+    assert_eq!(code, Some(0), "{sql}\n{stderr}");
+    assert!(
+        !sql.contains('\r') && !sql.contains("\nDROP") && !sql.contains("\nALTER ROLE"),
+        "{sql}"
+    );
+    let line = commented_psql(&sql);
+    assert_eq!(shell_words(home.path(), &line), psql_words(&newline_db));
+    std::fs::write(home.path().join("reader.sql"), &sql).unwrap();
+    run_pasted(server, home.path(), &line);
+    untouched(&newline_db);
+    let can = |database: &str, role: &str| {
+        server.psql(
+            database,
+            &format!("SELECT has_schema_privilege('{role}', '{schema}', 'USAGE'), has_table_privilege('{role}', '\"{schema}\".t', 'SELECT')"),
+        )
+    };
+    assert_eq!(can(&newline_db, &reader), "t|t");
+    // --login would write the name into pg_hba.conf and password file
+    // lines: refused, and nothing printed.
+    let (code, sql, stderr) = check(
+        dir.path(),
+        &path,
+        &url(&newline_db),
+        &["--suggest-role", "r2", "--login", "agent"],
+    );
+    assert_eq!((code, sql.as_str()), (Some(2), ""), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the database {newline_db:?} cannot be used: it holds the control or invisible character U+000A"
+        )),
+        "{stderr}"
+    );
+
+    // The database named for a shell: every command line is the words meant.
+    let reader = format!("r2_{}", db.name);
+    let login = format!("a_{}", db.name);
+    let passfile = home.path().join("p $(touch m3).pgpass");
+    let out = pgmcp(home.path())
+        .args(["check", "--suggest-role", &reader, "--login", &login])
+        .env("PGMCP_PG_CONNSTRING", url(&shell_db))
+        .env("PGPASSFILE", &passfile)
+        .output()
+        .unwrap();
+    let sql = crate::support::stdout_of(&out, 0);
+    let steps = String::from_utf8_lossy(&out.stderr).into_owned();
+    let agent_url = format!("postgresql://{login}@{at}/{}", enc(&shell_db));
+    let step_one = steps
+        .lines()
+        .find_map(|l| l.split_once("saved as a file: ").map(|(_, psql)| psql.to_owned()))
+        .unwrap();
+    let chmod = steps
+        .split_once("(chmod 0600 ")
+        .and_then(|(_, rest)| rest.split_once("), as this line"))
+        .map(|(word, _)| format!("chmod 0600 {word}"))
+        .unwrap();
+    let cases = [
+        (commented_psql(&sql), psql_words(&shell_db)),
+        (step_one.clone(), psql_words(&shell_db)),
+        (
+            chmod,
+            ["chmod", "0600", &passfile.display().to_string()]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+        (
+            step_line(&steps, "pgmcp check --database ").to_owned(),
+            ["pgmcp", "check", "--database", &agent_url].map(str::to_owned).to_vec(),
+        ),
+        (
+            step_line(&steps, "pgmcp install claude-desktop --database ").to_owned(),
+            ["pgmcp", "install", "claude-desktop", "--database", &agent_url]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+    ];
+    for (line, words) in cases {
+        assert_eq!(shell_words(home.path(), &line), words, "{line}");
+    }
+    std::fs::write(home.path().join("reader.sql"), &sql).unwrap();
+    run_pasted(server, home.path(), &step_one);
+    untouched(&shell_db);
+    assert_eq!(can(&shell_db, &reader), "t|t");
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT rolcanlogin, rolsuper, pg_has_role('{login}', '{reader}', 'MEMBER') FROM pg_roles WHERE rolname = '{login}'"
+        )),
+        "t|f|t"
+    );
+
+    for name in [&newline_db, &shell_db] {
+        db.psql(&format!("DROP DATABASE \"{name}\" WITH (FORCE)"));
+    }
+    db.psql(&format!(
+        "DROP OWNED BY {login}, \"{reader}\"; DROP ROLE {login}; DROP ROLE {reader}"
+    ));
+}
+
+/// Names PostgreSQL would cut short or that hold a control character are
+/// refused before anything is printed, with the reason.
+#[test]
+fn names_that_cannot_be_printed_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let long = "r".repeat(64);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--suggest-role", "r", "--login", "x\nSELECT 1/0; --"],
+            "--login \"x\\nSELECT 1/0; --\" cannot be used: it holds the control or invisible character U+000A",
+        ),
+        (
+            &["--suggest-role", "r", "--login", "tab\there"],
+            "--login \"tab\\there\" cannot be used: it holds the control or invisible character U+0009",
+        ),
+        (
+            &["--suggest-role", &long, "--login", "agent"],
+            "cannot be used: it is 64 bytes long: PostgreSQL keeps only the first 63 bytes of a name",
+        ),
+        (
+            &["--suggest-role", "r", "--login", &long],
+            "cannot be used: it is 64 bytes long: PostgreSQL keeps only the first 63 bytes of a name",
+        ),
+    ];
+    for (args, refusal) in cases {
+        let out = pgmcp(home.path())
+            .arg("check")
+            .args(args)
+            .env("PGMCP_PG_CONNSTRING", "postgres://nobody@127.0.0.1:1/shop")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(crate::support::stdout_of(&out, 2), "", "{stderr}");
+        assert!(stderr.contains(refusal), "{args:?}: {stderr}");
+    }
+}
+
+/// What `+group` lines are judged by: the roles the reader is a member of,
+/// nested memberships included, as the server says; none for a reader the
+/// SQL has yet to create.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readers_memberships_come_from_the_server() {
+    let db = pg::server().database();
+    let (outer, inner, reader) = (
+        format!("g1_{}", db.name),
+        format!("g2_{}", db.name),
+        format!("rd_{}", db.name),
+    );
+    db.psql(&format!(
+        "CREATE ROLE {outer} NOLOGIN; CREATE ROLE {inner} NOLOGIN IN ROLE {outer}; CREATE ROLE {reader} NOLOGIN IN ROLE {inner};"
+    ));
+    let engine = engine_for(&db, |_| {});
+    let facts = engine.hba_facts(&reader, CancellationToken::new()).await.unwrap();
+    let mut expected = vec![outer.clone(), inner.clone(), reader.clone()];
+    expected.sort();
+    assert_eq!(facts.reader_groups, Some(expected));
+    let facts = engine
+        .hba_facts(&format!("nobody_{}", db.name), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(facts.reader_groups, Some(vec![]));
+    db.psql(&format!("DROP ROLE {reader}; DROP ROLE {inner}; DROP ROLE {outer};"));
 }

@@ -319,6 +319,9 @@ mod tests {
             ("routines.sql", super::super::routines::sql()),
             ("role::PRIVILEGES", super::super::role::PRIVILEGES),
             ("role::SUGGEST_FACTS", super::super::role::SUGGEST_FACTS),
+            ("hba::CLIENT", super::super::hba::CLIENT),
+            ("hba::RULES", super::super::hba::RULES),
+            ("hba::READER_GROUPS", super::super::hba::READER_GROUPS),
         ]
     }
 

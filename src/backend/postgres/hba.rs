@@ -36,6 +36,48 @@ SELECT pg_catalog.json_build_object(
 )
 "#;
 
+/// One `json` value: whether the reader role (`$1`) exists, whether it is
+/// a superuser, and the roles it is a member of, directly or through
+/// others (itself included), for pg_hba.conf's `+group` and `samerole`.
+/// Anyone may ask.
+pub const READER_GROUPS: &str = r#"
+SELECT pg_catalog.json_build_object(
+    'exists', pg_catalog.count(r.oid) OPERATOR(pg_catalog.>) 0,
+    'superuser', COALESCE(pg_catalog.bool_or(r.rolsuper), false),
+    'groups', (SELECT pg_catalog.json_agg(g.rolname ORDER BY g.rolname)
+               FROM pg_catalog.pg_roles m, pg_catalog.pg_roles g
+               WHERE m.rolname OPERATOR(pg_catalog.=) $1
+                 AND pg_catalog.pg_has_role(m.oid, g.oid, 'MEMBER'))
+)
+FROM pg_catalog.pg_roles r
+WHERE r.rolname OPERATOR(pg_catalog.=) $1
+"#;
+
+/// The reply to [`READER_GROUPS`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ReaderGroups {
+    pub exists: bool,
+    pub superuser: bool,
+    pub groups: Option<Vec<String>>,
+}
+
+impl ReaderGroups {
+    /// The roles the new login will be a member of through the reader,
+    /// or `None` when that cannot be told. A reader that does not exist yet
+    /// is created by the SQL with no memberships (and the SQL's `CREATE
+    /// ROLE` fails, changing nothing, if someone creates it first), so the
+    /// login will be a member of itself and the reader alone. For a
+    /// superuser reader `pg_has_role` says yes to every role, while
+    /// pg_hba.conf counts only real memberships: cannot tell.
+    pub fn of_new_login(&self) -> Option<Vec<String>> {
+        match self {
+            ReaderGroups { exists: false, .. } => Some(Vec::new()),
+            ReaderGroups { superuser: true, .. } => None,
+            ReaderGroups { groups, .. } => Some(groups.clone().unwrap_or_default()),
+        }
+    }
+}
+
 /// The reply to [`CLIENT`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct Client {
@@ -127,6 +169,20 @@ pub struct Login<'a> {
     pub name: &'a str,
     pub reader: &'a str,
     pub database: &'a str,
+    /// The roles `reader` is a member of, directly or not
+    /// ([`ReaderGroups::of_new_login`]); `None` when unknown.
+    pub reader_groups: Option<&'a [String]>,
+}
+
+/// Names pg_hba.conf gives a meaning of their own unless quoted. The
+/// server's view of the file (`pg_hba_file_rules`) drops the quotes, so a
+/// token spelled like one of these, or starting with `+` (a group) or `@`
+/// (a file of names), may be the keyword or a role or database so named.
+const KEYWORDS: [&str; 5] = ["all", "sameuser", "samerole", "samegroup", "replication"];
+
+/// Whether a token equal to `name` could be read two ways (see [`KEYWORDS`]).
+fn ambiguous(name: &str) -> bool {
+    KEYWORDS.contains(&name) || name.starts_with('+') || name.starts_with('@')
 }
 
 /// What the server's rules do with the login.
@@ -198,21 +254,38 @@ fn matches(rule: &Rule, login: Login<'_>, origin: Origin) -> Match {
         // pgmcp never asks for GSS encryption, so hostgssenc never matches.
         _ => return Match::No,
     };
-    let database = tokens(&rule.database, |t| match t {
-        "all" => Match::Yes,
-        "sameuser" => yes(login.database == login.name),
-        // A member of the role named like the database: the login is a
-        // member of itself and of the reader.
-        "samerole" | "samegroup" => yes(login.database == login.name || login.database == login.reader),
-        "replication" => Match::No,
-        regex if regex.starts_with('/') => Match::Maybe(format!("the database pattern {regex}")),
-        name => yes(name == login.database),
+    // pg_hba.conf's membership test (`+group`, `samerole`): the login is a
+    // member of itself, of the reader, and of what the reader is a member
+    // of, directly or not.
+    let member_of = |role: &str| {
+        if role == login.name || role == login.reader {
+            return Match::Yes;
+        }
+        match login.reader_groups {
+            Some(groups) => yes(groups.iter().any(|g| g == role)),
+            None => Match::Maybe(format!("whether the role {} is a member of role {role}", login.reader)),
+        }
+    };
+    let database = tokens(&rule.database, |t| {
+        let read = match t {
+            "all" => Match::Yes,
+            "sameuser" => yes(login.database == login.name),
+            // A member of the role named like the database.
+            "samerole" | "samegroup" => member_of(login.database),
+            "replication" => Match::No,
+            regex if regex.starts_with('/') => Match::Maybe(format!("the database pattern {regex}")),
+            name => yes(name == login.database),
+        };
+        quoted_or_not(t, login.database, "database", read)
     });
-    let user = tokens(&rule.user_name, |t| match t {
-        "all" => Match::Yes,
-        group if group.starts_with('+') => yes(group[1..] == *login.name || group[1..] == *login.reader),
-        regex if regex.starts_with('/') => Match::Maybe(format!("the user pattern {regex}")),
-        name => yes(name == login.name),
+    let user = tokens(&rule.user_name, |t| {
+        let read = match t {
+            "all" => Match::Yes,
+            group if group.starts_with('+') => member_of(&group[1..]),
+            regex if regex.starts_with('/') => Match::Maybe(format!("the user pattern {regex}")),
+            name => yes(name == login.name),
+        };
+        quoted_or_not(t, login.name, "role", read)
     });
     let address = match tcp {
         None => Match::Yes,
@@ -222,6 +295,23 @@ fn matches(rule: &Rule, login: Login<'_>, origin: Origin) -> Match {
         (Match::No, _, _) | (_, Match::No, _) | (_, _, Match::No) => Match::No,
         (Match::Maybe(why), _, _) | (_, Match::Maybe(why), _) | (_, _, Match::Maybe(why)) => Match::Maybe(why),
         _ => Match::Yes,
+    }
+}
+
+/// A token spelled like `name` (the login's or the database's), when that
+/// name reads two ways ([`ambiguous`]): quoted in the file it matches, bare
+/// it means `read`; the view does not say which, so unless both match, it
+/// cannot be told.
+fn quoted_or_not(token: &str, name: &str, what: &str, read: Match) -> Match {
+    if token != name || !ambiguous(name) {
+        return read;
+    }
+    match read {
+        Match::Yes => Match::Yes,
+        _ => Match::Maybe(format!(
+            "whether {token} there is pg_hba.conf's keyword or the {what} named \"{name}\" (pg_hba_file_rules \
+             does not show quotes)"
+        )),
     }
 }
 
@@ -279,7 +369,6 @@ fn masked_net(net: IpAddr, mask: IpAddr) -> u128 {
 /// plain lowercase name that is no keyword, else in double quotes (a
 /// double quote inside doubled).
 pub fn quote(name: &str) -> String {
-    const KEYWORDS: [&str; 5] = ["all", "sameuser", "samerole", "samegroup", "replication"];
     let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
@@ -334,6 +423,7 @@ mod tests {
         name: "agent",
         reader: "pgmcp_reader",
         database: "shop",
+        reader_groups: Some(&[]),
     };
 
     fn tcp(ip: &str, tls: bool) -> Origin {
@@ -506,6 +596,147 @@ mod tests {
         ];
         for (database, user, origin, line) in cases {
             assert_eq!(password_line(database, user, origin), line);
+        }
+    }
+
+    /// Names pg_hba.conf reads two ways, and `+group`/`samerole` lines for
+    /// roles the login would reach only through the reader: each judged
+    /// from what the server said of the reader's memberships, or "cannot
+    /// tell".
+    #[test]
+    fn keywords_and_groups_that_cannot_be_judged() {
+        let admins = ["admins".to_owned(), "pgmcp_reader".to_owned()];
+        let login = |name, database, groups| Login {
+            name,
+            reader: "pgmcp_reader",
+            database,
+            reader_groups: groups,
+        };
+        let none: Option<&[String]> = Some(&[]);
+        let from = tcp("10.0.0.7", false);
+        // (rule, login, verdict)
+        let cases = [
+            // The view shows `sameuser` for both sameuser and "sameuser".
+            (
+                "host sameuser all all md5",
+                login("agent", "sameuser", none),
+                "unsure 1",
+            ),
+            (
+                "host replication all all md5",
+                login("agent", "replication", none),
+                "unsure 1",
+            ),
+            (
+                "host samerole all all md5",
+                login("agent", "samerole", none),
+                "unsure 1",
+            ),
+            // Both readings match: no doubt.
+            ("host all all all md5", login("agent", "all", none), "password 1"),
+            (
+                "host sameuser all all md5",
+                login("sameuser", "sameuser", none),
+                "password 1",
+            ),
+            ("host shop all all md5", login("all", "shop", none), "password 1"),
+            ("host shop +admins all md5", login("+admins", "shop", none), "unsure 1"),
+            (
+                "host shop +admins all md5",
+                login("+admins", "shop", Some(&admins)),
+                "password 1",
+            ),
+            ("host shop @names all md5", login("@names", "shop", none), "password 1"),
+            // Other names spelled like keywords elsewhere change nothing.
+            (
+                "host sameuser all all md5",
+                login("agent", "shop", none),
+                "add at the end",
+            ),
+            // +group: through the reader's memberships, nested or not.
+            (
+                "host shop +admins all md5",
+                login("agent", "shop", none),
+                "add at the end",
+            ),
+            (
+                "host shop +admins all md5",
+                login("agent", "shop", Some(&admins)),
+                "password 1",
+            ),
+            ("host shop +admins all md5", login("agent", "shop", None), "unsure 1"),
+            (
+                "host shop +pgmcp_reader all md5",
+                login("agent", "shop", None),
+                "password 1",
+            ),
+            ("host shop +agent all md5", login("agent", "shop", None), "password 1"),
+            // samerole: a member of the role named like the database.
+            (
+                "host samerole all all md5",
+                login("agent", "admins", Some(&admins)),
+                "password 1",
+            ),
+            (
+                "host samerole all all md5",
+                login("agent", "admins", none),
+                "add at the end",
+            ),
+            ("host samerole all all md5", login("agent", "admins", None), "unsure 1"),
+        ];
+        for (text, login, expected) in cases {
+            let got = match verdict(&[rule(1, text)], login, from) {
+                Verdict::Password(r) => format!("password {}", r.line),
+                Verdict::Trust(r) => format!("trust {}", r.line),
+                Verdict::Add { above: Some(r), .. } => format!("add above {}", r.line),
+                Verdict::Add { above: None, .. } => "add at the end".to_owned(),
+                Verdict::Unsure { rule, .. } => format!("unsure {}", rule.line),
+            };
+            assert_eq!(got, expected, "{text} for {login:?}");
+        }
+        match verdict(
+            &[rule(1, "host shop +admins all md5")],
+            login("agent", "shop", None),
+            from,
+        ) {
+            Verdict::Unsure { why, .. } => {
+                assert_eq!(why, "whether the role pgmcp_reader is a member of role admins")
+            }
+            other => panic!("{other:?}"),
+        }
+        match verdict(
+            &[rule(1, "host sameuser all all md5")],
+            login("agent", "sameuser", none),
+            from,
+        ) {
+            Verdict::Unsure { why, .. } => assert_eq!(
+                why,
+                "whether sameuser there is pg_hba.conf's keyword or the database named \"sameuser\" \
+                 (pg_hba_file_rules does not show quotes)"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_the_login_will_be_a_member_of() {
+        let groups = |exists, superuser, groups: Option<&[&str]>| ReaderGroups {
+            exists,
+            superuser,
+            groups: groups.map(|g| g.iter().map(|s| s.to_string()).collect()),
+        };
+        let cases = [
+            // Not there yet: the SQL creates it with no memberships.
+            (groups(false, false, None), Some(vec![])),
+            (
+                groups(true, false, Some(&["a", "r"])),
+                Some(vec!["a".to_owned(), "r".to_owned()]),
+            ),
+            // pg_has_role says yes to everything for a superuser.
+            (groups(true, true, Some(&["a", "b", "r"])), None),
+        ];
+        for (reply, expected) in cases {
+            assert_eq!(reply.of_new_login(), expected, "{reply:?}");
         }
     }
 }

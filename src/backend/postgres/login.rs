@@ -17,8 +17,9 @@ use std::path::Path;
 use super::hba::{self, Origin, Rule, Verdict};
 use super::params::{Host, SslMode};
 use super::passfile;
-use super::role::quote_ident;
+use super::role::{hidden, sql_name};
 use crate::backend::percent;
+use crate::demo::shell_word;
 
 /// Characters of a generated password: letters and digits only, so it needs
 /// no escaping in a password file, a URL, a shell or a JSON config.
@@ -82,9 +83,9 @@ impl NewLogin {
         // The verifier holds base64, `$` and `:` only: nothing to escape.
         format!(
             "CREATE ROLE {} LOGIN PASSWORD '{}' IN ROLE {};",
-            quote_ident(&self.name),
+            sql_name(&self.name),
             self.verifier,
-            quote_ident(reader)
+            sql_name(reader)
         )
     }
 }
@@ -92,6 +93,9 @@ impl NewLogin {
 /// Where the login will connect: where this connection went.
 #[derive(Debug, Clone, Copy)]
 pub struct Place<'a> {
+    /// Who this connection logged in as: the user of the psql line that
+    /// runs the SQL (a DBA may change it to a superuser of theirs).
+    pub user: &'a str,
     pub host: &'a Host,
     pub port: u16,
     pub database: &'a str,
@@ -107,16 +111,23 @@ pub struct Place<'a> {
 pub struct HbaFacts {
     pub origin: Option<Origin>,
     pub rules: Result<hba::Rules, String>,
+    /// The roles the new login will be a member of through the reader
+    /// ([`hba::ReaderGroups::of_new_login`]); `None` when unknown.
+    pub reader_groups: Option<Vec<String>>,
 }
 
 /// `postgresql://login@host:port/database`, every name percent-encoded, with
-/// the socket directory as `host=` and any `sslmode` but the default.
+/// the socket directory as `host=` and any `sslmode` but the default. Only
+/// an IPv6 address goes between brackets as it is (libpq and pgmcp take
+/// what is inside them unchanged); any other host is percent-encoded, so a
+/// `:`, `]`, quote or space in it can neither move the port nor end a
+/// shell word.
 pub fn url(login: &str, place: &Place<'_>) -> String {
     let user = percent::encode(login);
     let database = percent::encode(place.database);
     let mut query = Vec::new();
     let authority = match place.host {
-        Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", place.port),
+        Host::Tcp(h) if h.parse::<std::net::Ipv6Addr>().is_ok() => format!("[{h}]:{}", place.port),
         Host::Tcp(h) => format!("{}:{}", percent::encode(h), place.port),
         Host::Unix(dir) => {
             query.push(format!("host={}", percent::encode(&dir.display().to_string())));
@@ -133,6 +144,67 @@ pub fn url(login: &str, place: &Place<'_>) -> String {
         format!("?{}", query.join("&"))
     };
     format!("postgresql://{user}@{authority}/{database}{query}")
+}
+
+/// The psql command that runs the saved SQL on the checked server, as
+/// [`Place::user`], as one shell line. The server is named by a URL, never
+/// by `-d NAME`: psql reads a `-d` value holding `=` as a whole connection
+/// string (a database named `host=elsewhere dbname=x` would send the SQL
+/// to another server), and `-d` alone leaves host and port to psql's
+/// defaults rather than the server pgmcp checked. The URL is
+/// percent-encoded, so the line holds no control character and can sit
+/// in a `--` comment.
+pub fn psql_line(place: &Place<'_>) -> String {
+    format!("psql -d {} -f reader.sql", shell_word(&url(place.user, place)))
+}
+
+/// Why `--login NAME` or the reader's name cannot be used: a control (or
+/// otherwise invisible, line-breaking) character, which no pg_hba.conf or
+/// password file line can hold and a terminal would not show; or more
+/// than 63 bytes (NAMEDATALEN - 1), which PostgreSQL cuts short, so the
+/// login it creates would not be the one the printed pg_hba.conf line,
+/// password file line and URL name.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_owned());
+    }
+    if let Some(c) = name.chars().find(|c| hidden(*c)) {
+        return Some(format!(
+            "it holds the control or invisible character U+{:04X}, which pg_hba.conf and the password file cannot hold",
+            u32::from(c)
+        ));
+    }
+    if name.len() > 63 {
+        return Some(format!(
+            "it is {} bytes long: PostgreSQL keeps only the first 63 bytes of a name, so the printed pg_hba.conf \
+             line, password file line and URL would name another role than the one created",
+            name.len()
+        ));
+    }
+    None
+}
+
+/// Why the steps cannot be written for `place`: its database or host
+/// (the connection string's own) holds a control character. The steps put
+/// both into pg_hba.conf and password file lines, which end at a line
+/// break: such a name would add a line of its own choosing there. What,
+/// the name, and why.
+pub fn place_problem(place: &Place<'_>) -> Option<(&'static str, String, String)> {
+    let host = match place.host {
+        Host::Tcp(h) => h.clone(),
+        Host::Unix(dir) => dir.display().to_string(),
+    };
+    [("the database", place.database.to_owned()), ("the host", host)]
+        .into_iter()
+        .find_map(|(what, name)| {
+            let c = name.chars().find(|c| hidden(*c))?;
+            let why = format!(
+                "it holds the control or invisible character U+{:04X}, which the pg_hba.conf and password file lines of \
+                 --login cannot hold",
+                u32::from(c)
+            );
+            Some((what, name, why))
+        })
 }
 
 /// Where the login connects from, in words.
@@ -156,30 +228,31 @@ pub fn steps(login: &NewLogin, reader: &str, place: &Place<'_>, hba: &HbaFacts) 
         user: name,
     };
     let passfile_line = passfile::line_for(target, &login.password);
-    let file = place
-        .passfile
-        .map_or_else(|| "~/.pgpass".to_owned(), |p| p.display().to_string());
-    let url = url(name, place);
+    let file = place.passfile.map(|p| p.display().to_string());
+    // `~` is the one word left bare: quoted, the shell would not expand it.
+    let chmod = file.as_deref().map_or_else(|| "~/.pgpass".to_owned(), shell_word);
+    let file = file.unwrap_or_else(|| "~/.pgpass".to_owned());
+    let url = shell_word(&url(name, place));
     let mut out = format!(
         "Next, to let the agent connect as \"{name}\" (the SQL is on stdout; these steps are on stderr):\n\
          \n\
-         1. Run the SQL as a superuser, saved as a file: psql -d {db} -f reader.sql\n   \
+         1. Run the SQL as a superuser, saved as a file: {psql}\n   \
             It stores the password of \"{name}\" as a SCRAM-SHA-256 verifier, not the password itself, so the file, \
             psql's history and the server's log never hold it. The password is in step 3 and nowhere else; each run \
             makes a new one, so run this run's SQL and save this run's line.\n\
          \n",
-        db = quote_shell(database),
+        psql = psql_line(place),
     );
     out.push_str(&hba_step(name, reader, database, hba));
     out.push_str(&format!(
         "\n3. Save the password in the password file of the user who runs the MCP client ({file} for you; PGPASSFILE \
          names another; on Windows %APPDATA%\\postgresql\\pgpass.conf), readable by that user alone \
-         (chmod 0600 {file}), as this line:\n       \
+         (chmod 0600 {chmod}), as this line:\n       \
          {passfile_line}\n\
          \n\
          4. Check that it connects and only reads, then add it to your client:\n       \
-         pgmcp check --database '{url}'\n       \
-         pgmcp install claude-desktop --database '{url}'\n"
+         pgmcp check --database {url}\n       \
+         pgmcp install claude-desktop --database {url}\n"
     ));
     out
 }
@@ -221,7 +294,12 @@ fn hba_step(name: &str, reader: &str, database: &str, hba: &HbaFacts) -> String 
             );
         }
     };
-    let login = hba::Login { name, reader, database };
+    let login = hba::Login {
+        name,
+        reader,
+        database,
+        reader_groups: hba.reader_groups.as_deref(),
+    };
     let shown = |rule: &Rule| format!("line {} ({rule})", rule.line);
     let from = from_where(origin);
     let mut step = match hba::verdict(rules, login, origin) {
@@ -269,15 +347,6 @@ fn hba_step(name: &str, reader: &str, database: &str, hba: &HbaFacts) -> String 
         ));
     }
     step
-}
-
-/// A database name as a shell word: bare when it is plain, else quoted.
-fn quote_shell(text: &str) -> String {
-    if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]
@@ -328,9 +397,30 @@ mod tests {
                 SslMode::Prefer,
                 "postgresql://agent_readonly@/shop?host=%2Fvar%2Frun%2Fpostgresql&port=5432",
             ),
+            // Not an IPv6 address: encoded, so nothing in it ends the host
+            // or a shell word.
+            (
+                Host::Tcp("a:b'$(touch /tmp/PWN2)'".into()),
+                "shop",
+                SslMode::Prefer,
+                "postgresql://agent_readonly@a%3Ab%27%24%28touch%20%2Ftmp%2FPWN2%29%27:5432/shop",
+            ),
+            (
+                Host::Tcp("a]:1/x".into()),
+                "shop",
+                SslMode::Prefer,
+                "postgresql://agent_readonly@a%5D%3A1%2Fx:5432/shop",
+            ),
+            (
+                Host::Tcp("db.example.com".into()),
+                "host=evil.example port=1 dbname=x",
+                SslMode::Prefer,
+                "postgresql://agent_readonly@db.example.com:5432/host%3Devil.example%20port%3D1%20dbname%3Dx",
+            ),
         ];
         for (host, database, sslmode, expected) in cases {
             let place = Place {
+                user: "postgres",
                 host: &host,
                 port: 5432,
                 database,
@@ -381,6 +471,7 @@ mod tests {
                 file: "/etc/pg_hba.conf".into(),
                 rules: Some(rules),
             }),
+            reader_groups: Some(Vec::new()),
         };
         let mut broken = rule(1, "host", loopback, "trsut");
         broken.error = Some("invalid authentication method \"trsut\"".into());
@@ -416,6 +507,7 @@ mod tests {
                 HbaFacts {
                     origin: Some(Origin::Socket),
                     rules: Err("permission denied for view pg_hba_file_rules (SQLSTATE 42501)".into()),
+                    reader_groups: None,
                 },
                 "2. pg_hba.conf: pgmcp could not read the server's rules (permission denied for view \
                  pg_hba_file_rules (SQLSTATE 42501); only a superuser may). If `pgmcp check` (step 4) says \"no \
@@ -434,6 +526,7 @@ mod tests {
         let login = NewLogin::with_password("agent", "Pw123".into());
         let host = Host::Tcp("db.example.com".into());
         let place = Place {
+            user: "me",
             host: &host,
             port: 5433,
             database: "shop",
@@ -443,17 +536,135 @@ mod tests {
         let hba = HbaFacts {
             origin: None,
             rules: Err("no connection".into()),
+            reader_groups: None,
         };
         let text = steps(&login, "pgmcp_reader", &place, &hba);
         assert_eq!(text.matches("Pw123").count(), 1, "{text}");
         for line in [
-            "1. Run the SQL as a superuser, saved as a file: psql -d shop -f reader.sql\n",
+            "1. Run the SQL as a superuser, saved as a file: psql -d postgresql://me@db.example.com:5433/shop -f reader.sql\n",
             "       host   shop   agent   <your address>/32   scram-sha-256\n",
             "(chmod 0600 /home/me/.pgpass), as this line:\n       db.example.com:5433:shop:agent:Pw123\n",
-            "       pgmcp check --database 'postgresql://agent@db.example.com:5433/shop'\n",
-            "       pgmcp install claude-desktop --database 'postgresql://agent@db.example.com:5433/shop'\n",
+            "       pgmcp check --database postgresql://agent@db.example.com:5433/shop\n",
+            "       pgmcp install claude-desktop --database postgresql://agent@db.example.com:5433/shop\n",
         ] {
             assert!(text.contains(line), "{line}\nnot in\n{text}");
         }
+    }
+
+    /// Every command line of the steps, for names that a shell or psql
+    /// would read as more than one word or as a connection string: each
+    /// word quoted for a POSIX shell, the server named by a URL.
+    #[test]
+    fn printed_command_lines_are_quoted_words() {
+        let login = NewLogin::with_password("agent", "Pw123".into());
+        let tcp = Host::Tcp("a:b'$(touch /tmp/PWN2)'".into());
+        let socket = Host::Unix("/tmp/my sock".into());
+        let evil_db = "it's $(touch /tmp/x)`id` host=evil.example port=1 dbname=x";
+        let passfile = Path::new("/tmp/p $(touch /tmp/PWN3).pgpass");
+        // (host, database, password file, the lines expected)
+        let cases: [(&Host, &str, Option<&Path>, &[&str]); 3] = [
+            (
+                &tcp,
+                "shop",
+                Some(passfile),
+                &[
+                    "psql -d postgresql://postgres@a%3Ab%27%24%28touch%20%2Ftmp%2FPWN2%29%27:5/shop -f reader.sql\n",
+                    "(chmod 0600 '/tmp/p $(touch /tmp/PWN3).pgpass')",
+                    "pgmcp check --database postgresql://agent@a%3Ab%27%24%28touch%20%2Ftmp%2FPWN2%29%27:5/shop\n",
+                ],
+            ),
+            (
+                &socket,
+                evil_db,
+                None,
+                &[
+                    "psql -d 'postgresql://postgres@/it%27s%20%24%28touch%20%2Ftmp%2Fx%29%60id%60%20host%3Devil.example\
+                     %20port%3D1%20dbname%3Dx?host=%2Ftmp%2Fmy%20sock&port=5' -f reader.sql\n",
+                    "(chmod 0600 ~/.pgpass)",
+                    "pgmcp install claude-desktop --database 'postgresql://agent@/it%27s%20%24%28touch%20%2Ftmp%2Fx%29\
+                     %60id%60%20host%3Devil.example%20port%3D1%20dbname%3Dx?host=%2Ftmp%2Fmy%20sock&port=5'\n",
+                ],
+            ),
+            (
+                &tcp,
+                "shop",
+                Some(Path::new("/home/o'neil/.pgpass")),
+                &[r"(chmod 0600 '/home/o'\''neil/.pgpass')"],
+            ),
+        ];
+        for (host, database, passfile, lines) in cases {
+            let place = Place {
+                user: "postgres",
+                host,
+                port: 5,
+                database,
+                sslmode: SslMode::Prefer,
+                passfile,
+            };
+            let hba = HbaFacts {
+                origin: None,
+                rules: Err("no connection".into()),
+                reader_groups: None,
+            };
+            let text = steps(&login, "pgmcp_reader", &place, &hba);
+            for line in lines {
+                assert!(text.contains(line), "{line}\nnot in\n{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_that_cannot_be_used() {
+        let long = "x".repeat(64);
+        let accents = "é".repeat(32);
+        // (name, the refusal's start, or None)
+        let cases = [
+            ("agent", None),
+            ("Agent One", None),
+            ("a'b$(id)", None),
+            (&long[..63], None),
+            (&accents[..62], None),
+            ("", Some("it is empty")),
+            (
+                "x\nSELECT 1/0; --",
+                Some("it holds the control or invisible character U+000A"),
+            ),
+            ("x\r", Some("it holds the control or invisible character U+000D")),
+            ("tab\t", Some("it holds the control or invisible character U+0009")),
+            ("\u{1b}[31m", Some("it holds the control or invisible character U+001B")),
+            ("a\u{2028}b", Some("it holds the control or invisible character U+2028")),
+            (
+                &long[..],
+                Some("it is 64 bytes long: PostgreSQL keeps only the first 63 bytes"),
+            ),
+            (&accents[..], Some("it is 64 bytes long")),
+        ];
+        for (name, refusal) in cases {
+            match (name_problem(name), refusal) {
+                (None, None) => {}
+                (Some(why), Some(start)) => assert!(why.starts_with(start), "{name:?}: {why}"),
+                (got, _) => panic!("{name:?}: {got:?}"),
+            }
+        }
+        let host = Host::Unix("/tmp/s\nx".into());
+        let place = |host, database| Place {
+            user: "postgres",
+            host,
+            port: 5432,
+            database,
+            sslmode: SslMode::Prefer,
+            passfile: None,
+        };
+        let plain = Host::Tcp("localhost".into());
+        assert!(place_problem(&place(&plain, "shop")).is_none());
+        let (what, _, why) = place_problem(&place(&plain, "evil\nlocal all all trust")).unwrap();
+        assert_eq!(
+            (
+                what,
+                why.starts_with("it holds the control or invisible character U+000A")
+            ),
+            ("the database", true)
+        );
+        assert_eq!(place_problem(&place(&host, "shop")).unwrap().0, "the host");
     }
 }

@@ -551,30 +551,41 @@ impl PgBackend {
 
     /// SQL that creates `role` as a least-privilege reader of this database,
     /// with its schemas, table owners and the login filled in; with
-    /// `login`, and that login as its member.
+    /// `login`, and that login as its member. `psql` is the shell line that
+    /// runs it, for its comment.
     pub async fn suggest_role(
         &self,
         role: &str,
         login: Option<&NewLogin>,
+        psql: Option<&str>,
         deadline: &Deadline,
     ) -> Result<String, Error> {
         let facts: role::SuggestFacts = self.catalog(role::SUGGEST_FACTS, &[], deadline).await?;
-        Ok(suggest_role_sql(role, Some(&facts), login))
+        Ok(suggest_role_sql(role, Some(&facts), login, psql))
     }
 
     /// What the server says about pg_hba.conf for a login connecting as this
     /// connection did: where the connection comes from, and the file's rules,
     /// or why they could not be read (the server's refusal: only a superuser
-    /// may read them).
-    pub async fn hba_facts(&self, deadline: &Deadline) -> Result<HbaFacts, Error> {
+    /// may read them), and the roles `reader` is a member of, for
+    /// `+group` lines.
+    pub async fn hba_facts(&self, reader: &str, deadline: &Deadline) -> Result<HbaFacts, Error> {
         let client: hba::Client = self.catalog(hba::CLIENT, &[], deadline).await?;
         let rules = self
             .catalog::<hba::Rules>(hba::RULES, &[], deadline)
             .await
             .map_err(|e| e.to_string());
+        // Unanswered, memberships are unknown: `+group` lines are then
+        // "cannot tell", never guessed.
+        let reader_groups = self
+            .catalog::<hba::ReaderGroups>(hba::READER_GROUPS, &[Some(reader.to_owned())], deadline)
+            .await
+            .ok()
+            .and_then(|g| g.of_new_login());
         Ok(HbaFacts {
             origin: hba::Origin::of(&client),
             rules,
+            reader_groups,
         })
     }
 

@@ -342,25 +342,78 @@ pub struct SuggestFacts {
     pub owners: Option<Vec<String>>,
 }
 
+/// `name` as an identifier for the SQL `--suggest-role` prints, where a
+/// person reads it and psql runs it: quoted as usual, or, when it holds a
+/// character that would end a `--` comment (`\n`, `\r`) or hide what follows
+/// from the person reading (any other control character, a line or
+/// paragraph separator, a bidirectional override), as PostgreSQL's
+/// `U&"..."` form with those characters written as `\XXXX` escapes. Either
+/// is the same identifier to the server, so it serves statements and
+/// comments alike, and the printed text only ever breaks lines where pgmcp
+/// does: a name can neither end a comment early nor split a statement.
+pub fn sql_name(name: &str) -> String {
+    if !name.chars().any(hidden) {
+        return quote_ident(name);
+    }
+    let mut out = String::from("U&\"");
+    for c in name.chars() {
+        match c {
+            '"' => out.push_str("\"\""),
+            // The escape character of the U& form: itself when doubled.
+            '\\' => out.push_str("\\\\"),
+            c if hidden(c) => out.push_str(&unicode_escape(c)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A character a name must not show raw in printed SQL: it ends a line (or
+/// looks like it does), or it is invisible and changes how the text around
+/// it reads (Trojan Source).
+pub(crate) fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `c` as a `U&` escape: `\000A`, or `\+01F600` beyond 16 bits.
+fn unicode_escape(c: char) -> String {
+    let code = u32::from(c);
+    if code <= 0xFFFF {
+        format!("\\{code:04X}")
+    } else {
+        format!("\\+{code:06X}")
+    }
+}
+
 /// SQL that creates `role` as a reader of `facts`' database and lets the login
 /// switch to it, then the config snippet as a comment; with `new_login`,
 /// creates that login as a member of `role` instead. Without facts (no connection), a
-/// template with `<placeholders>`.
-pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>, new_login: Option<&NewLogin>) -> String {
-    let r = quote_ident(role);
+/// template with `<placeholders>`. `psql` is the command that runs the
+/// file against the checked server, already shell-quoted, for the comment
+/// that says how to run it.
+///
+/// Every name goes through [`sql_name`], in statements and comments alike:
+/// the printed lines are exactly the ones written here, whatever the
+/// database's names hold.
+pub fn suggest_role_sql(
+    role: &str,
+    facts: Option<&SuggestFacts>,
+    new_login: Option<&NewLogin>,
+    psql: Option<&str>,
+) -> String {
+    let r = sql_name(role);
     let (database, login, schemas, owners, old_public) = match facts {
         Some(f) => {
-            let schemas: Vec<String> = f.schemas.iter().flatten().map(|s| quote_ident(s)).collect();
-            let owners: Vec<String> = f.owners.iter().flatten().map(|s| quote_ident(s)).collect();
+            let schemas: Vec<String> = f.schemas.iter().flatten().map(|s| sql_name(s)).collect();
+            let owners: Vec<String> = f.owners.iter().flatten().map(|s| sql_name(s)).collect();
             // Before PostgreSQL 15 every role may create objects in schema public.
             let old_public = f.version_num.parse::<u32>().is_ok_and(|v| v < 150_000);
-            (
-                quote_ident(&f.database),
-                quote_ident(&f.login),
-                schemas,
-                owners,
-                old_public,
-            )
+            (sql_name(&f.database), sql_name(&f.login), schemas, owners, old_public)
         }
         None => (
             "<database>".to_owned(),
@@ -376,7 +429,7 @@ pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>, new_login: Opt
         sql.push('\n');
     };
     let and_login = new_login.map_or_else(String::new, |l| {
-        format!(", and the login {} the agent signs in as", quote_ident(&l.name))
+        format!(", and the login {} the agent signs in as", sql_name(&l.name))
     });
     // Creating a login takes CREATEROLE, which an owner of tables may lack.
     let who = if new_login.is_some() {
@@ -384,12 +437,16 @@ pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>, new_login: Opt
     } else {
         "a superuser (or the owner of the schemas and tables)"
     };
-    match facts {
-        Some(_) => line(&format!(
+    match (facts, psql) {
+        (Some(_), Some(psql)) => line(&format!(
             "-- A least-privilege reader role for pgmcp in database {database}{and_login}.\n\
-             -- Run it as {who}, e.g. psql -d {database} -f reader.sql"
+             -- Run it as {who}, connected to that database, e.g. {psql}"
         )),
-        None => line(&format!(
+        (Some(_), None) => line(&format!(
+            "-- A least-privilege reader role for pgmcp in database {database}{and_login}.\n\
+             -- Run it as {who}, connected to that database."
+        )),
+        (None, _) => line(&format!(
             "-- pgmcp could not connect, so this is a template: replace every <placeholder>.\n\
              -- A least-privilege reader role for pgmcp{and_login}. Run it as {who}."
         )),
@@ -440,7 +497,19 @@ pub fn suggest_role_sql(role: &str, facts: Option<&SuggestFacts>, new_login: Opt
     line("-- The login pgmcp connects as may switch to the role.");
     line(&format!("GRANT {r} TO {login};"));
     line("COMMIT;");
-    let snippet = serde_json::json!({ "connection": { "role": role } });
+    // serde_json escapes \n and \r but leaves U+2028 and the like as they
+    // are: written as JSON escapes too, the comment stays one line.
+    let snippet = serde_json::json!({ "connection": { "role": role } })
+        .to_string()
+        .chars()
+        .map(|c| {
+            if hidden(c) {
+                format!("\\u{:04X}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>();
     line("-- Then tell pgmcp to run every statement as the role, in its config file:");
     line(&format!("--   {snippet}"));
     line("-- and run `pgmcp check`: it should show the role and no WARNING.");
@@ -578,7 +647,7 @@ mod tests {
             schemas: Some(vec!["public".into(), "Sales".into()]),
             owners: Some(vec!["owner\"x".into()]),
         };
-        let sql = suggest_role_sql("pgmcp_reader", Some(&facts), None);
+        let sql = suggest_role_sql("pgmcp_reader", Some(&facts), None, None);
         let statements: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
         assert_eq!(
             statements,
@@ -600,9 +669,11 @@ mod tests {
             version_num: "140011".into(),
             ..facts
         };
-        assert!(suggest_role_sql("r", Some(&old), None).contains("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;"));
+        assert!(
+            suggest_role_sql("r", Some(&old), None, None).contains("--   REVOKE CREATE ON SCHEMA public FROM PUBLIC;")
+        );
 
-        let template = suggest_role_sql("we\"ird", None, None);
+        let template = suggest_role_sql("we\"ird", None, None, None);
         assert!(template.starts_with("-- pgmcp could not connect, so this is a template"));
         assert!(template.contains("GRANT CONNECT ON DATABASE <database> TO \"we\"\"ird\";"));
         assert!(template.contains("GRANT \"we\"\"ird\" TO <login>;"));
@@ -619,7 +690,8 @@ mod tests {
             owners: Some(vec!["postgres".into()]),
         };
         let login = NewLogin::with_password("agent_readonly", "Pw123".into());
-        let sql = suggest_role_sql("pgmcp_reader", Some(&facts), Some(&login));
+        let psql = "psql -d postgresql://postgres@127.0.0.1:5432/shop -f reader.sql";
+        let sql = suggest_role_sql("pgmcp_reader", Some(&facts), Some(&login), Some(psql));
         let statements: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
         assert_eq!(statements.len(), 8, "{sql}");
         assert_eq!(statements[..2], ["BEGIN;", "CREATE ROLE \"pgmcp_reader\" NOLOGIN;"]);
@@ -635,7 +707,91 @@ mod tests {
         assert!(!sql.contains("\"connection\""), "{sql}");
         assert!(!sql.contains("Pw123"), "{sql}");
         assert!(sql.starts_with(
-            "-- A least-privilege reader role for pgmcp in database \"shop\", and the login \"agent_readonly\" the agent signs in as.\n-- Run it as a superuser, e.g."
+            "-- A least-privilege reader role for pgmcp in database \"shop\", and the login \"agent_readonly\" the agent signs in as.\n\
+             -- Run it as a superuser, connected to that database, e.g. psql -d postgresql://postgres@127.0.0.1:5432/shop -f reader.sql\n"
         ));
+    }
+
+    /// Names as printed SQL shows them: quoted as usual, or in the `U&`
+    /// form when a character in them would break a line or hide text.
+    #[test]
+    fn printed_names_never_break_a_line() {
+        let cases = [
+            ("reader", r#""reader""#),
+            ("we\"ird", r#""we""ird""#),
+            // A backslash is only an escape in the U& form.
+            (r"back\slash", r#""back\slash""#),
+            ("é ü", "\"é ü\""),
+            (
+                "x\nALTER ROLE mallory SUPERUSER; --",
+                r#"U&"x\000AALTER ROLE mallory SUPERUSER; --""#,
+            ),
+            ("a\rb", r#"U&"a\000Db""#),
+            ("tab\there", r#"U&"tab\0009here""#),
+            ("q\"\\\n", r#"U&"q""\\\000A""#),
+            ("\u{7f}\u{85}\u{0}", r#"U&"\007F\0085\0000""#),
+            ("line\u{2028}sep\u{2029}", r#"U&"line\2028sep\2029""#),
+            ("\u{202E}txt.exe", r#"U&"\202Etxt.exe""#),
+        ];
+        for (name, shown) in cases {
+            assert_eq!(sql_name(name), shown, "{name:?}");
+            assert!(!shown.chars().any(hidden), "{shown:?}");
+        }
+    }
+
+    /// The red team's names: every line printed is one pgmcp wrote, so the
+    /// statements are exactly the intended ones and every comment stays one.
+    #[test]
+    fn hostile_names_print_only_the_intended_statements() {
+        let facts = SuggestFacts {
+            database: "evil\nDROP TABLE victim; --".into(),
+            login: "app\r\nDROP TABLE t; --".into(),
+            version_num: "140011".into(),
+            schemas: Some(vec!["public".into(), "x\nALTER ROLE mallory SUPERUSER; --".into()]),
+            owners: None,
+        };
+        let login = NewLogin::with_password("agent\nDROP TABLE victim; --", "Pw123".into());
+        let psql = "psql -d 'postgresql://postgres@/evil%0ADROP?host=%2Ftmp' -f reader.sql";
+        for new_login in [None, Some(&login)] {
+            let sql = suggest_role_sql("rdr\u{2028}x", Some(&facts), new_login, Some(psql));
+            assert!(!sql.chars().any(|c| c != '\n' && hidden(c)), "{sql}");
+            let statements: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
+            let schemas = r#""public", U&"x\000AALTER ROLE mallory SUPERUSER; --""#;
+            let mut expected = vec![
+                "BEGIN;".to_owned(),
+                r#"CREATE ROLE U&"rdr\2028x" NOLOGIN;"#.to_owned(),
+                r#"GRANT CONNECT ON DATABASE U&"evil\000ADROP TABLE victim; --" TO U&"rdr\2028x";"#.to_owned(),
+                format!(r#"GRANT USAGE ON SCHEMA {schemas} TO U&"rdr\2028x";"#),
+                format!(r#"GRANT SELECT ON ALL TABLES IN SCHEMA {schemas} TO U&"rdr\2028x";"#),
+            ];
+            match new_login {
+                Some(l) => expected.push(l.create_sql("rdr\u{2028}x")),
+                None => expected.push(r#"GRANT U&"rdr\2028x" TO U&"app\000D\000ADROP TABLE t; --";"#.to_owned()),
+            }
+            expected.push("COMMIT;".to_owned());
+            assert_eq!(statements, expected, "{sql}");
+            // The names in comments are the same U& forms.
+            assert!(
+                sql.contains(&format!(
+                    "--   ALTER DEFAULT PRIVILEGES IN SCHEMA {schemas} GRANT SELECT ON TABLES TO U&\"rdr\\2028x\";\n"
+                )),
+                "{sql}"
+            );
+            assert!(
+                sql.starts_with(
+                    "-- A least-privilege reader role for pgmcp in database U&\"evil\\000ADROP TABLE victim; --\""
+                ),
+                "{sql}"
+            );
+        }
+        assert!(
+            login
+                .create_sql("r")
+                .starts_with(r#"CREATE ROLE U&"agent\000ADROP TABLE victim; --" LOGIN"#)
+        );
+        // Without a connection, the template: the login's name is as safe.
+        let template = suggest_role_sql("r", None, Some(&login), None);
+        assert!(!template.chars().any(|c| c != '\n' && hidden(c)), "{template}");
+        assert!(template.contains(r#"and the login U&"agent\000ADROP TABLE victim; --" the agent signs in as"#));
     }
 }

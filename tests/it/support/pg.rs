@@ -116,6 +116,11 @@ impl PgServer {
         self.cluster.as_ref().map(|c| c.socket_dir.as_path())
     }
 
+    /// The psql this harness runs, for tests that run a printed psql line.
+    pub fn psql_path(&self) -> &Path {
+        &self.conn.psql
+    }
+
     /// The server's log; `None` for `PGMCP_TEST_DATABASE_URL`.
     pub fn log_path(&self) -> Option<&Path> {
         self.cluster.as_ref().map(|c| c.log.as_path())
