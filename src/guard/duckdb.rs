@@ -49,6 +49,9 @@ pub const FILE_FUNCTIONS: &[&str] = &[
     "delta_scan",
 ];
 
+/// Why a file function, or a file named as a table, is refused.
+const FILE_WHY: &str = "it reads files on the server";
+
 /// Table functions that run SQL given as text (or serialized), which the
 /// guard cannot check.
 const SQL_TEXT_FUNCTIONS: &[&str] = &["query", "query_table", "json_execute_serialized_sql"];
@@ -408,7 +411,7 @@ fn text_rules(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
         judge.decide(Finding::new(
             Rule::FileFunction,
             format!("reading the file '{file}' as a table is not allowed"),
-            "it reads files on the server",
+            FILE_WHY,
         ))?;
     }
     Ok(())
@@ -426,7 +429,7 @@ fn function(judge: &Judge, bare: &str) -> Result<(), Violation> {
         judge.decide(Finding::new(
             Rule::FileFunction,
             format!("function {bare}() is not allowed"),
-            "it reads files on the server",
+            FILE_WHY,
         ))?;
     }
     if CHECKPOINT_FUNCTIONS.contains(&bare) {
@@ -505,11 +508,7 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
         statement(judge, outline, &Evidence::of(said))?;
     }
     if kind == Kind::Drop {
-        decide(
-            Rule::Drop,
-            "DROP statements are not allowed",
-            "they destroy objects and the data in them",
-        )?;
+        judge.decide(Finding::drop())?;
     }
     if kind == Kind::Alter && outline.has("DROP") {
         decide(
@@ -540,33 +539,17 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
     // WHERE and a plan that reads the whole table); no plan is the worst case.
     let unbounded = !outline.has_where() || plan.is_none_or(|p| p.whole_table);
     if kind == Kind::Delete && outline.verb != "TRUNCATE" && unbounded {
-        judge.decide(
-            Finding::new(
-                Rule::DeleteWithoutWhere,
-                "DELETE without WHERE is not allowed",
-                "it deletes every row of the table",
-            )
-            .remedy(Remedy::AddWhere),
-        )?;
+        judge.decide(Finding::delete_without_where().remedy(Remedy::AddWhere))?;
     }
     if kind == Kind::Update && unbounded {
-        judge.decide(
-            Finding::new(
-                Rule::UpdateWithoutWhere,
-                "UPDATE without WHERE is not allowed",
-                "it changes every row of the table",
-            )
-            .remedy(Remedy::AddWhere),
-        )?;
+        judge.decide(Finding::update_without_where().remedy(Remedy::AddWhere))?;
     }
     // An upsert or a REPLACE fed by a query overwrites every row the query
     // names (fed the table itself, every row): an UPDATE without WHERE.
     if kind == Kind::Insert && overwrites(outline, plan) && !outline.fed_by_values() {
-        decide(
-            Rule::UpdateWithoutWhere,
+        judge.decide(Finding::overwrite_from_query(
             "INSERT OR REPLACE and INSERT ... ON CONFLICT DO UPDATE fed by a query are not allowed",
-            "they can overwrite every row the query names, like an UPDATE without WHERE; a VALUES list names its rows",
-        )?;
+        ))?;
     }
     if any(&[Kind::Analyze, Kind::Vacuum]) || (kind == Kind::Pragma && is_checkpoint(outline)) {
         let what = match kind {
@@ -574,11 +557,7 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
             Kind::Vacuum => "VACUUM is not allowed",
             _ => "CHECKPOINT is not allowed",
         };
-        decide(
-            Rule::Maintenance,
-            what,
-            "maintenance rewrites or scans whole tables and locks them while it runs",
-        )?;
+        judge.decide(Finding::maintenance(what))?;
     }
     if kind == Kind::Copy {
         match copies_from(outline) {

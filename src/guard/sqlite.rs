@@ -116,11 +116,7 @@ pub fn authorize(
         | AuthAction::DropTempIndex { .. }
         | AuthAction::DropTempTrigger { .. }
         | AuthAction::DropTempView { .. }
-        | AuthAction::DropVtable { .. } => decide(
-            Rule::Drop,
-            "DROP statements are not allowed",
-            "they destroy objects and the data in them",
-        ),
+        | AuthAction::DropVtable { .. } => judge.decide(Finding::drop()),
         AuthAction::AlterTable { .. } if outline.has("DROP") => decide(
             Rule::Drop,
             "ALTER TABLE ... DROP COLUMN is not allowed",
@@ -129,11 +125,7 @@ pub fn authorize(
         AuthAction::Delete { table_name }
             if top && outline.verb == "DELETE" && !outline.has_where() && !table_name.starts_with("sqlite_") =>
         {
-            decide(
-                Rule::DeleteWithoutWhere,
-                "DELETE without WHERE is not allowed",
-                "it deletes every row of the table",
-            )
+            judge.decide(Finding::delete_without_where())
         }
         // UPDATE OR REPLACE (or an UPDATE of a table that replaces on
         // conflict) deletes the rows its new values collide with, which its
@@ -147,11 +139,9 @@ pub fn authorize(
                 "it deletes every row its new values collide with, which its WHERE does not name",
             )
         }
-        AuthAction::Update { .. } if top && outline.verb == "UPDATE" && !outline.has_where() => decide(
-            Rule::UpdateWithoutWhere,
-            "UPDATE without WHERE is not allowed",
-            "it changes every row of the table",
-        ),
+        AuthAction::Update { .. } if top && outline.verb == "UPDATE" && !outline.has_where() => {
+            judge.decide(Finding::update_without_where())
+        }
         // SQLite reports an upsert's DO UPDATE as updates inside the INSERT,
         // and a REPLACE as an insert: fed by a query, either overwrites
         // every row the query names (fed the table itself, every row).
@@ -163,26 +153,20 @@ pub fn authorize(
                     || outline.replaces_in(table_name))
                 && !outline.fed_by_values() =>
         {
-            decide(
-                Rule::UpdateWithoutWhere,
+            judge.decide(Finding::overwrite_from_query(
                 "REPLACE, INSERT OR REPLACE and INSERT ... ON CONFLICT DO UPDATE fed by a query are not allowed",
-                "they can overwrite every row the query names, like an UPDATE without WHERE; a VALUES list names its rows",
-            )
+            ))
         }
         // CREATE INDEX fills its index through SQLite's REINDEX action: only
         // the REINDEX statement is maintenance.
         AuthAction::Analyze { .. } | AuthAction::Reindex { .. }
             if outline.verb == "REINDEX" || matches!(action, AuthAction::Analyze { .. }) =>
         {
-            decide(
-                Rule::Maintenance,
-                if matches!(action, AuthAction::Analyze { .. }) {
-                    "ANALYZE is not allowed"
-                } else {
-                    "REINDEX is not allowed"
-                },
-                "maintenance rewrites or scans whole tables and locks them while it runs",
-            )
+            judge.decide(Finding::maintenance(if matches!(action, AuthAction::Analyze { .. }) {
+                "ANALYZE is not allowed"
+            } else {
+                "REINDEX is not allowed"
+            }))
         }
         // VACUUM attaches its scratch database itself; VACUUM INTO is judged
         // as a statement. A computed file name reaches the authorizer as

@@ -259,7 +259,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
         "AlterTableStmt" if text(fields, "objtype") == "OBJECT_FOREIGN_TABLE" => decide(
             Rule::CreateExtension,
             "ALTER FOREIGN TABLE is not allowed",
-            "a foreign table's options can read files, run programs and reach other servers",
+            FOREIGN_OPTIONS_WHY,
         )?,
         "AlterTableStmt" => {}
         "AlterTableCmd" => alter_table_cmd(judge, fields)?,
@@ -267,19 +267,19 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
             "X" => decide(
                 Rule::Drop,
                 "ALTER DOMAIN ... DROP CONSTRAINT is not allowed",
-                "it drops a constraint the data was checked against",
+                CONSTRAINT_WHY,
             )?,
             "N" => decide(
                 Rule::Drop,
                 "ALTER DOMAIN ... DROP NOT NULL is not allowed",
-                "it drops a constraint the data was checked against",
+                CONSTRAINT_WHY,
             )?,
             _ => {}
         },
         "CreateRangeStmt" if has_option(fields.get("params"), &["canonical", "subtype_diff"]) => decide(
             Rule::CreateFunction,
             "CREATE TYPE ... AS RANGE with a canonical or subtype_diff function is not allowed",
-            "it runs a function through syntax the guard does not see as a call",
+            HIDDEN_CALL_WHY,
         )?,
         "CreateRangeStmt" => {}
         "GrantStmt" => grant(judge, fields)?,
@@ -290,11 +290,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
         | "DropTableSpaceStmt"
         | "DropOwnedStmt"
         | "DropSubscriptionStmt"
-        | "DropUserMappingStmt" => decide(
-            Rule::Drop,
-            "DROP statements are not allowed",
-            "they destroy objects and the data in them",
-        )?,
+        | "DropUserMappingStmt" => judge.decide(Finding::drop())?,
         "DropdbStmt" => decide(
             Rule::Drop,
             "DROP DATABASE is not allowed",
@@ -324,7 +320,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
         "CreateCastStmt" if fields.contains_key("func") => decide(
             Rule::CreateFunction,
             "CREATE CAST ... WITH FUNCTION is not allowed",
-            "it runs a function through syntax the guard does not see as a call",
+            HIDDEN_CALL_WHY,
         )?,
         "CreateCastStmt" => {}
         "CreateOpClassStmt" | "CreateOpFamilyStmt" | "AlterOpFamilyStmt" => decide(
@@ -351,11 +347,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
         "AlterObjectSchemaStmt" => set_schema(judge, fields)?,
         "AlterOwnerStmt" => {
             if is_routine(fields) {
-                decide(
-                    Rule::CreateFunction,
-                    "renaming or moving a function is not allowed",
-                    "protection.blocked_functions matches functions by name",
-                )?;
+                renamed_function(judge)?;
             }
             owner(judge)?;
         }
@@ -427,11 +419,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
             "LOAD is not allowed",
             "it loads a shared library into the server process",
         )?,
-        "RuleStmt" => decide(
-            Rule::CreateRule,
-            "CREATE RULE is not allowed",
-            "rules rewrite later statements and can hide writes behind reads",
-        )?,
+        "RuleStmt" => decide(Rule::CreateRule, "CREATE RULE is not allowed", RULE_WHY)?,
         // Maintenance rewrites or scans whole tables under strong locks, and
         // runs inside a READ ONLY transaction all the same.
         "VacuumStmt"
@@ -449,11 +437,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
                 "AlterTableMoveAllStmt" => "ALTER ... ALL IN TABLESPACE ... SET TABLESPACE is not allowed",
                 _ => "REFRESH MATERIALIZED VIEW is not allowed",
             };
-            decide(
-                Rule::Maintenance,
-                what,
-                "maintenance rewrites or scans whole tables and locks them while it runs",
-            )?;
+            judge.decide(Finding::maintenance(what))?;
         }
         // LOCK's mode: 1 is ACCESS SHARE (what a read takes); the default,
         // omitted from the JSON as 0, means ACCESS EXCLUSIVE.
@@ -527,6 +511,10 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
 
 const TRIGGER_WHY: &str = "a trigger runs a function on every later write to the table, by every session";
 const PUBLICATION_WHY: &str = "a publication sends the tables' rows to any server that subscribes to it";
+const CONSTRAINT_WHY: &str = "it drops a constraint the data was checked against";
+const HIDDEN_CALL_WHY: &str = "it runs a function through syntax the guard does not see as a call";
+const RULE_WHY: &str = "rules rewrite later statements and can hide writes behind reads";
+const FOREIGN_OPTIONS_WHY: &str = "a foreign table's options can read files, run programs and reach other servers";
 
 /// A statement kind no setting allows.
 fn never(judge: &Judge, what: &str, why: &str) -> Result<(), Violation> {
@@ -693,12 +681,12 @@ fn alter_table_cmd(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Vio
         "AT_DropConstraint" => decide(
             Rule::Drop,
             "ALTER TABLE ... DROP CONSTRAINT is not allowed",
-            "it drops a constraint the data was checked against",
+            CONSTRAINT_WHY,
         ),
         "AT_DropNotNull" => decide(
             Rule::Drop,
             "ALTER TABLE ... ALTER COLUMN ... DROP NOT NULL is not allowed",
-            "it drops a constraint the data was checked against",
+            CONSTRAINT_WHY,
         ),
         "AT_DropIdentity" => decide(
             Rule::Drop,
@@ -753,7 +741,7 @@ fn alter_table_cmd(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Vio
         "AT_GenericOptions" | "AT_AlterColumnGenericOptions" => decide(
             Rule::CreateExtension,
             "ALTER ... OPTIONS is not allowed",
-            "a foreign table's options can read files, run programs and reach other servers",
+            FOREIGN_OPTIONS_WHY,
         ),
         other => never(
             judge,
@@ -764,6 +752,16 @@ fn alter_table_cmd(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Vio
             "pgmcp does not know what this ALTER TABLE action does",
         ),
     }
+}
+
+/// `ALTER FUNCTION ... RENAME TO` or `OWNER TO`: the blocked functions are
+/// matched by name.
+fn renamed_function(judge: &Judge) -> Result<(), Violation> {
+    judge.decide(Finding::new(
+        Rule::CreateFunction,
+        "renaming or moving a function is not allowed",
+        "protection.blocked_functions matches functions by name",
+    ))
 }
 
 /// `OWNER TO`: who owns an object decides who may change or drop it.
@@ -798,11 +796,7 @@ fn define(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Violation> {
             );
         }
     };
-    judge.decide(Finding::new(
-        Rule::CreateFunction,
-        what,
-        "it runs a function through syntax the guard does not see as a call",
-    ))
+    judge.decide(Finding::new(Rule::CreateFunction, what, HIDDEN_CALL_WHY))
 }
 
 /// `GRANT`/`REVOKE` of privileges on objects are ordinary, but for the
@@ -828,11 +822,7 @@ fn grant(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Violation> {
 fn rename(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Violation> {
     let decide = |rule: Rule, what: &str, why: &str| judge.decide(Finding::new(rule, what, why));
     if is_routine(fields) {
-        return decide(
-            Rule::CreateFunction,
-            "renaming or moving a function is not allowed",
-            "protection.blocked_functions matches functions by name",
-        );
+        return renamed_function(judge);
     }
     match text(fields, "renameType") {
         "OBJECT_ROLE" | "OBJECT_POLICY" => decide(
@@ -843,11 +833,7 @@ fn rename(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Violation> {
         "OBJECT_TRIGGER" | "OBJECT_EVENT_TRIGGER" => {
             decide(Rule::Triggers, "renaming a trigger is not allowed", TRIGGER_WHY)
         }
-        "OBJECT_RULE" => decide(
-            Rule::CreateRule,
-            "renaming a rule is not allowed",
-            "rules rewrite later statements and can hide writes behind reads",
-        ),
+        "OBJECT_RULE" => decide(Rule::CreateRule, "renaming a rule is not allowed", RULE_WHY),
         "OBJECT_PUBLICATION" => decide(
             Rule::Publications,
             "renaming a publication is not allowed",
