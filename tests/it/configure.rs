@@ -6,10 +6,12 @@
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::time::Duration;
 
 use pgmcp::wizard::{ADVANCED, ADVANCED_QUESTION, FIRST, Question};
 use serde_json::{Value, json};
 
+use crate::support::confdir::{chmod, private_dir};
 use crate::support::pgmcp;
 use crate::support::terminal::Terminal;
 
@@ -539,4 +541,38 @@ fn accepting_every_default_writes_a_file_that_works() {
         stdout.contains("Next: pgmcp check --config 'my config.json'   (connects"),
         "{stdout}"
     );
+}
+
+/// A `config.json` that is a symlink (planted, or pointing into a place
+/// others share) is replaced by a private file, never written through.
+#[test]
+fn configure_never_writes_through_a_config_symlink() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = private_dir(home.path(), "conf");
+    let victim = home.path().join("victim.json");
+    let precious = r#"{"query": {"default_timeout_seconds": 7, "list_tables_timeout_seconds": 8, "describe_table_timeout_seconds": 9}}"#;
+    std::fs::write(&victim, precious).unwrap();
+    chmod(&victim, 0o644);
+    let path = dir.join("config.json");
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    let out = pgmcp(home.path())
+        .arg("--config")
+        .arg(&path)
+        .arg("configure")
+        .write_stdin("\n".repeat(200))
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), precious);
+    assert_eq!(std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777, 0o644);
+    let meta = std::fs::symlink_metadata(&path).unwrap();
+    assert!(meta.file_type().is_file(), "config.json is still a symlink");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
 }

@@ -4,6 +4,9 @@
 
 use std::time::Duration;
 
+use serde_json::json;
+
+use crate::support::confdir::{private_dir, write_config};
 use crate::support::pgmcp;
 
 /// Passwords made of letters no message contains, so any 3-character window
@@ -134,6 +137,67 @@ fn no_door_shows_a_piece_of_the_password() {
                         "pgmcp {args:?} ({env:?}) with {url:?} shows {piece:?}:\n{shown}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// Percent-encoded passwords (shown neither encoded nor decoded), a
+/// password in the URL's query string, a key=value password with escaped
+/// quotes: no piece of it on stdout, stderr, or in a trace-level log.
+#[test]
+fn no_piece_of_a_password_in_any_form_reaches_output_or_log() {
+    let home = tempfile::tempdir().unwrap();
+    let conf = private_dir(home.path(), "conf");
+    let log = conf.join("pgmcp.log");
+    let config = write_config(&conf, json!({"logging": {"output": log, "level": "trace"}}));
+    // (connection string, the secret as it must never appear)
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "postgresql://u:Xq7%2FZk9%40Wm4@127.0.0.1:1/db",
+            &["Xq7%2FZk9", "Xq7/Zk9@Wm4"],
+        ),
+        ("postgresql://u@127.0.0.1:1/db?password=Fw5Gd2Ys9", &["Fw5Gd2Ys9"]),
+        (
+            "postgresql://u@127.0.0.1:1/db?password=Fw5%3FGd2&sslmode=bogus",
+            &["Fw5%3FGd2", "Fw5?Gd2"],
+        ),
+        (
+            "host=127.0.0.1 port=1 user=u password='Jx2\\' Kq4Wz7'",
+            &["Jx2", "Kq4Wz7"],
+        ),
+        (
+            "host=127.0.0.1 port=1 user=u password='Jx2\\\\ Kq4Wz7",
+            &["Jx2", "Kq4Wz7"],
+        ),
+        ("postgresql://u:Vb3%ZZHn5@127.0.0.1:1/db", &["Vb3%ZZHn5", "Vb3", "Hn5"]),
+        ("postgresql://u:Vb3Hn5Tg6@127.0.0.1:1:2/db", &["Vb3Hn5Tg6"]),
+        ("postgresql://u:Vb3Hn5Tg6@[::1/db", &["Vb3Hn5Tg6"]),
+    ];
+    for (connstring, secrets) in cases {
+        let _ = std::fs::remove_file(&log);
+        for args in [&["query", "SELECT 1"][..], &["check"][..]] {
+            let out = pgmcp(home.path())
+                .arg("--config")
+                .arg(&config)
+                .args(args)
+                .env("PGMCP_PG_CONNSTRING", connstring)
+                .env("PGCONNECT_TIMEOUT", "2")
+                .timeout(Duration::from_secs(30))
+                .output()
+                .unwrap();
+            assert!(!out.status.success(), "{connstring}: {args:?} succeeded");
+            let shown = format!(
+                "{}{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            for secret in *secrets {
+                assert!(
+                    !shown.contains(secret),
+                    "{connstring} ({args:?}) shows {secret:?}:\n{shown}"
+                );
             }
         }
     }

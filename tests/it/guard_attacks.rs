@@ -29,7 +29,7 @@ use pgmcp::{Engine, Error, QueryInput, QueryOutput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::engine::engine_for;
+use crate::support::engine::{engine_for, writable};
 use crate::support::findings::{Findings, verdict};
 use crate::support::pg::{self, TestDb};
 
@@ -936,4 +936,73 @@ async fn syntax_only_older_servers_read_is_refused_before_the_server() {
         // The server itself would have run it.
         assert_eq!(db.psql("SELECT 5 !"), "120");
     }
+}
+
+/// `protection.allow_set` governs `UPDATE pg_settings` (pg_settings' rule
+/// turns it into `set_config(..., false)`), but the rule looks only at the
+/// relation's name: a plain view over pg_settings, which read-write mode lets
+/// the agent create, reaches the same rule.
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_cannot_be_changed_through_a_view_of_pg_settings() {
+    let db = pg::server().database();
+    let engine = engine_for(&db, writable);
+    let mut findings = Findings::default();
+    let create = call(&engine, "CREATE VIEW sv AS SELECT name, setting FROM pg_settings").await;
+    assert!(create.is_ok(), "CREATE VIEW: {}", verdict(&create));
+    let direct = call(
+        &engine,
+        "UPDATE pg_settings SET setting = '77MB' WHERE name = 'work_mem'",
+    )
+    .await;
+    findings.case(
+        "control: UPDATE pg_settings",
+        (!matches!(&direct, Err(Error::Guard(v)) if v.rule == Rule::Set)).then(|| verdict(&direct)),
+    );
+    let sql = "UPDATE sv SET setting = '77MB' WHERE name = 'work_mem'";
+    let result = call(&engine, sql).await;
+    let mut problems = Vec::new();
+    if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::Set) {
+        problems.push(format!("expected: refused by `set`\n  got: {}", verdict(&result)));
+    }
+    // Show that PostgreSQL really runs set_config for it: unguarded, in one
+    // psql session, the setting changes.
+    let shown = db.psql(&format!("{sql}; SHOW work_mem"));
+    if result.is_ok() && shown.lines().any(|l| l.trim() == "77MB") {
+        problems.push("PostgreSQL ran set_config for it (psql: work_mem became 77MB)".to_owned());
+    }
+    findings.case(sql, problems);
+    findings.assert_none("settings changes got past allow_set");
+}
+
+/// `INSERT ... SELECT ... ON CONFLICT DO UPDATE` with no WHERE of its own
+/// overwrites every row the SELECT names: fed the table itself, every row of
+/// the table. It amounts to an UPDATE without WHERE.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upsert_of_the_whole_table_is_an_update_without_where() {
+    let db = pg::server().database();
+    db.psql("CREATE TABLE u (id int PRIMARY KEY, v int); INSERT INTO u VALUES (1, 10), (2, 20), (3, 30)");
+    let engine = engine_for(&db, writable);
+    let values = || db.psql("SELECT string_agg(v::text, ',' ORDER BY id) FROM u");
+    let mut findings = Findings::default();
+    let control = call(&engine, "UPDATE u SET v = 0").await;
+    findings.case(
+        "control: UPDATE u SET v = 0",
+        (!matches!(&control, Err(Error::Guard(v)) if v.rule == Rule::UpdateWithoutWhere)).then(|| verdict(&control)),
+    );
+    let sql = "INSERT INTO u SELECT id, 0 FROM u ON CONFLICT (id) DO UPDATE SET v = excluded.v";
+    let before = values();
+    let result = call(&engine, sql).await;
+    let after = values();
+    let mut problems = Vec::new();
+    if !matches!(&result, Err(Error::Guard(v)) if v.rule == Rule::UpdateWithoutWhere) {
+        problems.push(format!(
+            "expected: refused by `update-without-where`\n  got: {}",
+            verdict(&result)
+        ));
+    }
+    if before != after {
+        problems.push(format!("overwrote every row: v was {before}, is {after}"));
+    }
+    findings.case(sql, problems);
+    findings.assert_none("whole-table overwrites got past update-without-where");
 }

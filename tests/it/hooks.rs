@@ -9,7 +9,12 @@ use std::time::{Duration, Instant};
 
 use pgmcp::hooks::{Hook, HookError, Stage, run_chain};
 use regex::Regex;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+use crate::support::confdir::{chmod, private_dir, write_config};
+use crate::support::pg;
+use crate::support::stdio::{McpProcess, is_error, tool_json, tool_text};
 
 pub fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -443,5 +448,73 @@ fn a_bare_hook_name_is_never_found_in_the_working_directory() {
         assert_eq!(out.status.code(), Some(1), "PATH={path}: {stderr}");
         assert!(stderr.contains("hook failed (command: pgmcp-planted-hook)"), "{stderr}");
         assert!(!marker.exists(), "PATH={path}: the working directory's hook ran");
+    }
+}
+
+/// A hook holds none of pgmcp's descriptors (the PostgreSQL socket, the log
+/// file, pgmcp's stderr), and neither its environment nor its command line
+/// holds the connection string or password pgmcp was given.
+#[test]
+fn a_hook_inherits_no_descriptor_and_no_secret() {
+    let db = pg::server().database();
+    let home = tempfile::tempdir().unwrap();
+    let conf = private_dir(home.path(), "conf");
+    let report = conf.join("report");
+    let script = conf.join("inspect.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\n\
+             {{ for fd in /proc/$$/fd/*; do echo \"fd $fd -> $(readlink $fd)\"; done; \
+             echo ENV; tr '\\0' '\\n' < /proc/$$/environ; \
+             echo CMDLINE; tr '\\0' ' ' < /proc/$$/cmdline; echo; }} > '{}' 2>&1\n\
+             echo '{{\"accept\": true}}'\n",
+            report.display()
+        ),
+    )
+    .unwrap();
+    chmod(&script, 0o700);
+    let log = conf.join("pgmcp.log");
+    let config = write_config(
+        &conf,
+        json!({"logging": {"output": log, "level": "trace"},
+               "hooks": {"default_timeout_seconds": 5,
+                         "before_query": [{"pattern": "marker", "command": script}]}}),
+    );
+    let password = "Hq4Pz8SecretWx2";
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", config.to_str().unwrap()],
+        &[
+            ("PGMCP_PG_CONNSTRING", &db.url),
+            ("PGPASSWORD", password),
+            ("PGMCP_DATABASE", ""),
+        ],
+    );
+    mcp.initialize();
+    // A pooled connection is open while the hook runs.
+    let warm = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
+    assert_eq!(tool_json(&warm)["rows"], json!([{"one": 1}]));
+    let call = mcp.call_tool("query", json!({"sql": "SELECT 'marker' AS m"}));
+    assert!(!is_error(&call), "{}", tool_text(&call));
+    let seen = std::fs::read_to_string(&report).unwrap();
+    let fds: Vec<&str> = seen.lines().filter(|l| l.starts_with("fd ")).collect();
+    assert!(!fds.is_empty(), "{seen}");
+    for line in &fds {
+        assert!(!line.contains("socket:"), "a socket reached the hook: {line}\n{seen}");
+        assert!(!line.contains("pgmcp.log"), "the log file reached the hook: {line}");
+        assert!(
+            !line.contains("pgmcp.stderr"),
+            "pgmcp's stderr reached the hook: {line}"
+        );
+    }
+    let db_password = db.url.split('@').next().unwrap().rsplit(':').next().unwrap();
+    for secret in [
+        password,
+        db_password,
+        db.url.as_str(),
+        "PGMCP_PG_CONNSTRING",
+        "PGPASSWORD",
+    ] {
+        assert!(!seen.contains(secret), "the hook sees {secret:?}:\n{seen}");
     }
 }

@@ -5,13 +5,15 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use crate::support::process::{mkfifo, run, text, within};
 use crate::support::stdio::{McpProcess, tool_json};
-use crate::support::{pg, pgmcp};
+use crate::support::{pg, pgmcp, pgmcp_std};
 
 /// `pgmcp install <args>` in `home`; panics with everything it printed
 /// unless it exits with `code`.
@@ -718,6 +720,264 @@ fn the_written_entry_logs_in_with_the_moved_password() {
             tool_json(&result)["rows"],
             json!([{"u": server.admin_user(), "d": db.name}]),
             "{given}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Secrets, and files that are not what they seem.
+
+/// Every file under `dir`, read as text (lossily).
+fn every_file(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path).unwrap();
+                out.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    out
+}
+
+const SECRET: &str = "Zq8SECRETvB3";
+
+/// A file URL's options are where a secret goes (SQLCipher's `?key=`,
+/// MotherDuck's `?motherduck_token=`, `?password=`). pgmcp refuses options,
+/// and the refusal quoted the whole URL: on stderr, in `install`'s and
+/// `check`'s answer, and in the log file `serve` writes.
+#[test]
+fn a_secret_in_a_file_urls_options_is_never_shown_or_logged() {
+    let forms = [
+        format!("sqlite:///data/x.db?password={SECRET}"),
+        format!("sqlite:x.db?key={SECRET}"),
+        format!("sqlite:x.db?mode=ro&password={SECRET}"),
+        format!("duckdb:md:shop?motherduck_token={SECRET}"),
+        format!("duckdb:///data/x.duckdb?password=a@{SECRET}"),
+    ];
+    for url in &forms {
+        let home = tempfile::tempdir().unwrap();
+        let client = home.path().join("mcp.json");
+        let client_arg = client.to_str().unwrap();
+        let runs = [
+            run(
+                home.path(),
+                &["--database", url, "install", "cursor", "--client-config", client_arg],
+                &[],
+            ),
+            run(home.path(), &["--database", url, "install", "cursor", "--print"], &[]),
+            run(home.path(), &["--database", url, "check"], &[]),
+            run(home.path(), &["serve"], &[("PGMCP_DATABASE", url)]),
+        ];
+        for out in &runs {
+            assert_eq!(out.status.code(), Some(2), "{url}: {}", text(out));
+            let said = text(out);
+            assert!(said.contains("options after ? are not supported"), "{url}: {said}");
+            assert!(!said.contains("SECRET"), "{url} shown: {said}");
+        }
+        assert!(!client.exists(), "{url}: a refused database wrote the client's file");
+        let files = every_file(home.path());
+        assert!(
+            files.iter().any(|(p, _)| p.extension().is_some_and(|e| e == "log")),
+            "{url}: serve wrote no log: {files:?}"
+        );
+        for (path, contents) in files {
+            assert!(
+                !contents.contains("SECRET"),
+                "{url}: {} holds it:\n{contents}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// `--client-config` naming a FIFO (or a symlink to one) hung `install` in
+/// its read; a device node read as an empty file was "merged into" and
+/// renamed over. Only a regular file is a client's config.
+#[test]
+fn install_refuses_a_client_config_that_is_not_a_regular_file() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("mcp.json");
+    mkfifo(&fifo);
+    let link = home.path().join("link.json");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let mut targets = vec![fifo.clone(), link];
+    // A character device like /dev/null, made in the temp dir (root only).
+    let node = home.path().join("null.json");
+    let made = Command::new("mknod")
+        .arg(&node)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        targets.push(node.clone());
+    }
+    for target in &targets {
+        let mut cmd = pgmcp_std(home.path());
+        cmd.args(["install", "cursor", "--client-config", target.to_str().unwrap()]);
+        let out =
+            within(cmd, Duration::from_secs(10)).unwrap_or_else(|| panic!("install into {} hung", target.display()));
+        assert_eq!(out.status.code(), Some(2), "{}: {}", target.display(), text(&out));
+        assert!(text(&out).contains("not a regular file"), "{}", text(&out));
+    }
+    // Nothing was written beside them: no backup, no temporary file.
+    let mut left: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut want = vec!["link.json".to_owned(), "mcp.json".to_owned()];
+    if made {
+        want.push("null.json".to_owned());
+        use std::os::unix::fs::FileTypeExt as _;
+        assert!(std::fs::symlink_metadata(&node).unwrap().file_type().is_char_device());
+    }
+    want.sort();
+    assert_eq!(left, want);
+    use std::os::unix::fs::FileTypeExt as _;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+/// Passwords in every form `install` splits: never in `args`, the Cursor
+/// link, what it prints (bar `--print`'s JSON), the backup or any other file
+/// but the client's own, and always exactly the password `serve` would send.
+#[test]
+fn install_keeps_every_form_of_password_out_of_sight() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "postgresql://me:Zq8SECRETvB3@db/shop",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "postgresql://me@db/shop?password=Zq8SECRETvB3&sslmode=require",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop?sslmode=require",
+        ),
+        (
+            "postgresql://me:first@db/shop?sslmode=require&password=Zq8SECRETvB3",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop?sslmode=require",
+        ),
+        (
+            "postgresql://me@db/shop?pass%77ord=Zq8SECRETvB3",
+            "Zq8SECRETvB3",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "postgresql://me:Zq8%E2%9C%93SECRET@db/shop",
+            "Zq8✓SECRET",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "postgresql://me:Zq8SECRET%2F%3F%40@db/shop",
+            "Zq8SECRET/?@",
+            "postgresql://me@db/shop",
+        ),
+        (
+            "host=db user=me password=Zq8SECRETvB3 dbname=shop",
+            "Zq8SECRETvB3",
+            "host=db user=me dbname=shop",
+        ),
+        (
+            "host=db password='Zq8 SECRET\\'x' user=me",
+            "Zq8 SECRET'x",
+            "host=db user=me",
+        ),
+        (
+            "password=old host=db password = Zq8SECRETvB3 user=me",
+            "Zq8SECRETvB3",
+            "host=db user=me",
+        ),
+        ("host=db user=me password=Zq8\\ SECRET", "Zq8 SECRET", "host=db user=me"),
+        (
+            "host=db user=me passfile=/p password=Zq8SECRETvB3",
+            "Zq8SECRETvB3",
+            "host=db user=me passfile=/p",
+        ),
+    ];
+    for (given, password, kept) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("mcp.json");
+        std::fs::write(&file, r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        let f = file.to_str().unwrap();
+        let written = run(
+            home.path(),
+            &["--database", given, "install", "cursor", "--client-config", f],
+            &[],
+        );
+        assert_eq!(written.status.code(), Some(0), "{given}: {}", text(&written));
+        let printed = run(home.path(), &["--database", given, "install", "cursor", "--print"], &[]);
+        assert_eq!(printed.status.code(), Some(0), "{given}: {}", text(&printed));
+        let entry: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let entry = &entry["mcpServers"]["pgmcp"];
+        assert_eq!(entry["env"]["PGPASSWORD"], *password, "{given}");
+        assert_eq!(entry["env"]["PGMCP_DATABASE"], *kept, "{given}");
+        assert!(!entry["args"].to_string().contains("SECRET"), "{given}: {entry}");
+        assert!(!text(&written).contains("SECRET"), "{given}: {}", text(&written));
+        // --print: the JSON holds the password the person asked to see; the
+        // link and the notes after it do not.
+        let shown = text(&printed);
+        let after_json = shown.split_once("\n}\n").map_or("", |(_, rest)| rest);
+        assert!(after_json.contains("cursor://"), "{given}: {shown}");
+        assert!(!after_json.contains("SECRET"), "{given}: {after_json}");
+        let link = after_json.lines().find(|l| l.starts_with("cursor://")).unwrap();
+        let config = link
+            .split_once("config=")
+            .unwrap()
+            .1
+            .replace("%3D", "=")
+            .replace("%2B", "+")
+            .replace("%2F", "/");
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD.decode(config).unwrap();
+        assert!(!String::from_utf8_lossy(&decoded).contains("SECRET"), "{given}");
+        // The backup holds the file as it was; no other file holds the password.
+        for (path, contents) in every_file(home.path()) {
+            if path != file {
+                assert!(!contents.contains("SECRET"), "{given}: {} holds it", path.display());
+            }
+        }
+    }
+}
+
+/// Files `install` must not merge into are refused and left byte for byte,
+/// with no backup written: a BOM, comments, a trailing comma, a top level
+/// that is not an object, `mcpServers` that is not one.
+#[test]
+fn files_install_cannot_read_are_left_exactly_as_they_were() {
+    let cases = [
+        "\u{FEFF}{\"mcpServers\": {}}",
+        "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}",
+        "{\"mcpServers\": {\"a\": {\"command\": \"x\"},}}",
+        "[]",
+        "{\"mcpServers\": \"none\"}",
+        "{\"mcpServers\": {}} trailing",
+    ];
+    for before in cases {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("claude_desktop_config.json");
+        std::fs::write(&file, before).unwrap();
+        let out = run(
+            home.path(),
+            &["install", "claude-desktop", "--client-config", file.to_str().unwrap()],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "{before:?}: {}", text(&out));
+        assert!(text(&out).contains("the file was left unchanged"), "{}", text(&out));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+        assert_eq!(
+            std::fs::read_dir(home.path()).unwrap().count(),
+            1,
+            "{before:?}: files written"
         );
     }
 }

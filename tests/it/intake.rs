@@ -4,7 +4,7 @@
 //! get a JSON-RPC error (with their id, or null when none can be read) rather
 //! than silence; notifications get none; and the session goes on.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -205,4 +205,29 @@ fn a_line_past_the_length_limit_is_answered_and_skipped() {
     let reply = mcp.recv_error_without_id(Duration::from_secs(60));
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
     still_serves(&mut mcp);
+}
+
+/// A flood of requests with 64 KiB ids for a method that does not exist:
+/// each is answered with its whole id and -32601, the process stays within
+/// the README's 100 MB bound, and the session goes on.
+#[test]
+fn a_flood_of_long_id_requests_is_answered_in_bounded_memory() {
+    let mut mcp = McpProcess::spawn(&["serve", "--database", "sqlite::memory:"], &[]);
+    mcp.initialize();
+    // 64 KiB ids: each answer echoes its whole id.
+    let pad = "i".repeat(64 * 1024);
+    let ids: Vec<String> = (0..400).map(|n| format!("{n:04}{pad}")).collect();
+    let start = Instant::now();
+    for id in &ids {
+        mcp.send_raw(&format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"no/such"}}"#));
+    }
+    assert!(start.elapsed() < Duration::from_secs(60));
+    // 400 answers of 64 KiB would be 26 MB if pgmcp queued them.
+    for id in &ids {
+        let got = mcp.recv_response(&json!(id), Duration::from_secs(30));
+        assert_eq!(got["error"]["code"], json!(-32601), "{}", &got["error"]);
+    }
+    assert!(mcp.peak_memory_kb() < 100 * 1024, "peak {} kB", mcp.peak_memory_kb());
+    let alive = mcp.request("ping", json!({}));
+    assert_eq!(alive["result"], json!({}));
 }

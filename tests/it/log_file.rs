@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::stdio::McpProcess;
-use crate::support::{pgmcp, pgmcp_std};
+use crate::support::served::{pg_session, write_config};
+use crate::support::stdio::{McpProcess, tool_json, tool_text};
+use crate::support::{pg, pgmcp, pgmcp_std};
 
 /// A config in `dir` logging to `output` at `level`.
 fn config(dir: &Path, output: &str, level: &str) -> PathBuf {
@@ -334,4 +335,48 @@ fn errors_before_the_session_reach_the_log() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// At `debug`, the log holds neither a parameter, nor a value from a row, nor
+/// an error message that quotes a value (errors by kind only); and it is 0600.
+#[test]
+fn debug_log_holds_no_values_parameters_or_error_texts() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = pg::server().database();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({"logging": {"level": "debug"}}));
+    let mut mcp = pg_session(&db, &config);
+    let r = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT $1::text AS p", "params": ["PARAM-SECRET-1"]}),
+    );
+    assert_eq!(tool_json(&r)["rows"], json!([{"p": "PARAM-SECRET-1"}]));
+    let r = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT $1::int AS n", "params": ["ERRPARAM-SECRET-2"]}),
+    );
+    assert!(
+        tool_text(&r).contains("ERRPARAM-SECRET-2"),
+        "the error quotes it: {}",
+        tool_text(&r)
+    );
+    let r = mcp.call_tool("query", json!({"sql": "SELECT upper(md5('x')) || 'rowvalue' AS v"}));
+    assert_ne!(r["isError"], true);
+    let r = mcp.call_tool("describe_table", json!({"table": "DESCRIBE-SECRET-3"}));
+    assert_eq!(r["isError"], true);
+    mcp.close_stdin();
+    mcp.wait_exit(std::time::Duration::from_secs(10));
+    let log_path = dir.path().join("pgmcp.log");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(!log.is_empty());
+    // upper(md5('x')) || 'rowvalue', as the query above computes it.
+    let row_value = "9DD4E461268C8034F5C8564E155C67A6rowvalue";
+    for secret in ["PARAM-SECRET-1", "ERRPARAM-SECRET-2", "invalid input syntax", row_value] {
+        assert!(
+            !log.to_uppercase().contains(&secret.to_uppercase()),
+            "{secret} in the log:\n{log}"
+        );
+    }
+    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use crate::support::confdir::{marking_hook, private_dir, write_config};
 use crate::support::pgmcp;
+use crate::support::stdio::{McpProcess, is_error};
 
 /// A user id that is neither root nor the one running the tests.
 const STRANGER: u32 = 65534;
@@ -257,4 +259,55 @@ fn a_hook_others_could_change_is_refused() {
             &[format!("{field}{} is owned by user id {STRANGER}", program.display())],
         );
     }
+}
+
+/// A hook program missing at startup is not checked then ("fails when the
+/// hook runs"); if it appears later, in a shared sticky directory, owned by
+/// someone else (or writable by others), it must not be run: what would
+/// have been refused at startup is refused at run time too.
+#[test]
+fn a_hook_program_that_appears_after_startup_is_checked_before_it_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let conf = private_dir(home.path(), "conf");
+    // A shared directory like /tmp: anyone may create files, the sticky bit
+    // keeps them from replacing others' files (accepted by the trust rules).
+    let shared = home.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o1777);
+    let program = shared.join("approve.sh");
+    let marker = conf.join("ran");
+    let config = write_config(
+        &conf,
+        json!({"hooks": {"default_timeout_seconds": 5,
+                         "before_query": [{"pattern": ".*", "command": program}]}}),
+    );
+    let mut mcp = McpProcess::spawn(
+        &[
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+            "--database",
+            "sqlite::memory:",
+        ],
+        &[],
+    );
+    mcp.initialize();
+    // Before the file exists the call fails, as documented.
+    let before = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
+    assert!(is_error(&before), "{before}");
+    // Now someone else drops a program there.
+    std::fs::write(&program, marking_hook(&marker, "id")).unwrap();
+    if running_as_root() {
+        std::os::unix::fs::lchown(&program, Some(STRANGER), None).unwrap();
+        chmod(&program, 0o755);
+    } else {
+        chmod(&program, 0o777);
+    }
+    let after = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
+    assert!(
+        !marker.exists(),
+        "a hook program nobody checked ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    assert!(is_error(&after), "the call went through an unchecked hook: {after}");
 }

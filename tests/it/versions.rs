@@ -12,8 +12,6 @@ pub const GROUPS: &[&str] = &[
     "values::",
     "introspection::",
     "routines::",
-    "red_team::",
-    "red_team_3::",
     "reach_types::",
     "guard_attacks::",
     "pipeline::",

@@ -2,8 +2,11 @@
 //! JSON-RPC client that drives the real `pgmcp` binary over stdio ([`stdio`]),
 //! library engines and calls through them ([`engine`]), SQLite and DuckDB
 //! files ([`files`]), protection policies written as specs
-//! ([`protection`]), and a pseudo-terminal a person's answers are typed
-//! into ([`terminal`]).
+//! ([`protection`]), a pseudo-terminal a person's answers are typed
+//! into ([`terminal`]), a served binary's config and warmed session
+//! ([`served`]), a private directory with its config and hooks
+//! ([`confdir`]), and the binary run to its end within a time limit
+//! ([`process`]).
 
 // Not every feature module uses every helper, and a helper nobody uses yet must
 // not fail `cargo clippy --all-targets -- -D warnings`.
@@ -11,12 +14,15 @@
 
 pub mod bouncer;
 pub mod certs;
+pub mod confdir;
 pub mod engine;
 pub mod files;
 pub mod findings;
 pub mod pg;
 pub mod planter;
+pub mod process;
 pub mod protection;
+pub mod served;
 pub mod stdio;
 pub mod terminal;
 pub mod tools;

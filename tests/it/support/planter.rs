@@ -1,6 +1,6 @@
 //! A second, unprivileged database user who plants objects, and a session
 //! LISTENing for what they send out: the setup of the attack suites on what
-//! PostgreSQL runs on a statement's behalf (`reach_types`, `red_team_3`).
+//! PostgreSQL runs on a statement's behalf (`reach_types`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout};

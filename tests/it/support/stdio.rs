@@ -513,3 +513,8 @@ pub fn tool_names(list: &Value) -> Vec<&str> {
     names.sort_unstable();
     names
 }
+
+/// Whether a tool call's result is an error.
+pub fn is_error(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}

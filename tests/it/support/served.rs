@@ -1,0 +1,51 @@
+//! A served `pgmcp` for the tests of its doors: a config with long
+//! timeouts (logging into the case's directory), and a warmed session over
+//! stdio on the harness's PostgreSQL or on an SQLite file.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::pg;
+use crate::support::stdio::{McpProcess, tool_json};
+
+pub fn write_config(dir: &Path, extra: Value) -> String {
+    let path = dir.join("config.json");
+    let mut text = json!({
+        "logging": {"output": dir.join("pgmcp.log")},
+        "query": {
+            "default_timeout_seconds": 60,
+            "list_tables_timeout_seconds": 60,
+            "describe_table_timeout_seconds": 60,
+        },
+    });
+    if let (Some(base), Some(more)) = (text.as_object_mut(), extra.as_object()) {
+        for (k, v) in more {
+            match (base.get_mut(k), v) {
+                (Some(Value::Object(b)), Value::Object(m)) => b.extend(m.clone()),
+                _ => {
+                    base.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    std::fs::write(&path, text.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+pub fn pg_session(db: &pg::TestDb, config: &str) -> McpProcess {
+    let mut mcp = McpProcess::spawn(&["serve", "--config", config], &[("PGMCP_PG_CONNSTRING", &db.url)]);
+    mcp.initialize();
+    let warm = mcp.call_tool("query", json!({ "sql": "SELECT 1 AS one" }));
+    assert_eq!(tool_json(&warm)["rows"], json!([{"one": 1}]));
+    mcp
+}
+
+pub fn sqlite_session(file: &Path, config: &str) -> McpProcess {
+    let url = format!("sqlite://{}", file.display());
+    let mut mcp = McpProcess::spawn(&["serve", "--config", config, "--database", &url], &[]);
+    mcp.initialize();
+    let warm = mcp.call_tool("query", json!({ "sql": "SELECT 1 AS one" }));
+    assert_eq!(tool_json(&warm)["rows"], json!([{"one": 1}]));
+    mcp
+}
