@@ -27,6 +27,14 @@ pub const GROUPS: &[&str] = &[
     "trust::",
     "allowlist::",
     "analytic::postgres",
+    // The PostgreSQL tests of files that are mostly about something else:
+    // what the read budget does not count, the debug log, and the settings
+    // read from the environment.
+    "memory::postgres_",
+    "memory::copy_to_stdout_in_read_only_mode_stays_bounded",
+    "log_file::debug_log_holds_no_values_parameters_or_error_texts",
+    "environment::a_huge_row_cap",
+    "environment::read_only_from_the_environment_holds_on_every_engine",
 ];
 
 const EDGES: [&str; 2] = ["13", "18"];
