@@ -2,11 +2,7 @@
 //! written for the model that will read it and act on it.
 
 use std::fmt;
-use std::io;
 use std::time::Duration;
-
-use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::ErrorResponseBody;
 
 use crate::guard::Violation;
 use crate::hooks::HookError;
@@ -201,28 +197,6 @@ impl DbError {
             suggestions: Vec::new(),
             undefined_name: false,
         }
-    }
-
-    pub(crate) fn parse(body: &ErrorResponseBody) -> io::Result<DbError> {
-        let mut err = DbError::new(ErrorCode::SqlState(String::new()), String::new());
-        err.severity.clear();
-        let mut fields = body.fields();
-        while let Some(field) = fields.next()? {
-            let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
-            match field.type_() {
-                b'V' => err.severity = value,
-                b'S' if err.severity.is_empty() => err.severity = value,
-                b'C' => err.code = ErrorCode::SqlState(value),
-                b'M' => err.message = value,
-                b'D' => err.detail = Some(value),
-                b'H' => err.hint = Some(value),
-                b'P' => err.position = value.parse().ok(),
-                _ => {}
-            }
-        }
-        // Undefined table, undefined column.
-        err.undefined_name = matches!(err.code.as_str(), "42P01" | "42703");
-        Ok(err)
     }
 
     /// The SQLSTATE code, e.g. `57014` for a cancelled statement, SQLite's
