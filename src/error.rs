@@ -104,7 +104,7 @@ impl Error {
     pub fn label(&self) -> String {
         match self.kind() {
             Error::Guard(v) => format!("refused by the guard (rule {})", v.rule.name()),
-            Error::Db(db) => format!("database error (SQLSTATE {})", db.code()),
+            Error::Db(db) => format!("database error ({})", db.code),
             Error::Timeout { .. } => "timed out".to_owned(),
             Error::Cancelled => "cancelled".to_owned(),
             Error::NoSlot { .. } => "no connection slot".to_owned(),
@@ -113,7 +113,7 @@ impl Error {
             Error::Role { target, code, .. } => format!("cannot run as {target} (SQLSTATE {code})"),
             Error::CatalogChanged => "catalog changed".to_owned(),
             Error::CatalogUnconfirmed => "catalog unconfirmed".to_owned(),
-            Error::StatementLost(db) => format!("prepared statement lost (SQLSTATE {})", db.code()),
+            Error::StatementLost(db) => format!("prepared statement lost ({})", db.code),
             Error::Connection(_) => "connection failed".to_owned(),
             Error::Input(_) => "unusable arguments".to_owned(),
             Error::Hook(h) => format!("hook: {}", h.label()),
@@ -162,6 +162,19 @@ impl ErrorCode {
         match self {
             ErrorCode::SqlState(code) => Some(code),
             _ => None,
+        }
+    }
+}
+
+/// The code with the name its engine gives that kind of code, for a label:
+/// `SQLSTATE 42P01`, `SQLite result code SQLITE_ERROR`, `DuckDB error kind
+/// DUCKDB_CATALOG`.
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorCode::SqlState(code) => write!(f, "SQLSTATE {code}"),
+            ErrorCode::Sqlite(code) => write!(f, "SQLite result code {code}"),
+            ErrorCode::DuckDb(code) => write!(f, "DuckDB error kind {code}"),
         }
     }
 }
@@ -285,6 +298,35 @@ mod tests {
         ];
         for (err, expected) in cases {
             assert_eq!(err.to_string(), expected);
+        }
+    }
+
+    #[test]
+    fn labels() {
+        let db = |code: ErrorCode| Error::from(DbError::new(code, "quotes a \"value\"".into()));
+        let cases: Vec<(Error, &str)> = vec![
+            (
+                db(ErrorCode::SqlState("22P02".into())),
+                "database error (SQLSTATE 22P02)",
+            ),
+            (
+                db(ErrorCode::Sqlite("SQLITE_ERROR".into())),
+                "database error (SQLite result code SQLITE_ERROR)",
+            ),
+            (
+                db(ErrorCode::DuckDb("DUCKDB_CATALOG".into())),
+                "database error (DuckDB error kind DUCKDB_CATALOG)",
+            ),
+            (
+                Error::StatementLost(Box::new(DbError::new(
+                    ErrorCode::SqlState("26000".into()),
+                    "prepared statement \"s1\" does not exist".into(),
+                ))),
+                "prepared statement lost (SQLSTATE 26000)",
+            ),
+        ];
+        for (err, expected) in cases {
+            assert_eq!(err.label(), expected);
         }
     }
 }
