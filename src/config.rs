@@ -360,9 +360,9 @@ pub struct Config {
     pub read_only: bool,
     pub logging: LoggingConfig,
     pub query: QueryConfig,
-    /// What the guard allows. Its `read_only` only mirrors `read_only`, the
-    /// setting: the engine makes the guard's policy with `read_only`'s value,
-    /// so a caller changing the mode sets that field.
+    /// What the guard allows. Its `read_only` stays off here: read-only mode
+    /// is `read_only`, the setting, and the engine puts it into the policy it
+    /// gives the guard (`Engine::new`), so no second copy needs keeping equal.
     pub protection: Policy,
     /// Prompts appended to matching error messages.
     pub error_prompts: Vec<ErrorPrompt>,
@@ -587,7 +587,7 @@ impl Config {
             Ok(Some(value))
         };
         if let Some(read_only) = switch("PGMCP_READ_ONLY", "server.read_only", &mut self.overrides)? {
-            self.set_read_only(read_only);
+            self.read_only = read_only;
         }
         // The demo shop is served read-only whatever PGMCP_READ_ONLY says:
         // it is there to look at (see `crate::demo`).
@@ -597,7 +597,7 @@ impl Config {
                 message: format!("{} is not true or false", mistake::quoted(&text)),
             })?;
             if demo {
-                self.set_read_only(true);
+                self.read_only = true;
                 self.overrides.push(Override {
                     variable: "PGMCP_DEMO",
                     field: "server.read_only",
@@ -633,15 +633,6 @@ impl Config {
             });
         }
         Ok(self)
-    }
-
-    /// Set read-only mode after validation: the one place it changes.
-    /// `read_only` is the setting; `protection` is a guard [`Policy`], which
-    /// carries a copy of its own, kept equal here for readers of the policy
-    /// alone (the engine takes the mode from `read_only`).
-    fn set_read_only(&mut self, read_only: bool) {
-        self.read_only = read_only;
-        self.protection.read_only = read_only;
     }
 
     /// Read and validate a config file, refusing it, or a hook program it
@@ -812,7 +803,7 @@ impl RawConfig {
         let logging = logging(&raw.logging, file)?;
         let read_only = server(&raw.server);
         let http = http(&raw.server, file)?;
-        let protection = protection(raw.protection, read_only, file)?;
+        let protection = protection(raw.protection, file)?;
         let database = database(raw.database, file)?;
         let sqlite_root = sqlite(&raw.sqlite, file)?;
         let duckdb = duckdb(raw.duckdb, file)?;
@@ -1270,9 +1261,10 @@ fn server(raw: &RawServer) -> bool {
     raw.read_only != Some(false)
 }
 
-/// The `protection` section: the guard's policy, in `read_only` mode or not.
-fn protection(p: RawProtection, read_only: bool, file: Option<&Path>) -> Result<Policy, ConfigError> {
-    let mut policy = Policy::default().with_read_only(read_only);
+/// The `protection` section: the guard's policy, read-only mode left off
+/// (the engine sets it from `server.read_only`).
+fn protection(p: RawProtection, file: Option<&Path>) -> Result<Policy, ConfigError> {
+    let mut policy = Policy::default();
     if let Some(list) = p.blocked_functions {
         policy.blocked_functions =
             function_patterns("protection.blocked_functions", &list).map_err(|(f, m)| fail(file, &f, m))?;
@@ -1515,7 +1507,7 @@ mod tests {
         assert!(c.connection.read_only_as_login);
         assert_eq!(c.overrides[0].field, "connection.read_only_as_login");
         let c = with(&[("PGMCP_READ_ONLY", "TRUE"), ("PGMCP_MAX_ROWS", "100")]).unwrap();
-        assert!(c.read_only && c.protection.read_only);
+        assert!(c.read_only);
         assert_eq!((c.query.max_rows, c.query.default_limit), (100, Some(100)));
         let shown: Vec<_> = c
             .overrides
@@ -1531,7 +1523,7 @@ mod tests {
         );
         // The demo is read-only whatever PGMCP_READ_ONLY says; off is no override.
         let c = with(&[("PGMCP_READ_ONLY", "false"), ("PGMCP_DEMO", "true")]).unwrap();
-        assert!(c.read_only && c.protection.read_only);
+        assert!(c.read_only);
         assert_eq!(
             c.overrides.last().map(|o| (o.variable, o.field)),
             Some(("PGMCP_DEMO", "server.read_only"))
@@ -1796,7 +1788,7 @@ mod tests {
     #[test]
     fn protection_defaults_block_everything() {
         let c = load(MINIMAL).unwrap();
-        assert_eq!(c.protection, Policy::default().with_read_only(true));
+        assert_eq!(c.protection, Policy::default());
         assert!(
             !c.protection.allows(Rule::Drop)
                 && !c.protection.allows(Rule::Set)

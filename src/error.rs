@@ -2,11 +2,7 @@
 //! written for the model that will read it and act on it.
 
 use std::fmt;
-use std::io;
 use std::time::Duration;
-
-use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::ErrorResponseBody;
 
 use crate::guard::Violation;
 use crate::hooks::HookError;
@@ -108,7 +104,7 @@ impl Error {
     pub fn label(&self) -> String {
         match self.kind() {
             Error::Guard(v) => format!("refused by the guard (rule {})", v.rule.name()),
-            Error::Db(db) => format!("database error (SQLSTATE {})", db.code()),
+            Error::Db(db) => format!("database error ({})", db.code),
             Error::Timeout { .. } => "timed out".to_owned(),
             Error::Cancelled => "cancelled".to_owned(),
             Error::NoSlot { .. } => "no connection slot".to_owned(),
@@ -117,7 +113,7 @@ impl Error {
             Error::Role { target, code, .. } => format!("cannot run as {target} (SQLSTATE {code})"),
             Error::CatalogChanged => "catalog changed".to_owned(),
             Error::CatalogUnconfirmed => "catalog unconfirmed".to_owned(),
-            Error::StatementLost(db) => format!("prepared statement lost (SQLSTATE {})", db.code()),
+            Error::StatementLost(db) => format!("prepared statement lost ({})", db.code),
             Error::Connection(_) => "connection failed".to_owned(),
             Error::Input(_) => "unusable arguments".to_owned(),
             Error::Hook(h) => format!("hook: {}", h.label()),
@@ -170,6 +166,19 @@ impl ErrorCode {
     }
 }
 
+/// The code with the name its engine gives that kind of code, for a label:
+/// `SQLSTATE 42P01`, `SQLite result code SQLITE_ERROR`, `DuckDB error kind
+/// DUCKDB_CATALOG`.
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorCode::SqlState(code) => write!(f, "SQLSTATE {code}"),
+            ErrorCode::Sqlite(code) => write!(f, "SQLite result code {code}"),
+            ErrorCode::DuckDb(code) => write!(f, "DuckDB error kind {code}"),
+        }
+    }
+}
+
 /// An error reported by the database, with the fields a person (or model) needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbError {
@@ -201,28 +210,6 @@ impl DbError {
             suggestions: Vec::new(),
             undefined_name: false,
         }
-    }
-
-    pub(crate) fn parse(body: &ErrorResponseBody) -> io::Result<DbError> {
-        let mut err = DbError::new(ErrorCode::SqlState(String::new()), String::new());
-        err.severity.clear();
-        let mut fields = body.fields();
-        while let Some(field) = fields.next()? {
-            let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
-            match field.type_() {
-                b'V' => err.severity = value,
-                b'S' if err.severity.is_empty() => err.severity = value,
-                b'C' => err.code = ErrorCode::SqlState(value),
-                b'M' => err.message = value,
-                b'D' => err.detail = Some(value),
-                b'H' => err.hint = Some(value),
-                b'P' => err.position = value.parse().ok(),
-                _ => {}
-            }
-        }
-        // Undefined table, undefined column.
-        err.undefined_name = matches!(err.code.as_str(), "42P01" | "42703");
-        Ok(err)
     }
 
     /// The SQLSTATE code, e.g. `57014` for a cancelled statement, SQLite's
@@ -311,6 +298,35 @@ mod tests {
         ];
         for (err, expected) in cases {
             assert_eq!(err.to_string(), expected);
+        }
+    }
+
+    #[test]
+    fn labels() {
+        let db = |code: ErrorCode| Error::from(DbError::new(code, "quotes a \"value\"".into()));
+        let cases: Vec<(Error, &str)> = vec![
+            (
+                db(ErrorCode::SqlState("22P02".into())),
+                "database error (SQLSTATE 22P02)",
+            ),
+            (
+                db(ErrorCode::Sqlite("SQLITE_ERROR".into())),
+                "database error (SQLite result code SQLITE_ERROR)",
+            ),
+            (
+                db(ErrorCode::DuckDb("DUCKDB_CATALOG".into())),
+                "database error (DuckDB error kind DUCKDB_CATALOG)",
+            ),
+            (
+                Error::StatementLost(Box::new(DbError::new(
+                    ErrorCode::SqlState("26000".into()),
+                    "prepared statement \"s1\" does not exist".into(),
+                ))),
+                "prepared statement lost (SQLSTATE 26000)",
+            ),
+        ];
+        for (err, expected) in cases {
+            assert_eq!(err.label(), expected);
         }
     }
 }

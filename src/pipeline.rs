@@ -75,7 +75,8 @@ impl QueryInput {
 pub struct Engine {
     config: Config,
     /// Applies `config.protection`, with `read_only` taken from
-    /// `config.read_only`, the one place read-only mode is set.
+    /// `config.read_only` (`Engine::new`): the one place the guard's
+    /// read-only mode is set.
     judge: guard::Judge,
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.

@@ -32,7 +32,7 @@ use super::params::{ConnectParams, Host, PasswordSource, SslMode};
 use super::passfile::{self, Lookup};
 use super::tls::{TlsClient, TlsSession, TlsSetupError};
 use crate::budget::ReadBudget;
-use crate::error::DbError;
+use crate::error::{DbError, ErrorCode};
 
 /// Anything we can speak the protocol over: TCP, a Unix socket, or TLS over TCP.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
@@ -492,7 +492,7 @@ impl Connection {
                     self.flush().await?;
                     match self.read_message().await? {
                         Message::AuthenticationSaslContinue(body) => scram.update(body.data())?,
-                        Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                        Message::ErrorResponse(body) => return Err(db_error(&body)?.into()),
                         _ => {
                             return Err(WireError::Protocol("unexpected message during SCRAM".into()));
                         }
@@ -501,7 +501,7 @@ impl Connection {
                     self.flush().await?;
                     match self.read_message().await? {
                         Message::AuthenticationSaslFinal(body) => scram.finish(body.data())?,
-                        Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                        Message::ErrorResponse(body) => return Err(db_error(&body)?.into()),
                         _ => {
                             return Err(WireError::Protocol("unexpected message during SCRAM".into()));
                         }
@@ -517,7 +517,7 @@ impl Connection {
                     return Err(WireError::UnsupportedAuth("GSSAPI"));
                 }
                 Message::AuthenticationSspi => return Err(WireError::UnsupportedAuth("SSPI")),
-                Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                Message::ErrorResponse(body) => return Err(db_error(&body)?.into()),
                 Message::NoticeResponse(_) => {}
                 _ => {
                     return Err(WireError::Protocol("unexpected message during authentication".into()));
@@ -540,7 +540,7 @@ impl Connection {
                     }
                 }
                 Message::ReadyForQuery(_) => return Ok(()),
-                Message::ErrorResponse(body) => return Err(DbError::parse(&body)?.into()),
+                Message::ErrorResponse(body) => return Err(db_error(&body)?.into()),
                 Message::NoticeResponse(_) => {}
                 _ => {
                     return Err(WireError::Protocol("unexpected message before ReadyForQuery".into()));
@@ -799,7 +799,7 @@ impl Connection {
                 }
                 Message::EmptyQueryResponse => completed += 1,
                 Message::ErrorResponse(body) => {
-                    let err = DbError::parse(&body)?;
+                    let err = db_error(&body)?;
                     // After an error the server skips to the Sync, so the
                     // statement that failed is the one not yet completed:
                     // the main one's Parse comes after the first
@@ -925,7 +925,7 @@ impl Connection {
             match self.read_message().await? {
                 Message::ReadyForQuery(_) => self.deferred_replies -= 1,
                 Message::ErrorResponse(body) => {
-                    let err = DbError::parse(&body)?;
+                    let err = db_error(&body)?;
                     return Err(WireError::Protocol(format!("resetting the session failed: {err}")));
                 }
                 _ => {}
@@ -1285,6 +1285,31 @@ fn split_row(body: &backend::DataRowBody) -> Result<WireRow, WireError> {
         row.push(range.map(|r| buffer.slice(r)));
     }
     Ok(row)
+}
+
+/// A server's `ErrorResponse` as a [`DbError`] whose code is the SQLSTATE.
+/// The severity is the untranslated `V` field when the server sends one
+/// (9.6 and later), else the `S` field in the server's language.
+fn db_error(body: &backend::ErrorResponseBody) -> io::Result<DbError> {
+    let mut err = DbError::new(ErrorCode::SqlState(String::new()), String::new());
+    err.severity.clear();
+    let mut fields = body.fields();
+    while let Some(field) = fields.next()? {
+        let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
+        match field.type_() {
+            b'V' => err.severity = value,
+            b'S' if err.severity.is_empty() => err.severity = value,
+            b'C' => err.code = ErrorCode::SqlState(value),
+            b'M' => err.message = value,
+            b'D' => err.detail = Some(value),
+            b'H' => err.hint = Some(value),
+            b'P' => err.position = value.parse().ok(),
+            _ => {}
+        }
+    }
+    // Undefined table, undefined column.
+    err.undefined_name = matches!(err.code.as_str(), "42P01" | "42703");
+    Ok(err)
 }
 
 /// A connected socket, and its descriptor where the kernel can be asked
