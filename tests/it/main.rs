@@ -9,6 +9,7 @@
 
 mod allowlist;
 mod analytic;
+mod architecture;
 mod catalog_fences;
 mod check;
 mod cli;
