@@ -1,0 +1,417 @@
+//! The file as written: [`RawConfig`] and its sections, plain serde types
+//! that refuse unknown fields, and the built-in defaults in the same form
+//! ([`RawConfig::defaults`]), which a file is layered over
+//! ([`RawConfig::over`]). Validated into a `Config` in `sections.rs`.
+
+use std::fmt;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::{DEFAULT_HTTP_HOST, DEFAULT_MAX_SESSIONS, LogOutput, default_log_output};
+use crate::guard::{RULES, Rule};
+
+/// The file as written. Every section is optional; unknown fields are errors.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// A database URL: `sqlite:...` for an SQLite file, `duckdb:...` for a
+    /// DuckDB file, else a PostgreSQL connection string. Environment variables and `--database` win over it.
+    #[serde(default)]
+    pub database: Option<String>,
+    #[serde(default)]
+    pub connection: RawConnection,
+    #[serde(default)]
+    pub sqlite: RawSqlite,
+    #[serde(default)]
+    pub duckdb: RawDuckdb,
+    #[serde(default)]
+    pub pool: RawPool,
+    #[serde(default)]
+    pub server: RawServer,
+    #[serde(default)]
+    pub logging: RawLogging,
+    #[serde(default)]
+    pub query: RawQuery,
+    #[serde(default)]
+    pub protection: RawProtection,
+    #[serde(default)]
+    pub error_prompts: Vec<RawErrorPrompt>,
+    #[serde(default)]
+    pub sanitization: Vec<RawSanitization>,
+    #[serde(default)]
+    pub hooks: RawHooks,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawErrorPrompt {
+    pub pattern: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSanitization {
+    pub pattern: String,
+    pub replacement: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    pub default_timeout_seconds: Option<i64>,
+    #[serde(default)]
+    pub before_query: Vec<RawHook>,
+    #[serde(default)]
+    pub after_query: Vec<RawHook>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHook {
+    pub pattern: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub timeout_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTimeoutRule {
+    pub pattern: String,
+    pub timeout_seconds: i64,
+}
+
+/// The guard's switches, by their `protection.*` names in the rule table
+/// ([`crate::guard::RULES`]), and its function lists. Everything is blocked
+/// unless allowed here.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RawProtection {
+    /// What the file says of each rule's switch, by rule (`None`: not said).
+    pub switches: [Option<bool>; RULES.len()],
+    /// Replaces the default list when given. `*` at the end matches a prefix.
+    pub blocked_functions: Option<Vec<String>>,
+    /// Functions read-only mode may run although the catalog cannot show they
+    /// only read (the database's own functions). `*` at the end matches a prefix.
+    pub read_only_functions: Option<Vec<String>>,
+}
+
+/// Every key of the `protection` section, for the unknown-field message.
+static PROTECTION_FIELDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    Rule::switches()
+        .map(|(_, flag)| flag)
+        .chain(["blocked_functions", "read_only_functions"])
+        .collect()
+});
+
+impl Serialize for RawProtection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (rule, flag) in Rule::switches() {
+            map.serialize_entry(flag, &self.switches[rule as usize])?;
+        }
+        map.serialize_entry("blocked_functions", &self.blocked_functions)?;
+        map.serialize_entry("read_only_functions", &self.read_only_functions)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RawProtection {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RawProtection, D::Error> {
+        struct Section;
+        impl<'de> serde::de::Visitor<'de> for Section {
+            type Value = RawProtection;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("struct RawProtection")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawProtection, A::Error> {
+                use serde::de::Error;
+                let mut raw = RawProtection::default();
+                let mut seen = std::collections::HashSet::new();
+                while let Some(field) = map.next_key_seed(Key)? {
+                    if !seen.insert(field) {
+                        return Err(A::Error::duplicate_field(field));
+                    }
+                    match (field, Rule::from_flag(field)) {
+                        (_, Some(rule)) => raw.switches[rule as usize] = map.next_value()?,
+                        ("blocked_functions", _) => raw.blocked_functions = map.next_value()?,
+                        _ => raw.read_only_functions = map.next_value()?,
+                    }
+                }
+                Ok(raw)
+            }
+        }
+        /// A key of the section, refused while it is read (so the error's
+        /// path names it) when the section has no such field.
+        struct Key;
+        impl<'de> serde::de::DeserializeSeed<'de> for Key {
+            type Value = &'static str;
+
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<&'static str, D::Error> {
+                deserializer.deserialize_identifier(self)
+            }
+        }
+        impl serde::de::Visitor<'_> for Key {
+            type Value = &'static str;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("field identifier")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<&'static str, E> {
+                PROTECTION_FIELDS
+                    .iter()
+                    .find(|f| **f == key)
+                    .copied()
+                    .ok_or_else(|| E::unknown_field(key, &PROTECTION_FIELDS))
+            }
+        }
+        deserializer.deserialize_struct("RawProtection", &PROTECTION_FIELDS, Section)
+    }
+}
+
+/// Where to connect when `PGMCP_PG_CONNSTRING` is not set. Unset fields fall back
+/// to the libpq environment variables (`PGHOST`, ...) and then libpq's defaults.
+/// There is deliberately no password field: use `PGPASSWORD` or the connection string.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConnection {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub dbname: Option<String>,
+    pub user: Option<String>,
+    pub sslmode: Option<String>,
+    pub application_name: Option<String>,
+    pub connect_timeout_seconds: Option<u64>,
+    /// PEM file of the CAs to trust, or `system`. See the README's TLS section.
+    pub sslrootcert: Option<String>,
+    /// Client certificate (PEM) and its key, for servers that ask for one.
+    pub sslcert: Option<String>,
+    pub sslkey: Option<String>,
+    /// The password file to read instead of `~/.pgpass`.
+    pub passfile: Option<String>,
+    /// A role every statement runs as (`SET LOCAL ROLE` in each transaction),
+    /// whoever the login is: give it only the rights the agent needs. The
+    /// login must be a member of it (`GRANT role TO login`). PostgreSQL only;
+    /// applies however the connection is given (`PGMCP_PG_CONNSTRING` too).
+    pub role: Option<String>,
+    /// Without `role`, read-only mode runs the queries of a login that can
+    /// do more than read (a superuser, `REPLICATION`, a member of
+    /// `pg_execute_server_program`, `pg_read_server_files` or
+    /// `pg_write_server_files`) as `pg_read_all_data`. `true` runs them as
+    /// the login, with all its rights.
+    pub read_only_as_login: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSqlite {
+    /// A directory whose SQLite files calls may name with the `database`
+    /// argument. Relative to the config file's directory.
+    pub root: Option<String>,
+}
+
+/// DuckDB's resource settings, fixed when the database opens.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDuckdb {
+    /// DuckDB's `memory_limit`, e.g. `"1GB"` or `"512MiB"`.
+    pub memory_limit: Option<String>,
+    /// Worker threads a query may use.
+    pub threads: Option<i64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPool {
+    pub max_conns: Option<i64>,
+    pub max_waiting: Option<i64>,
+    pub max_conn_lifetime_seconds: Option<i64>,
+    pub max_conn_idle_seconds: Option<i64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    pub read_only: Option<bool>,
+    pub host: Option<String>,
+    pub port: Option<i64>,
+    pub health_check_enabled: Option<bool>,
+    pub health_check_path: Option<String>,
+    pub auth_tokens_file: Option<String>,
+    pub allowed_origins: Option<Vec<String>>,
+    pub max_sessions: Option<i64>,
+    pub max_body_memory_mb: Option<i64>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLogging {
+    pub level: Option<String>,
+    pub format: Option<String>,
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuery {
+    pub default_timeout_seconds: Option<i64>,
+    pub list_tables_timeout_seconds: Option<i64>,
+    pub describe_table_timeout_seconds: Option<i64>,
+    pub max_rows: Option<i64>,
+    pub default_limit: Option<i64>,
+    pub max_result_length: Option<i64>,
+    pub max_sql_length: Option<i64>,
+    pub max_params_bytes: Option<i64>,
+    #[serde(default)]
+    pub timeout_rules: Vec<RawTimeoutRule>,
+}
+
+impl RawConfig {
+    /// The built-in defaults, written as a file would spell them out: the one
+    /// place a default is set. A file is layered over them ([`RawConfig::over`]),
+    /// so it needs only what its author cares about, and running without a
+    /// file uses them alone. Fields left `None` have no default: unset means
+    /// something of its own (libpq's rules for `connection`, DuckDB's own
+    /// resource settings, no hooks, no `default_limit`).
+    pub fn defaults() -> RawConfig {
+        RawConfig {
+            pool: RawPool {
+                max_conns: Some(4),
+                max_waiting: Some(1000),
+                max_conn_lifetime_seconds: Some(3600),
+                max_conn_idle_seconds: Some(600),
+            },
+            server: RawServer {
+                read_only: Some(true),
+                host: Some(DEFAULT_HTTP_HOST.into()),
+                health_check_enabled: Some(true),
+                health_check_path: Some("/health".into()),
+                max_sessions: Some(DEFAULT_MAX_SESSIONS as i64),
+                ..RawServer::default()
+            },
+            logging: RawLogging {
+                level: Some("info".to_owned()),
+                format: Some("text".to_owned()),
+                output: Some(match default_log_output() {
+                    LogOutput::Stderr => "stderr".to_owned(),
+                    LogOutput::File(path) => path.to_string_lossy().into_owned(),
+                }),
+            },
+            query: RawQuery {
+                default_timeout_seconds: Some(30),
+                list_tables_timeout_seconds: Some(10),
+                describe_table_timeout_seconds: Some(10),
+                max_rows: Some(500),
+                default_limit: None,
+                max_result_length: Some(50_000),
+                max_sql_length: Some(100_000),
+                max_params_bytes: Some(1 << 20),
+                timeout_rules: Vec::new(),
+            },
+            connection: RawConnection {
+                read_only_as_login: Some(false),
+                ..RawConnection::default()
+            },
+            protection: RawProtection {
+                switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),
+                // `None`: the guard's own list (`Policy::default`).
+                blocked_functions: None,
+                read_only_functions: None,
+            },
+            ..RawConfig::default()
+        }
+    }
+
+    /// `self` layered over `base`: every field `self` sets wins, section by
+    /// section; a list is replaced whole, never merged.
+    pub fn over(self, base: RawConfig) -> RawConfig {
+        // Layered as JSON, where "not set" is `null` in every section alike,
+        // so no field can be forgotten here when one is added.
+        fn layer(top: serde_json::Value, base: serde_json::Value) -> serde_json::Value {
+            use serde_json::Value;
+            match (top, base) {
+                (Value::Null, base) => base,
+                (Value::Object(top), Value::Object(mut base)) => {
+                    for (key, value) in top {
+                        let under = base.remove(&key).unwrap_or(Value::Null);
+                        base.insert(key, layer(value, under));
+                    }
+                    Value::Object(base)
+                }
+                (top, _) => top,
+            }
+        }
+        let (top, under) = match (serde_json::to_value(&self), serde_json::to_value(&base)) {
+            (Ok(top), Ok(under)) => (top, under),
+            // Plain structs of options, strings and numbers always serialize.
+            _ => return self,
+        };
+        serde_json::from_value(layer(top, under)).unwrap_or(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::Config;
+    use crate::config::tests::{MINIMAL, load};
+
+    #[test]
+    fn minimal_file_gets_safe_defaults() {
+        let c = load(MINIMAL).unwrap();
+        assert!(c.read_only, "read-only unless the file says otherwise");
+        assert_eq!(c.pool.max_conns, 4);
+        assert_eq!(c.query.default_timeout, Duration::from_secs(30));
+        assert_eq!(c.query.max_rows, 500);
+        assert_eq!(c.source.as_deref(), Some(Path::new("/etc/pgmcp.json")));
+    }
+    /// A file layers over the same defaults as no file: it needs only what
+    /// its author cares about.
+    #[test]
+    fn a_file_layers_over_the_builtin_defaults() {
+        let builtin = Config::builtin();
+        let empty = load("{}").unwrap();
+        assert_eq!(Config { source: None, ..empty }, builtin);
+        assert_eq!(
+            (
+                builtin.query.default_timeout,
+                builtin.query.list_tables_timeout,
+                builtin.query.describe_table_timeout
+            ),
+            (
+                Duration::from_secs(30),
+                Duration::from_secs(10),
+                Duration::from_secs(10)
+            )
+        );
+        let c = load(r#"{"protection": {"allow_drop": true}, "query": {"list_tables_timeout_seconds": 3}}"#).unwrap();
+        assert!(c.protection.allows(Rule::Drop) && !c.protection.allows(Rule::Truncate));
+        assert_eq!(c.query.list_tables_timeout, Duration::from_secs(3));
+        assert_eq!(c.query.default_timeout, builtin.query.default_timeout);
+        assert_eq!((c.pool.clone(), c.read_only), (builtin.pool.clone(), true));
+        // An explicit null is "not set", as leaving the field out is.
+        let c = load(r#"{"query": {"max_rows": null}, "logging": {"output": null}}"#).unwrap();
+        assert_eq!((c.query.max_rows, &c.logging.output), (500, &builtin.logging.output));
+        // A list replaces, never merges.
+        let rules = RawConfig {
+            error_prompts: vec![RawErrorPrompt {
+                pattern: "a".into(),
+                message: "b".into(),
+            }],
+            ..RawConfig::default()
+        };
+        assert_eq!(rules.clone().over(RawConfig::defaults()).error_prompts.len(), 1);
+        assert_eq!(RawConfig::default().over(rules).error_prompts.len(), 0);
+    }
+}
