@@ -99,30 +99,23 @@ fn stdout_under_any_name_is_refused() {
     // says why only over the protocol (`start_failure_mode::`), never on
     // stderr, which would put a stray line in it.
     let path = config(home.path(), "stderr", "debug");
-    let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
-    let status = pgmcp_std(home.path())
-        .arg("--config")
-        .arg(&path)
-        .args(["--database", "sqlite::memory:", "serve"])
-        .stdin(Stdio::null())
-        .stdout(shared.try_clone().unwrap())
-        .stderr(shared)
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(2));
+    // `command` with stdout and stderr both appended to `redirected`.
+    let sharing = |command: &str| {
+        let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
+        pgmcp_std(home.path())
+            .arg("--config")
+            .arg(&path)
+            .args(["--database", "sqlite::memory:", command])
+            .stdin(Stdio::null())
+            .stdout(shared.try_clone().unwrap())
+            .stderr(shared)
+            .status()
+            .unwrap()
+    };
+    assert_eq!(sharing("serve").code(), Some(2));
     assert_eq!(std::fs::read_to_string(&redirected).unwrap(), "");
     // `check` is no protocol: it says so on stderr.
-    let shared = std::fs::OpenOptions::new().append(true).open(&redirected).unwrap();
-    let status = pgmcp_std(home.path())
-        .arg("--config")
-        .arg(&path)
-        .args(["--database", "sqlite::memory:", "check"])
-        .stdin(Stdio::null())
-        .stdout(shared.try_clone().unwrap())
-        .stderr(shared)
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(2));
+    assert_eq!(sharing("check").code(), Some(2));
     let text = std::fs::read_to_string(&redirected).unwrap();
     assert!(
         text.contains("logging.output: stderr: goes to the same place as stdout"),
