@@ -626,13 +626,13 @@ impl Drop for Call<'_> {
     }
 }
 
-/// The size and limit checks that need nothing but the input. Returns the row
-/// cap for this call: `limit` up to `max_rows`, else `default_limit`.
 /// What a role-related call answers on a database without roles.
 fn no_roles() -> Error {
     Error::Input("database roles are a PostgreSQL feature: SQLite and DuckDB files have none".to_owned())
 }
 
+/// The size and limit checks that need nothing but the input. Returns the row
+/// cap for this call: `limit` up to `max_rows`, else `default_limit`.
 fn check_input(
     input: &QueryInput,
     max_params_bytes: usize,
