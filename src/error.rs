@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::guard::Violation;
-use crate::hooks::HookError;
+use crate::pipeline::hooks::HookError;
 
 /// Why a query, `list_tables` or `describe_table` call failed.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +82,7 @@ pub enum Error {
     #[error("{source}\n\n{prompts}")]
     Prompted { source: Box<Error>, prompts: String },
     /// Any of the above as the model reads it: `text` is the whole message,
-    /// sanitized and capped by `crate::fence::error`.
+    /// sanitized and capped by `crate::pipeline::fence::error`.
     #[error("{text}")]
     Fenced { source: Box<Error>, text: String },
 }

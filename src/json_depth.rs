@@ -2,7 +2,7 @@
 //!
 //! serde_json's reader, a walk over a `Value` and its drop all recurse once
 //! per level, so each place pgmcp reads JSON it did not write measures it
-//! first and refuses (or keeps as text) what is too deep: stdin lines ([`crate::intake`]),
+//! first and refuses (or keeps as text) what is too deep: stdin lines ([`crate::door::stdio::intake`]),
 //! libpg_query's parse tree ([`crate::guard`]), PostgreSQL's `json` values
 //! ([`crate::backend::postgres::value`]). Each sets its own limit, then
 //! reads with [`read_measured`], past serde_json's fixed one.

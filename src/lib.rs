@@ -65,47 +65,20 @@
 
 #![deny(clippy::print_stdout)]
 
-pub mod answer;
 pub mod backend;
-pub mod budget;
-pub mod catalog;
-mod channel;
-mod check;
 pub mod cli;
 pub mod config;
-mod demo;
-mod environment;
+mod door;
 pub mod error;
-pub mod error_prompts;
-mod fence;
 pub mod guard;
-pub mod hooks;
-mod http;
 mod identifier;
-mod install;
-mod intake;
 mod json_depth;
-mod logging;
-mod mcp;
-mod mistake;
 pub mod pipeline;
-mod prompts;
-mod resources;
-#[cfg(any(target_os = "linux", feature = "duckdb"))]
-mod roots;
-mod sandbox;
-pub mod sanitize;
-mod schemas;
-pub mod shape;
-mod start_failure;
+mod process;
 mod suggest;
-pub mod timeouts;
-mod transport;
-mod trust;
-pub mod wizard;
 
-pub use answer::QueryAnswer;
 pub use config::Config;
 pub use error::{DbError, Error, ErrorCode};
+pub use pipeline::answer::QueryAnswer;
+pub use pipeline::shape::QueryOutput;
 pub use pipeline::{Engine, QueryInput};
-pub use shape::QueryOutput;

@@ -5,6 +5,7 @@
 //! prepares it: the backend hands each report to its dialect's guard, which
 //! asks the [`Judge`] the pipeline gave it. No backend reads a policy.
 
+pub(crate) mod demo;
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
 /// Without the `duckdb` feature, only the settings a DuckDB database opens
@@ -27,10 +28,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::budget::ReadBudget;
-use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
 use crate::guard::Judge;
+use crate::pipeline::budget::ReadBudget;
+use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 
 /// A result column: its name and its type as the engine spells it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -50,7 +51,7 @@ pub struct Rows {
     /// True when reading stopped at the fetch limit and more rows may exist.
     pub more: bool,
     /// True when the read budget was spent before the result's end: a value
-    /// was cut (its text ends with a marker, see [`crate::budget`]), or rows
+    /// was cut (its text ends with a marker, see [`crate::pipeline::budget`]), or rows
     /// were left unread or dropped.
     pub spent: bool,
 }
@@ -227,7 +228,7 @@ impl Choice {
         match setting {
             named::Setting::Demo => {
                 let path = std::path::PathBuf::from(url);
-                crate::demo::refresh(&path).map_err(|e| fail(e.to_string()))?;
+                crate::backend::demo::refresh(&path).map_err(|e| fail(e.to_string()))?;
                 Ok(Choice::Sqlite {
                     default: Some(location::Target {
                         shown: path.display().to_string(),

@@ -26,7 +26,7 @@ pub enum Setting {
     /// The config file's `database` (the file, when there is one).
     Config(Option<PathBuf>),
     /// `PGMCP_DEMO=true`: the demo shop pgmcp carries
-    /// (`crate::demo::served_path`).
+    /// (`crate::backend::demo::served_path`).
     Demo,
 }
 
@@ -112,7 +112,7 @@ pub fn named(
         if let Some((_, other)) = given.into_iter().find(|(set, _)| *set) {
             return Err(ChoiceError::Both(Setting::Demo, other));
         }
-        let path = crate::demo::served_path().ok_or_else(|| ChoiceError::Setting {
+        let path = crate::backend::demo::served_path().ok_or_else(|| ChoiceError::Setting {
             setting: Setting::Demo.name().to_owned(),
             message: "no cache directory to keep the demo shop in (HOME is not set)".to_owned(),
         })?;
@@ -141,7 +141,7 @@ fn demo(env: &dyn Fn(&str) -> Option<String>) -> Result<bool, ChoiceError> {
     let Some(text) = env(Setting::Demo.name()) else {
         return Ok(false);
     };
-    crate::environment::switch(&text).ok_or_else(|| ChoiceError::Setting {
+    crate::process::environment::switch(&text).ok_or_else(|| ChoiceError::Setting {
         setting: Setting::Demo.name().to_owned(),
         message: format!("\"{text}\" is not true or false"),
     })

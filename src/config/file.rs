@@ -8,8 +8,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::{Config, EnvError, RawConfig};
-use crate::mistake;
-use crate::trust;
+use crate::config::mistake;
+use crate::process::trust;
 
 /// A config that cannot be used, naming the file and field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,7 +104,7 @@ impl ConfigLocation {
 
     /// The settings in effect, layered in their one order: the built-in
     /// defaults, then the file (if any), then the environment. `env` reads
-    /// a variable, an empty one being unset (`crate::environment::var`).
+    /// a variable, an empty one being unset (`crate::process::environment::var`).
     pub fn load(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, LoadError> {
         Ok(self.load_file()?.with_environment(env)?)
     }
@@ -122,7 +122,7 @@ impl ConfigLocation {
 impl Config {
     /// Read and validate a config file, refusing it, or a hook program it
     /// names, when someone other than its owner could have changed it (see
-    /// `crate::trust`).
+    /// `crate::process::trust`).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let fail = |field: Option<String>, message: String| ConfigError {
             file: Some(path.to_owned()),
@@ -193,7 +193,7 @@ impl Config {
 /// Why `text` does not read as a [`RawConfig`], in the words of the person
 /// who wrote it. The text is read straight into the types first (what a
 /// file that reads costs); only when that fails is it read again, from its
-/// parsed form, to word the mistake: see [`crate::mistake`].
+/// parsed form, to word the mistake: see [`crate::config::mistake`].
 fn misread(text: &str, first: &serde_path_to_error::Error<serde_json::Error>, file: Option<&Path>) -> ConfigError {
     let fail = |field: String, message: String| ConfigError {
         file: file.map(Path::to_owned),

@@ -26,6 +26,7 @@
 //!   guard's `protection`, `hooks`, `error_prompts`, `sanitization`.
 
 mod file;
+pub(crate) mod mistake;
 mod overrides;
 mod raw;
 mod sections;
@@ -43,11 +44,11 @@ use std::time::Duration;
 
 use crate::backend::duckdb::DuckdbConfig;
 use crate::backend::postgres::ConnectionConfig;
-use crate::error_prompts::ErrorPrompt;
 use crate::guard::Policy;
-use crate::hooks::Hook;
-use crate::sanitize::SanitizeRule;
-use crate::timeouts::TimeoutRule;
+use crate::pipeline::error_prompts::ErrorPrompt;
+use crate::pipeline::hooks::Hook;
+use crate::pipeline::sanitize::SanitizeRule;
+use crate::pipeline::timeouts::TimeoutRule;
 
 /// The validated configuration the library runs on.
 #[derive(Debug, Clone, PartialEq)]

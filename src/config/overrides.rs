@@ -1,11 +1,11 @@
 //! The environment layer, over the file: the variables a desktop bundle
 //! passes ([`Config::with_environment`]), each one applied recorded as an
 //! [`Override`], each one refused an [`EnvError`] naming the variable.
-//! (`crate::environment` reads the variables; this is what config does
+//! (`crate::process::environment` reads the variables; this is what config does
 //! with them.)
 
 use super::Config;
-use crate::mistake;
+use crate::config::mistake;
 
 /// A setting from the environment that cannot be used, naming the variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,7 +40,7 @@ impl Config {
             let Some(text) = env(variable) else {
                 return Ok(None);
             };
-            let value = crate::environment::switch(&text).ok_or_else(|| EnvError {
+            let value = crate::process::environment::switch(&text).ok_or_else(|| EnvError {
                 variable,
                 message: format!("{} is not true or false", mistake::quoted(&text)),
             })?;
@@ -55,9 +55,9 @@ impl Config {
             self.read_only = read_only;
         }
         // The demo shop is served read-only whatever PGMCP_READ_ONLY says:
-        // it is there to look at (see `crate::demo`).
+        // it is there to look at (see `crate::backend::demo`).
         if let Some(text) = env("PGMCP_DEMO") {
-            let demo = crate::environment::switch(&text).ok_or_else(|| EnvError {
+            let demo = crate::process::environment::switch(&text).ok_or_else(|| EnvError {
                 variable: "PGMCP_DEMO",
                 message: format!("{} is not true or false", mistake::quoted(&text)),
             })?;

@@ -16,8 +16,8 @@ use super::{
 };
 use crate::backend::duckdb::{DuckdbConfig, memory_size};
 use crate::backend::postgres::{ConnectionConfig, SslMode};
-use crate::mistake;
-use crate::timeouts::TimeoutRule;
+use crate::config::mistake;
+use crate::pipeline::timeouts::TimeoutRule;
 
 impl RawConfig {
     /// Layer the file's contents over [`RawConfig::defaults`] and turn them

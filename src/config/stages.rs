@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use super::sections::{fail, positive, regex};
 use super::{ConfigError, HooksConfig, RawErrorPrompt, RawHook, RawHooks, RawProtection, RawSanitization};
-use crate::error_prompts::ErrorPrompt;
+use crate::config::mistake;
 use crate::guard::{FunctionPattern, Policy, Rule};
-use crate::hooks::Hook;
-use crate::mistake;
-use crate::sanitize::SanitizeRule;
+use crate::pipeline::error_prompts::ErrorPrompt;
+use crate::pipeline::hooks::Hook;
+use crate::pipeline::sanitize::SanitizeRule;
 
 /// The `error_prompts` list.
 pub(super) fn error_prompts(raw: &[RawErrorPrompt], file: Option<&Path>) -> Result<Vec<ErrorPrompt>, ConfigError> {

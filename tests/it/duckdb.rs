@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use pgmcp::backend::Dialect;
-use pgmcp::catalog::TableFilter;
 use pgmcp::guard::Rule;
+use pgmcp::pipeline::catalog::TableFilter;
 use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -1050,7 +1050,7 @@ const CATALOG: &str = "
 async fn list_tables_lists_tables_and_views_filtered_and_capped() {
     let (_dir, path) = fixture(CATALOG);
     let engine = engine_on(&path, |_| {});
-    let names = |list: &pgmcp::catalog::TableList| {
+    let names = |list: &pgmcp::pipeline::catalog::TableList| {
         list.tables
             .iter()
             .map(|t| format!("{}.{}:{}", t.schema, t.name, t.kind))

@@ -110,7 +110,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
                 sql: "SELECT 1; DROP TABLE keep",
                 params: &[],
                 fetch_limit: 10,
-                budget: pgmcp::budget::ReadBudget::for_answer(100_000),
+                budget: pgmcp::pipeline::budget::ReadBudget::for_answer(100_000),
             },
             // No catalog version: nothing was judged.
             None,

@@ -677,14 +677,14 @@ async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Err
         sql,
         params: &[],
         fetch_limit: 10,
-        budget: pgmcp::budget::ReadBudget::for_answer(100_000),
+        budget: pgmcp::pipeline::budget::ReadBudget::for_answer(100_000),
     };
     let Backend::Postgres(pg) = backend else {
         panic!("PostgreSQL only")
     };
     // No catalog version: nothing was judged.
     pg.execute(stmt, None, &deadline).await.map(|rows| {
-        let answer = pgmcp::answer::encode(pgmcp::shape::shaped(rows, 10), usize::MAX);
+        let answer = pgmcp::pipeline::answer::encode(pgmcp::pipeline::shape::shaped(rows, 10), usize::MAX);
         answer.output().expect("an encoded answer reads back")
     })
 }

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pgmcp::hooks::{Hook, HookError, Stage, run_chain};
+use pgmcp::pipeline::hooks::{Hook, HookError, Stage, run_chain};
 use regex::Regex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -348,7 +348,7 @@ fn hooks_see_no_secret_from_the_environment() {
     let shell = ["PWD", "OLDPWD", "SHLVL", "_"];
     for name in &names {
         assert!(
-            pgmcp::hooks::ENV_ALLOWED.contains(name)
+            pgmcp::pipeline::hooks::ENV_ALLOWED.contains(name)
                 || ["PGMCP_HOOK_STAGE", "PGMCP_TOOL"].contains(name)
                 || shell.contains(name),
             "{name} reached the hook:\n{env}"

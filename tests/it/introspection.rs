@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pgmcp::catalog::{TableDescription, TableFilter};
+use pgmcp::pipeline::catalog::{TableDescription, TableFilter};
 use pgmcp::{Engine, Error, QueryInput};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

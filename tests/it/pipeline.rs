@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pgmcp::config::HooksConfig;
-use pgmcp::error_prompts::ErrorPrompt;
-use pgmcp::hooks::Hook;
-use pgmcp::sanitize::SanitizeRule;
-use pgmcp::timeouts::TimeoutRule;
+use pgmcp::pipeline::error_prompts::ErrorPrompt;
+use pgmcp::pipeline::hooks::Hook;
+use pgmcp::pipeline::sanitize::SanitizeRule;
+use pgmcp::pipeline::timeouts::TimeoutRule;
 use pgmcp::{Config, Engine, Error, QueryInput};
 use regex::Regex;
 use serde_json::{Value, json};

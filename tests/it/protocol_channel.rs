@@ -500,7 +500,7 @@ fn read_only_mode_keeps_pgmcps_own_descriptors_out_of_reach() {
 }
 
 // ---------------------------------------------------------------------------
-// The kernel's fence (src/sandbox.rs): with a file switch on, whatever the
+// The kernel's fence (src/process/sandbox.rs): with a file switch on, whatever the
 // spelling, no statement reaches the channel's pipes (held by the relay), the
 // client's, the environment, devices or another process.
 // ---------------------------------------------------------------------------

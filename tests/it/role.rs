@@ -12,8 +12,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pgmcp::catalog::TableFilter;
 use pgmcp::guard::{FunctionPattern, Rule};
+use pgmcp::pipeline::catalog::TableFilter;
 use pgmcp::{Config, Engine};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

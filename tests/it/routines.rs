@@ -230,7 +230,7 @@ async fn look_alikes_on_the_search_path_never_run_in_pgmcp_own_sql() {
     let engine = engine_for(&db, |_| {});
     let cancel = tokio_util::sync::CancellationToken::new;
     let list = engine
-        .list_tables(&pgmcp::catalog::TableFilter::default(), cancel())
+        .list_tables(&pgmcp::pipeline::catalog::TableFilter::default(), cancel())
         .await
         .expect("list_tables");
     let names: Vec<&str> = list.tables.iter().map(|t| t.name.as_str()).collect();

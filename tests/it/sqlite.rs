@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pgmcp::backend::Dialect;
 use pgmcp::backend::sqlite::location::{Root, Target};
-use pgmcp::catalog::TableFilter;
+use pgmcp::pipeline::catalog::TableFilter;
 use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
 use rusqlite::Connection;
 use serde_json::{Value, json};
@@ -1138,7 +1138,7 @@ const CATALOG: &str = "
     INSERT INTO orders (user_id, total) VALUES (1, 150);
 ";
 
-fn names(list: &pgmcp::catalog::TableList) -> Vec<(&str, &str)> {
+fn names(list: &pgmcp::pipeline::catalog::TableList) -> Vec<(&str, &str)> {
     list.tables.iter().map(|t| (t.name.as_str(), t.kind.as_str())).collect()
 }
 

@@ -9,7 +9,7 @@
 //! Each family collects every mismatch before it panics, so one run shows
 //! every problem: the SQL, the value, what was expected and what came back.
 
-use pgmcp::sanitize::SanitizeRule;
+use pgmcp::pipeline::sanitize::SanitizeRule;
 use pgmcp::{Config, Engine, QueryInput, QueryOutput};
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -85,7 +85,7 @@ pub fn write(project: &Project, binary: &Path, platform: &Platform, out_dir: &Pa
 /// setting left empty (Claude Desktop substitutes "") is read by pgmcp as
 /// unset. `PGMCP_BUNDLE` tells pgmcp its settings are in this form, so a
 /// start it cannot make is explained with the form's titles
-/// (`src/start_failure.rs` holds them: keep the two in step).
+/// (`src/door/start_failure.rs` holds them: keep the two in step).
 pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value {
     let command = format!("${{__dirname}}/server/{}", platform.executable());
     json!({

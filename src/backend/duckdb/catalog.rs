@@ -7,10 +7,10 @@
 use duckdb::{Connection, params};
 
 use super::db_error;
-use crate::catalog::{
+use crate::error::Error;
+use crate::pipeline::catalog::{
     ColumnInfo, ConstraintInfo, ForeignKeyInfo, IndexInfo, TableDescription, TableEntry, TableFilter, TableList,
 };
-use crate::error::Error;
 
 /// The tables and views of the opened database, internal ones left out.
 const RELATIONS: &str = "

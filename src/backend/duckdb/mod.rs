@@ -34,12 +34,12 @@ use self::value::{DuckType, to_json};
 use super::embedded::{self, Stop};
 use super::location::{DbFile, PathMask, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
-use crate::budget::{self, ReadBudget};
-use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::duckdb::{Evidence, Kind, Plan};
 use crate::guard::outline::{self, Outline, without_final_semicolon};
 use crate::guard::{self, Judge, Placeholders};
+use crate::pipeline::budget::{self, ReadBudget};
+use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 
 /// A DuckDB database file (or `duckdb::memory:`).
 #[derive(Clone)]
@@ -222,9 +222,9 @@ impl Shared {
     /// File access (`allow_file_functions`) is every directory but pgmcp's
     /// own process: DuckDB's external access stays off, and the top-level
     /// directories other than `/proc`, `/dev` and `/sys` are allowed
-    /// ([`crate::roots`]). DuckDB checks a name as text, which `..` after a
+    /// ([`crate::process::roots`]). DuckDB checks a name as text, which `..` after a
     /// symbolic link walks around: under `pgmcp serve` the kernel checks it
-    /// again (`crate::sandbox`).
+    /// again (`crate::process::sandbox`).
     fn settings(&self) -> (Vec<(&'static str, String)>, String) {
         let mut settings = Vec::new();
         // DuckDB spills what does not fit in memory into `<file>.tmp/`
@@ -266,7 +266,7 @@ impl Shared {
             settings.push(("lock_configuration", "true".to_owned()));
             return (settings, String::new());
         }
-        let allowed: Vec<String> = crate::roots::allowed()
+        let allowed: Vec<String> = crate::process::roots::allowed()
             .iter()
             .filter_map(|path| path.to_str())
             .map(|path| format!("'{}/'", path.replace('\'', "''")))

@@ -18,8 +18,8 @@ use super::hba::{self, Origin, Rule, Verdict};
 use super::params::{Host, SslMode};
 use super::passfile;
 use super::role::{hidden, sql_name};
+use crate::backend::demo::shell_word;
 use crate::backend::percent;
-use crate::demo::shell_word;
 
 /// Characters of a generated password: letters and digits only, so it needs
 /// no escaping in a password file, a URL, a shell or a JSON config.

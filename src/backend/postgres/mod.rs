@@ -29,9 +29,9 @@ use types::TypeCatalog;
 use wire::{CancelTarget, Connection, Exchange, Prepared, StatementResult, WireError};
 
 use super::{Column, Deadline, Rows, SessionReport, Statement};
-use crate::budget;
-use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error};
+use crate::pipeline::budget;
+use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 
 /// After the deadline, how long we let the server's own `statement_timeout`
 /// report before sending a cancel request ourselves.
@@ -605,7 +605,7 @@ impl PgBackend {
                     sql: catalog::SESSION_REPORT,
                     params: &[],
                     fetch_limit: 1,
-                    budget: crate::budget::ReadBudget::for_answer(100_000),
+                    budget: crate::pipeline::budget::ReadBudget::for_answer(100_000),
                     database: None,
                 },
                 None,

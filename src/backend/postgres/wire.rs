@@ -31,8 +31,8 @@ use super::diagnosis::PasswordSearch;
 use super::params::{ConnectParams, Host, PasswordSource, SslMode};
 use super::passfile::{self, Lookup};
 use super::tls::{TlsClient, TlsSession, TlsSetupError};
-use crate::budget::ReadBudget;
 use crate::error::{DbError, ErrorCode};
+use crate::pipeline::budget::ReadBudget;
 
 /// Anything we can speak the protocol over: TCP, a Unix socket, or TLS over TCP.
 trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
@@ -1171,7 +1171,7 @@ impl Connection {
                     break;
                 }
             }
-            body.extend_from_slice(crate::budget::head_text(&kept).as_bytes());
+            body.extend_from_slice(crate::pipeline::budget::head_text(&kept).as_bytes());
             body.put_u8(0);
         }
         if len != 0 {
@@ -1246,7 +1246,7 @@ const LONG_MESSAGE: usize = 1 << 20;
 const OWN_ROW: usize = 16 << 20;
 
 /// What each field of a long error or notice keeps, in bytes.
-const LONG_FIELD: usize = crate::budget::MESSAGE_CAP;
+const LONG_FIELD: usize = crate::pipeline::budget::MESSAGE_CAP;
 
 /// A data row's fields, each kept as far as `budget` allows; a field cut
 /// keeps a copy of its head, so the message's buffer is freed.

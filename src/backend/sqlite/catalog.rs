@@ -7,10 +7,10 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::db_error;
-use crate::catalog::{
+use crate::error::Error;
+use crate::pipeline::catalog::{
     ColumnInfo, ConstraintInfo, ForeignKeyInfo, IndexInfo, TableDescription, TableEntry, TableFilter, TableList,
 };
-use crate::error::Error;
 
 /// SQLite has one schema per attached database; pgmcp attaches none.
 const SCHEMA: &str = "main";

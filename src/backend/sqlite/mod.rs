@@ -25,10 +25,10 @@ use serde_json::Value;
 use self::location::{DbFile, PathMask, Root, Target};
 use super::embedded::{self, Stop, hex};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
-use crate::budget::{self, ReadBudget};
-use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::error::{DbError, Error, ErrorCode};
 use crate::guard::{self, Judge, Rule, Violation, sqlite::Outline};
+use crate::pipeline::budget::{self, ReadBudget};
+use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 
 /// How often (in SQLite virtual machine steps) the deadline is checked.
 const PROGRESS_STEPS: i32 = 1000;

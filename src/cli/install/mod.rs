@@ -14,7 +14,7 @@
 //!
 //! - `mod.rs`: the clients ([`Client`]), the errors ([`InstallError`],
 //!   [`OtherDatabase`]), and the re-exports callers use
-//!   (`crate::install::{Entry, write, ...}`).
+//!   (`crate::cli::install::{Entry, write, ...}`).
 //! - `entry.rs`: what goes in the file ([`Entry`], [`Database`]) and the
 //!   ways it is shown: [`printed`], [`cursor_link`](entry::cursor_link),
 //!   [`install_line`].
@@ -183,6 +183,80 @@ fn keep_both(free_name: &str, rerun: Option<&str>) -> String {
             "To keep both, give this one a name of its own (the key under \"mcpServers\"), such as --name {free_name}."
         ),
     }
+}
+
+/// `pgmcp install`'s own options; `--config` and `--database` are the
+/// global ones, naming what the installed entry uses.
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The desktop client to add pgmcp to.
+    #[arg(value_enum)]
+    pub client: Client,
+    /// The server's name in the client (the key under "mcpServers"). Running
+    /// install again with the same name and database updates that entry in
+    /// place; an entry of that name for another database is left alone
+    /// (exit 2): give this one another --name to keep both, or --replace.
+    #[arg(long, default_value = "pgmcp", value_name = "NAME")]
+    pub name: String,
+    /// Replace an entry of that name even when it is for another database
+    /// (what it was for is printed).
+    #[arg(long)]
+    pub replace: bool,
+    /// Show the entry (and, for Cursor, a one-click install link) instead of
+    /// writing any file.
+    #[arg(long)]
+    pub print: bool,
+    /// The client's config file, if not in its usual place (Claude Desktop:
+    /// <config dir>/Claude/claude_desktop_config.json; Cursor: ~/.cursor/mcp.json).
+    #[arg(long, value_name = "PATH")]
+    pub client_config: Option<PathBuf>,
+}
+
+/// `pgmcp install`: build the entry, then print it or merge it into the
+/// client's file, and tell the person what changed and what to do next.
+pub(crate) fn install(
+    args: InstallArgs,
+    config: Option<PathBuf>,
+    database: Option<String>,
+) -> Result<std::process::ExitCode, crate::cli::CliError> {
+    if args.name.is_empty() {
+        return Err(InstallError::EmptyName.into());
+    }
+    // The client starts pgmcp in a directory of its own: every path absolute.
+    let cwd = std::env::current_dir().map_err(InstallError::CurrentDir)?;
+    let config = config.map(|c| cwd.join(c));
+    if let Some(path) = &config {
+        // Refused now, as `serve` would refuse it at every start.
+        crate::config::Config::load(path)?;
+    }
+    let database = database
+        .map(|d| Database::from_given(&d, &cwd, &crate::process::environment::var))
+        .transpose()?;
+    let entry = Entry::new(&current_binary()?, config.as_deref(), database.as_ref())?;
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if args.print {
+        let _ = write!(stdout, "{}", printed(args.client, &args.name, &entry));
+    } else {
+        let named_file = args.client_config.map(|path| cwd.join(path));
+        let file = match &named_file {
+            Some(path) => path.clone(),
+            None => args
+                .client
+                .config_file(dirs::config_dir().as_deref(), dirs::home_dir().as_deref())
+                .ok_or(InstallError::NoClientConfig {
+                    client: args.client.name(),
+                })?,
+        };
+        let written = write(&file, &args.name, &entry, args.replace).map_err(|e| {
+            e.with_rerun(|free_name| install_line(args.client, free_name, &entry, named_file.as_deref()))
+        })?;
+        let _ = write!(stdout, "{}", written.summary(args.client, &args.name));
+    }
+    if entry.has_password() {
+        eprintln!("note: {}", PASSWORD_NOTE);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -31,9 +31,9 @@ use std::sync::LazyLock;
 use serde_json::{Map, Value, json};
 
 use crate::backend::named::{self, FileKind};
+use crate::config::mistake::{Expected, quoted};
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::guard::Rule;
-use crate::mistake::{Expected, quoted};
 
 /// How an answer is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -414,7 +414,7 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(doc) if doc.is_object() => doc,
             Ok(_) => return Err(unreadable("is not a JSON object { ... }".to_owned())),
-            Err(e) => return Err(unreadable(crate::mistake::syntax(&e))),
+            Err(e) => return Err(unreadable(crate::config::mistake::syntax(&e))),
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => json!({}),
         Err(e) => return Err(WizardError::Write(path.to_owned(), e)),

@@ -9,14 +9,14 @@
 //! rows: a row that would pass it is taken back off the end of the text.
 //!
 //! The MCP layer sends this text as the tool's text content, and as its
-//! structured content the same bytes (spliced in by `crate::transport` on
+//! structured content the same bytes (spliced in by `crate::door::stdio::transport` on
 //! stdio, so the rows are encoded once).
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::backend::Column;
-use crate::shape::{QueryOutput, Shaped, unique_names};
+use crate::pipeline::shape::{QueryOutput, Shaped, unique_names};
 
 /// The answer to one `query` call, as the JSON text the client receives.
 #[derive(Debug, Clone, PartialEq)]
@@ -294,11 +294,11 @@ fn cut_value(value: Value, max: usize) -> Value {
         Value::String(s) => s,
         other => other.to_string(),
     };
-    let (head, len) = match crate::budget::stated_size(&text) {
+    let (head, len) = match crate::pipeline::budget::stated_size(&text) {
         Some((start, len)) => (&text[..start], len),
         None => (text.as_str(), text.len()),
     };
-    crate::budget::cut_value(json_prefix(head, max), len)
+    crate::pipeline::budget::cut_value(json_prefix(head, max), len)
 }
 
 /// The longest prefix of `text` whose JSON string form (escapes counted,
@@ -349,8 +349,8 @@ fn capped_names(mut columns: Vec<Column>, budget: usize) -> Vec<Column> {
     // recognisable.
     let each = (budget / (2 * columns.len())).max(24);
     for column in &mut columns {
-        column.name = crate::fence::shorten(&column.name, each, "name").into_owned();
-        column.type_name = crate::fence::shorten(&column.type_name, each, "type").into_owned();
+        column.name = crate::pipeline::fence::shorten(&column.name, each, "name").into_owned();
+        column.type_name = crate::pipeline::fence::shorten(&column.type_name, each, "type").into_owned();
     }
     unique_names(columns)
 }
@@ -359,8 +359,8 @@ fn capped_names(mut columns: Vec<Column>, budget: usize) -> Vec<Column> {
 mod tests {
     use super::*;
     use crate::backend::Rows;
-    use crate::shape::shaped;
-    use crate::shape::tests::col;
+    use crate::pipeline::shape::shaped;
+    use crate::pipeline::shape::tests::col;
     use serde_json::{Map, json};
 
     fn rows_of(columns: Vec<Column>, rows: Vec<Vec<Value>>) -> Shaped {
@@ -520,7 +520,7 @@ mod tests {
     /// whole size its marker states.
     #[test]
     fn a_first_row_too_large_is_shown_with_its_longest_values_cut() {
-        let read_cut = crate::budget::cut_value(&"r".repeat(5_000), 10_000_000);
+        let read_cut = crate::pipeline::budget::cut_value(&"r".repeat(5_000), 10_000_000);
         // (values of the one row, cap, whole sizes the markers must state)
         let cases: Vec<(Vec<Value>, usize, Vec<Option<usize>>)> = vec![
             (vec!["x".repeat(5_000).into(), 7.into()], 2_000, vec![Some(5_000), None]),
@@ -553,7 +553,11 @@ mod tests {
                     None => assert_eq!(got, &values[i], "a short value stays whole"),
                     Some(len) => {
                         let text = got.as_str().unwrap();
-                        assert_eq!(crate::budget::stated_size(text).map(|(_, l)| l), Some(*len), "{text}");
+                        assert_eq!(
+                            crate::pipeline::budget::stated_size(text).map(|(_, l)| l),
+                            Some(*len),
+                            "{text}"
+                        );
                     }
                 }
             }

@@ -9,9 +9,9 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::{TableEntry, TableFilter};
 use crate::error::Error;
 use crate::pipeline::Engine;
+use crate::pipeline::catalog::{TableEntry, TableFilter};
 
 /// Where every table resource lives; also the one resource template.
 pub const TEMPLATE: &str = "pgmcp://table/{schema}/{table}";
@@ -221,7 +221,7 @@ mod tests {
     fn names_are_quoted_for_the_engine() {
         assert_eq!(qualified("Sales", "Order \"x\""), r#""Sales"."Order ""x""""#);
         assert_eq!(
-            crate::catalog::parse_table_name(&qualified("Sales", "Order \"x\""), None),
+            crate::pipeline::catalog::parse_table_name(&qualified("Sales", "Order \"x\""), None),
             Ok((Some("Sales".to_owned()), "Order \"x\"".to_owned()))
         );
     }

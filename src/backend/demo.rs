@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// `fixtures/demo.db`, built from `fixtures/demo.sql` (a test checks the two
 /// agree): customers, products, orders, order_items and an `order_totals`
 /// view.
-pub const DATABASE: &[u8] = include_bytes!("../fixtures/demo.db");
+pub const DATABASE: &[u8] = include_bytes!("../../fixtures/demo.db");
 
 /// Why the demo database was not written.
 #[derive(Debug, thiserror::Error)]
@@ -28,7 +28,7 @@ pub enum DemoError {
     Write { path: String, source: std::io::Error },
     /// Someone else could swap the served shop for a file of theirs.
     #[error("pgmcp keeps the demo shop only in a directory nobody else can change: {0}")]
-    Untrusted(#[from] crate::trust::Untrusted),
+    Untrusted(#[from] crate::process::trust::Untrusted),
 }
 
 /// Write the demo database to `path`, never over an existing file; returns
@@ -66,7 +66,7 @@ pub fn served_path() -> Option<PathBuf> {
 /// and one of another version (or a file changed since) is replaced.
 /// Anything but a regular file there (a symlink, a directory) is replaced
 /// rather than followed. The directory must be one only its owner (or root)
-/// can change, as the config's must ([`crate::trust`]): whoever else could
+/// can change, as the config's must ([`crate::process::trust`]): whoever else could
 /// write it could swap the shop for a file of theirs between this check and
 /// SQLite opening it, or point it elsewhere.
 pub fn refresh(path: &Path) -> Result<(), DemoError> {
@@ -74,13 +74,13 @@ pub fn refresh(path: &Path) -> Result<(), DemoError> {
     let fail = |source: std::io::Error| DemoError::Write { path: shown(), source };
     if let Some(dir) = path.parent() {
         create_dir(dir).map_err(fail)?;
-        crate::trust::check_path(dir)?;
+        crate::process::trust::check_path(dir)?;
     }
     let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
     if regular && std::fs::read(path).is_ok_and(|bytes| bytes == DATABASE) {
         return Ok(());
     }
-    let (tmp, mut file) = crate::wizard::create_temp(path).map_err(fail)?;
+    let (tmp, mut file) = crate::cli::wizard::create_temp(path).map_err(fail)?;
     let written = file
         .write_all(DATABASE)
         .and_then(|()| file.sync_all())

@@ -39,7 +39,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{Answers, Server};
+use crate::door::mcp::{Answers, Server};
 use crate::pipeline::Engine;
 
 /// Where MCP is served.

@@ -15,7 +15,17 @@
 //! ```
 //!
 //! [`Engine`] is the library's entry point: build one from a [`Config`] and call
-//! it from Rust directly, or serve it over MCP with `crate::mcp`.
+//! it from Rust directly, or serve it over MCP with `crate::door::mcp`.
+
+pub mod answer;
+pub mod budget;
+pub mod catalog;
+pub mod error_prompts;
+pub(crate) mod fence;
+pub mod hooks;
+pub mod sanitize;
+pub mod shape;
+pub mod timeouts;
 
 use std::time::{Duration, Instant};
 
@@ -29,19 +39,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use crate::answer::{self, QueryAnswer};
 use crate::backend::location::{Root, Target};
 use crate::backend::named::Named;
 use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
 use crate::backend::{self, Backend, Choice, ChoiceError, Deadline, Dialect, Guard, SessionReport, Statement};
-use crate::budget::ReadBudget;
-use crate::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use crate::config::Config;
 use crate::error::Error;
-use crate::hooks::{self, Stage};
-use crate::shape::{self, QueryOutput};
-use crate::{error_prompts, fence, guard, timeouts};
+use crate::guard;
+use crate::pipeline::budget::ReadBudget;
+use crate::pipeline::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
+use answer::QueryAnswer;
+use hooks::Stage;
+use shape::QueryOutput;
 
 /// How long looking up "did you mean" names may take after a failed query.
 const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
@@ -154,10 +164,10 @@ impl Engine {
     /// `connection` section with the `PG*` variables.
     ///
     /// The convenience for library users: the process environment is read
-    /// here, through `crate::environment::var` as the command line reads
+    /// here, through `crate::process::environment::var` as the command line reads
     /// it. [`choose`] takes any lookup instead.
     pub fn from_env(config: Config, url: Option<&str>) -> Result<Engine, ChoiceError> {
-        let choice = choose(&config, url, &crate::environment::var)?;
+        let choice = choose(&config, url, &crate::process::environment::var)?;
         Ok(Engine::from_choice(config, choice))
     }
 
@@ -565,7 +575,7 @@ impl Engine {
 
 /// The database `config` and the environment select; `url` (the `--database`
 /// flag) first. `env` reads a variable, an empty one being unset (the
-/// command line passes `crate::environment::var`): nothing here reads the
+/// command line passes `crate::process::environment::var`): nothing here reads the
 /// process environment itself.
 pub fn choose(config: &Config, url: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Choice, ChoiceError> {
     choose_named(config, url, env).map(|(choice, _)| choice)

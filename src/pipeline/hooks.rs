@@ -29,7 +29,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::trust;
+use crate::process::trust;
 
 /// Most bytes read from a hook's stdout; more is an error.
 pub const MAX_OUTPUT: usize = 1 << 20;

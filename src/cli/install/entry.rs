@@ -223,18 +223,18 @@ pub fn install_line(client: Client, name: &str, entry: &Entry, client_config: Op
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default();
     let mut words = vec!["pgmcp".to_owned(), "install".to_owned(), client_word];
-    words.extend(["--name".to_owned(), crate::demo::shell_word(name)]);
+    words.extend(["--name".to_owned(), crate::backend::demo::shell_word(name)]);
     let config = entry.args.iter().skip_while(|a| *a != "--config").nth(1);
     if let Some(config) = config {
-        words.extend(["--config".to_owned(), crate::demo::shell_word(config)]);
+        words.extend(["--config".to_owned(), crate::backend::demo::shell_word(config)]);
     }
     if let Some(database) = entry.database() {
-        words.extend(["--database".to_owned(), crate::demo::shell_word(database)]);
+        words.extend(["--database".to_owned(), crate::backend::demo::shell_word(database)]);
     }
     if let Some(file) = client_config {
         words.extend([
             "--client-config".to_owned(),
-            crate::demo::shell_word(&file.to_string_lossy()),
+            crate::backend::demo::shell_word(&file.to_string_lossy()),
         ]);
     }
     let mut line = words.join(" ");

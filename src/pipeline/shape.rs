@@ -4,7 +4,7 @@
 //!
 //! A shaped result keeps its rows as the backend handed them: values in
 //! column order, never a JSON object per row. The answer is written from
-//! them in one pass (`crate::answer`); [`QueryOutput`], the same answer as
+//! them in one pass (`crate::pipeline::answer`); [`QueryOutput`], the same answer as
 //! Rust values, is read back from that text for callers of the library.
 
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,7 @@ use crate::backend::{Column, Rows};
 
 /// A successful `query` result, as Rust values: what [`crate::Engine::query`]
 /// returns, read from the JSON the MCP client receives
-/// ([`crate::answer::QueryAnswer`]).
+/// ([`crate::pipeline::answer::QueryAnswer`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueryOutput {
     /// Result columns in order, with their type names as the engine spells them. Column names

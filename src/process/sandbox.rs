@@ -13,7 +13,7 @@
 //! - closes the descriptors the client let it inherit besides 0-2;
 //! - takes the channel and stderr off pipes: when the client's stdin, stdout
 //!   and stderr are not sockets already, a relay process (pgmcp itself,
-//!   [`crate::channel::relay`]) keeps them and talks to pgmcp over sockets,
+//!   [`crate::door::stdio::channel::relay`]) keeps them and talks to pgmcp over sockets,
 //!   which no path reopens;
 //! - enters a Landlock domain: files anywhere but under `/proc`, `/dev` (but
 //!   `/dev/null`) and `/sys`, as the kernel resolves them, and no access to
@@ -110,7 +110,7 @@ mod kernel {
     pub fn fence() -> Result<(), Refused> {
         // The relay first: started inside the domain, it would be within
         // this process's reach, pipes and all.
-        crate::channel::isolate().map_err(Refused::Channel)?;
+        crate::door::stdio::channel::isolate().map_err(Refused::Channel)?;
         close_inherited().map_err(Refused::Channel)?;
         let status = restrict().map_err(|e| Refused::Landlock(e.to_string()))?;
         match (status.ruleset, status.landlock) {
@@ -162,7 +162,7 @@ mod kernel {
         Ruleset::default()
             .handle_access(all)?
             .create()?
-            .add_rules(path_beneath_rules(crate::roots::allowed(), all))?
+            .add_rules(path_beneath_rules(crate::process::roots::allowed(), all))?
             .add_rules(path_beneath_rules(DEVICES, AccessFs::ReadFile | AccessFs::WriteFile))?
             .add_rules(path_beneath_rules(LIMITS, AccessFs::ReadFile | AccessFs::ReadDir))?
             .restrict_self()

@@ -1,6 +1,10 @@
 //! The MCP face of the library: tool schemas, and translation between the wire
 //! and [`Engine`] calls. No policy lives here.
 
+mod prompts;
+pub(crate) mod resources;
+mod schemas;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,11 +25,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::Dialect;
-use crate::catalog::{TableDescription, TableFilter, TableList};
 use crate::config::Config;
 use crate::error::Error;
+use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
+use crate::pipeline::shape::QueryOutput;
 use crate::pipeline::{Engine, QueryInput};
-use crate::shape::QueryOutput;
 
 /// Arguments of the `query` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -121,7 +125,7 @@ pub struct Server {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answers {
     /// Marked for the transport to splice the answer's text in
-    /// (`crate::transport`, stdio): the rows are encoded once.
+    /// (`crate::door::stdio::transport`, stdio): the rows are encoded once.
     Spliced,
     /// Built here from the text, for a transport that writes what rmcp
     /// hands it (HTTP).
@@ -191,7 +195,7 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
 /// only when `read_only`, its arguments described in the engine's words,
 /// the `database` argument only when calls may choose a file (`files`:
 /// `sqlite.root`), every schema in the portable spelling. Also what a
-/// `pgmcp serve` that could not start lists (`crate::start_failure`), so a
+/// `pgmcp serve` that could not start lists (`crate::door::start_failure`), so a
 /// client shows the same tools either way.
 fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
     let mut tool_router = Server::tool_router();
@@ -236,12 +240,12 @@ fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
                 }
             }
         }
-        route.attr.input_schema = Arc::new(crate::schemas::portable(&schema));
+        route.attr.input_schema = Arc::new(schemas::portable(&schema));
         route.attr.output_schema = route
             .attr
             .output_schema
             .as_ref()
-            .map(|schema| Arc::new(crate::schemas::portable(schema)));
+            .map(|schema| Arc::new(schemas::portable(schema)));
     }
     tool_router
 }
@@ -302,8 +306,8 @@ impl Server {
             // same JSON, spliced in by the transport or built from it.
             let mut result = CallToolResult::success(vec![ContentBlock::text(answer.into_json())]);
             result.structured_content = match self.answers {
-                Answers::Spliced => Some(crate::transport::SPLICE),
-                Answers::Built => crate::transport::built(&result),
+                Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
+                Answers::Built => crate::door::stdio::transport::built(&result),
             };
             result
         })
@@ -388,7 +392,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        crate::resources::list(&self.engine, cursor, context.ct)
+        resources::list(&self.engine, cursor, context.ct)
             .await
             .map_err(|e| self.resource_error(e))
     }
@@ -398,7 +402,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(crate::resources::templates())
+        Ok(resources::templates())
     }
 
     async fn read_resource(
@@ -406,7 +410,7 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        crate::resources::read(&self.engine, &request.uri, context.ct)
+        resources::read(&self.engine, &request.uri, context.ct)
             .await
             .map(ReadResourceResponse::from)
             .map_err(|e| {
@@ -424,7 +428,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(crate::prompts::list())
+        Ok(prompts::list())
     }
 
     async fn get_prompt(
@@ -432,7 +436,7 @@ impl ServerHandler for Server {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        crate::prompts::get(&self.engine, &request.name, request.arguments.as_ref(), context.ct)
+        prompts::get(&self.engine, &request.name, request.arguments.as_ref(), context.ct)
             .await
             .map(GetPromptResponse::from)
             .map_err(|e| self.prompt_error(e))
@@ -443,7 +447,7 @@ impl ServerHandler for Server {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        crate::prompts::complete(&self.engine, &request, context.ct)
+        prompts::complete(&self.engine, &request, context.ct)
             .await
             .map_err(|e| self.prompt_error(e))
     }
@@ -454,8 +458,8 @@ impl Server {
     /// table the role cannot read is "resource not found"; a bad cursor is
     /// invalid params; anything else, the engine's error. Engine errors
     /// pass the output fence first, as tool errors do.
-    fn resource_error(&self, error: crate::resources::ResourceError) -> McpError {
-        use crate::resources::ResourceError;
+    fn resource_error(&self, error: resources::ResourceError) -> McpError {
+        use resources::ResourceError;
         match error {
             ResourceError::NotOurs { .. } => McpError::resource_not_found(error.to_string(), None),
             ResourceError::Cursor { .. } => McpError::invalid_params(error.to_string(), None),
@@ -465,8 +469,8 @@ impl Server {
 
     /// A prompt call's failure as a JSON-RPC error: unknown prompts and
     /// missing or unknown tables are invalid params.
-    fn prompt_error(&self, error: crate::prompts::PromptError) -> McpError {
-        use crate::prompts::PromptError;
+    fn prompt_error(&self, error: prompts::PromptError) -> McpError {
+        use prompts::PromptError;
         match error {
             PromptError::Unknown { .. } | PromptError::Missing { .. } => {
                 McpError::invalid_params(error.to_string(), None)

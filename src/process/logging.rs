@@ -223,7 +223,7 @@ fn fd_id(fd: libc::c_int) -> Option<(u64, u64)> {
 
 /// Whether a line written to stderr stays off the protocol: stderr is not
 /// where stdout goes, or that is a terminal. Look before the MCP channel is
-/// taken (`crate::channel::take` points descriptor 1 elsewhere).
+/// taken (`crate::door::stdio::channel::take` points descriptor 1 elsewhere).
 pub(crate) fn stderr_apart() -> bool {
     stderr_apart_from_stdout().is_ok()
 }

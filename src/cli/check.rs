@@ -15,11 +15,112 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::SessionReport;
+use super::{CliError, names_a_database};
+use crate::backend::postgres;
+use crate::backend::{Choice, SessionReport};
 use crate::config::{Config, ConfigLocation, LogOutput};
+use crate::error::Error as QueryError;
 use crate::pipeline::Engine;
+
+/// What `check` says when no setting names a database and PostgreSQL's
+/// defaults did not lead to one either.
+pub(super) const NO_DATABASE: &str = "no database given: name one with --database URL, or set PGMCP_DATABASE (a URL), \
+     PGMCP_DATABASE_FILE (an SQLite or DuckDB file) or PGMCP_PG_CONNSTRING (a PostgreSQL connection), \
+     or the config's \"database\" or \"connection\" section";
+
+/// `pgmcp check`: print the report; exit 1 when it found a problem.
+pub(super) async fn check(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
+    let given = names_a_database(&config, database.as_deref());
+    let (choice, named) =
+        match crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var) {
+            Ok(chosen) => chosen,
+            // PostgreSQL's defaults could not even be filled in (no user name).
+            // The config is fine: the setup lacks a database, a failure (exit
+            // 1, as `--help` has it), as when the defaults are tried and fail.
+            Err(_) if !given => {
+                tracing::error!("pgmcp check: {NO_DATABASE}");
+                eprintln!("pgmcp: {NO_DATABASE}");
+                return Ok(ExitCode::from(1));
+            }
+            Err(e) => return Err(e.into()),
+        };
+    let from = named
+        .as_ref()
+        .map_or_else(String::new, |n| format!(" (from {})", n.setting.name()));
+    let missing = choice.missing_file_note(named.as_ref());
+    let mut conn = match choice {
+        Choice::Postgres(conn) => conn,
+        Choice::Sqlite { default, root } => {
+            let target = match (&default, &root) {
+                (Some(file), _) => format!("SQLite file {}{from}", file.shown),
+                (None, _) => "SQLite files inside sqlite.root (calls name one)".to_owned(),
+            };
+            let engine = Engine::sqlite(config.clone(), default, root);
+            let mut report = Report::gather(&config, &engine, target).await;
+            report.note_missing_file(missing);
+            return Ok(print_report(&report));
+        }
+        #[cfg(feature = "duckdb")]
+        Choice::DuckDb { target } => {
+            let shown = format!("DuckDB file {}{from}", target.shown);
+            let engine = Engine::duckdb(config.clone(), target);
+            let mut report = Report::gather(&config, &engine, shown).await;
+            report.note_missing_file(missing);
+            return Ok(print_report(&report));
+        }
+    };
+    let target = |c: &postgres::ConnectParams| {
+        format!(
+            "{}, user \"{}\", database \"{}\", sslmode={}{from}",
+            c.target(),
+            c.user,
+            c.dbname.as_deref().unwrap_or(&c.user),
+            c.sslmode.name()
+        )
+    };
+    let mut engine = Engine::postgres(config.clone(), conn.clone());
+    let mut report = Report::gather(&config, &engine, target(&conn)).await;
+    // Like psql and `query`: ask for a password at a terminal when the server wants one.
+    if report.session.is_err() && std::io::stdin().is_terminal() && conn.password.is_none() {
+        let needs_password = matches!(
+            engine
+                .session_report(CancellationToken::new())
+                .await
+                .as_ref()
+                .map_err(QueryError::kind),
+            Err(QueryError::PasswordRequired { .. })
+        );
+        if needs_password && let Ok(password) = rpassword::prompt_password(format!("Password for user {}: ", conn.user))
+        {
+            conn.password = Some(password);
+            conn.password_from = Some(postgres::PasswordSource::Prompt);
+            engine.close().await;
+            engine = Engine::postgres(config.clone(), conn.clone());
+            report = Report::gather(&config, &engine, target(&conn)).await;
+        }
+    }
+    engine.close().await;
+    if !given && let Err(e) = &mut report.session {
+        *e = format!("{NO_DATABASE} (PostgreSQL's defaults were tried: {e})");
+    }
+    Ok(print_report(&report))
+}
+
+/// Print a check report; the exit code says whether it found a problem.
+pub(super) fn print_report(report: &Report) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{report}");
+    if report.problems().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
 
 /// Everything `pgmcp check` found.
 #[derive(Debug, Clone)]
@@ -267,7 +368,7 @@ impl fmt::Display for Report {
 /// Why `command` cannot be run, if it cannot: a path must be an executable
 /// file; a bare name must be found on `PATH`, as hooks are run without a shell.
 fn executable_problem(command: &Path) -> Option<String> {
-    let is_executable = crate::hooks::is_executable;
+    let is_executable = crate::pipeline::hooks::is_executable;
     if command.components().count() > 1 {
         return match std::fs::metadata(command) {
             Err(e) => Some(format!("not found ({e})")),
@@ -277,6 +378,6 @@ fn executable_problem(command: &Path) -> Option<String> {
         };
     }
     // As hooks do: PATH's relative entries would reach the working directory.
-    let on_path = crate::hooks::find_on_path(command).is_some();
+    let on_path = crate::pipeline::hooks::find_on_path(command).is_some();
     (!on_path).then(|| "not found on PATH".to_owned())
 }

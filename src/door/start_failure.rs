@@ -31,7 +31,7 @@ use rmcp::{RoleServer, ServerHandler};
 use crate::backend::ChoiceError;
 use crate::backend::named::Setting;
 use crate::config::{ConfigError, LoadError};
-use crate::sandbox::SandboxError;
+use crate::process::sandbox::SandboxError;
 
 /// Where the person whose pgmcp could not start changes its settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -405,7 +405,7 @@ pub struct Server {
 impl Server {
     pub fn new(failure: StartFailure) -> Server {
         // Nothing this session runs can write: `query` says so.
-        let tools = crate::mcp::tool_list(crate::backend::Dialect::Postgres, true, false);
+        let tools = crate::door::mcp::tool_list(crate::backend::Dialect::Postgres, true, false);
         Server {
             failure: Arc::new(failure),
             tools: Arc::new(tools),

@@ -1,14 +1,14 @@
 //! Sanitization: regex replacements applied to every text of a result that
 //! can carry data: string values and object keys (recursing into JSON objects
 //! and arrays), column names and types, the hint, and error texts (see
-//! `crate::fence`). Numbers, booleans and null are never touched. Pure.
+//! `crate::pipeline::fence`). Numbers, booleans and null are never touched. Pure.
 
 use std::borrow::Cow;
 
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::shape::Shaped;
+use crate::pipeline::shape::Shaped;
 
 /// One `sanitization` entry: every match of `pattern` in a string value is
 /// replaced by `replacement` (`$1`, `${name}` refer to capture groups).
@@ -41,7 +41,7 @@ pub fn shaped(rules: &[SanitizeRule], shaped: &mut Shaped) {
         column.type_name = text(rules, &column.type_name).into_owned();
     }
     // Two names may now read the same; suffix them as repeated names are.
-    shaped.columns = crate::shape::unique_names(std::mem::take(&mut shaped.columns));
+    shaped.columns = crate::pipeline::shape::unique_names(std::mem::take(&mut shaped.columns));
     for row in &mut shaped.rows {
         for cell in row {
             value(rules, cell);
@@ -213,7 +213,7 @@ mod tests {
             name: name.into(),
             type_name: "text".into(),
         };
-        let mut out = crate::shape::shaped(
+        let mut out = crate::pipeline::shape::shaped(
             Rows {
                 columns: vec![column("alice@example.com"), column("bob@example.com"), column("id")],
                 rows: vec![vec![json!("x"), json!({"eve@example.com": true}), json!(1)]],
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn only_string_values_change() {
-        let mut out = crate::shape::shaped(
+        let mut out = crate::pipeline::shape::shaped(
             crate::backend::Rows {
                 rows: vec![vec![
                     json!(1),

@@ -10,7 +10,7 @@
 //! message with the text's bytes spliced in as `structuredContent`. Every
 //! other message goes through rmcp's own transport unchanged.
 //!
-//! The MCP server (`crate::mcp`) marks its `query` answers only when told
+//! The MCP server (`crate::door::mcp`) marks its `query` answers only when told
 //! its transport splices them (`Answers::Spliced`); over HTTP it builds the
 //! structured value itself.
 
@@ -23,7 +23,7 @@ use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::either::Either;
 
-use crate::intake::WholeLines;
+use crate::door::stdio::intake::WholeLines;
 
 /// The mark a `query` result carries in `structured_content` when its text
 /// is to be spliced in as the structured content. MCP gives a tool with an

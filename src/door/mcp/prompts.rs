@@ -2,7 +2,7 @@
 //! their `table` argument (and of the table template's `schema` and
 //! `table`) from the tables the role can read. A prompt that names a table
 //! carries that table's description, read through the same path as the
-//! resource (`crate::resources`).
+//! resource (`crate::door::mcp::resources`).
 
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
@@ -12,10 +12,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::Dialect;
-use crate::catalog::TableFilter;
+use crate::door::mcp::resources;
 use crate::error::Error;
 use crate::pipeline::Engine;
-use crate::resources;
+use crate::pipeline::catalog::TableFilter;
 
 /// Why a prompt or completion cannot be answered.
 #[derive(Debug, thiserror::Error)]
@@ -257,7 +257,7 @@ mod tests {
         ] {
             assert_eq!(crate::identifier::as_needed(name), shown);
             assert_eq!(
-                crate::catalog::parse_table_name(shown, None).map(|(_, n)| n),
+                crate::pipeline::catalog::parse_table_name(shown, None).map(|(_, n)| n),
                 Ok(name.to_owned())
             );
         }

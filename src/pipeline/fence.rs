@@ -12,10 +12,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::answer::{self, QueryAnswer};
 use crate::error::Error;
-use crate::sanitize::{self, SanitizeRule};
-use crate::shape::Shaped;
+use crate::pipeline::answer::{self, QueryAnswer};
+use crate::pipeline::sanitize::{self, SanitizeRule};
+use crate::pipeline::shape::Shaped;
 
 /// Sanitize every text of a query result, then write its answer within
 /// `max_bytes`. Sanitizing comes first: a cut through the middle of an
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn catalog_answers_are_sanitized_and_long_texts_cut() {
-        use crate::catalog::{TableEntry, TableList};
+        use crate::pipeline::catalog::{TableEntry, TableList};
         let list: TableList = serde_json::from_value(serde_json::json!({
             "tables": [{"schema": "public", "name": "people", "type": "table", "owner": "me",
                         "comment": format!("ask alice@example.com {}", "z".repeat(1000))}],

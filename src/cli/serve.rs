@@ -1,0 +1,322 @@
+//! `pgmcp serve`: pick the database, build the engine and hand it to a
+//! door (stdio, or HTTP with `--http`); when it cannot start, say why where
+//! its person looks.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{CliError, names_a_database};
+use crate::config::{Config, LogOutput};
+use crate::door::start_failure::{Audience, StartFailure};
+use crate::door::{SHUTDOWN_GRACE, shutdown_signal};
+use crate::pipeline::Engine;
+use crate::process::logging;
+
+pub(super) async fn serve(
+    config: Config,
+    database: Option<String>,
+    explain: Option<Explain>,
+) -> Result<ExitCode, CliError> {
+    let log_hint = match &config.logging.output {
+        LogOutput::File(path) => path.display().to_string(),
+        LogOutput::Stderr => "stderr".to_owned(),
+    };
+    let max_line = max_line(&config);
+    let (choice, named) =
+        match crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var) {
+            Ok(chosen) => chosen,
+            Err(e) => {
+                let named_any = names_a_database(&config, database.as_deref());
+                let failure = |audience| StartFailure::choice(&e, config.source.as_deref(), named_any, audience);
+                return match explain {
+                    Some(explain) => {
+                        tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
+                        explain.say(&failure(explain.audience), &e);
+                        start_failure(failure(explain.audience)).await
+                    }
+                    None => Err(CliError::Start(failure(Audience::Terminal))),
+                };
+            }
+        };
+    if let Some(named) = &named {
+        tracing::info!(from = named.setting.name(), "database setting");
+    }
+    if let Some(note) = choice.missing_file_note(named.as_ref()) {
+        tracing::warn!("the database file is not there: {note}");
+    }
+    let engine = Arc::new(Engine::from_choice(config, choice));
+    tracing::info!(log = %log_hint, "serving MCP on stdio");
+    crate::door::stdio::serve(engine, max_line)
+        .await
+        .map_err(CliError::Channel)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a `serve` over stdio that a client started says it could not start:
+/// to whom, and whether stderr may carry it too.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Explain {
+    pub(super) audience: Audience,
+    /// stderr is not where the protocol goes.
+    pub(super) stderr: bool,
+}
+
+impl Explain {
+    /// Say it on stderr too (desktop clients keep a server's stderr in a
+    /// log of their own), unless stderr is where the protocol goes.
+    fn say(self, failure: &StartFailure, error: &dyn std::fmt::Display) {
+        if self.stderr {
+            eprintln!("pgmcp: {error}");
+            eprintln!(
+                "pgmcp: serving MCP only to say so; every tool call answers: {}",
+                failure.text()
+            );
+        }
+    }
+
+    /// Before the runtime: say it, enter the sandbox `protection` asks for
+    /// (none when it could not be entered), then serve the failure. `_log`
+    /// is kept until the end, so the log is flushed.
+    pub(super) fn serve(
+        self,
+        failure: StartFailure,
+        error: &dyn std::fmt::Display,
+        _log: Option<tracing_appender::non_blocking::WorkerGuard>,
+        protection: Option<&crate::guard::Policy>,
+    ) -> Result<ExitCode, CliError> {
+        self.say(&failure, error);
+        if let Some(policy) = protection
+            && let Err(e) = crate::process::sandbox::enter(policy)
+        {
+            tracing::warn!(
+                "the file sandbox could not be entered ({e}): this session runs no SQL, which is what it fences"
+            );
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(CliError::Runtime)?;
+        let result = runtime.block_on(start_failure(failure));
+        runtime.shutdown_timeout(Duration::from_millis(200));
+        result
+    }
+}
+
+/// The log of a `serve` that could not start: `logging`'s, else stderr
+/// (which `logging::init` refuses when it is the protocol's stdout), else
+/// none.
+pub(super) fn failure_log(
+    logging: &crate::config::LoggingConfig,
+) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    logging::init(logging).ok().or_else(|| {
+        let stderr = crate::config::LoggingConfig {
+            output: LogOutput::Stderr,
+            ..logging.clone()
+        };
+        logging::init(&stderr).ok()
+    })
+}
+
+/// `pgmcp serve` over stdio that could not start: the handshake, the tools
+/// and the reason as every call's answer, until the client closes stdin or
+/// a signal comes. Exits 2, as a failure to start does.
+async fn start_failure(failure: StartFailure) -> Result<ExitCode, CliError> {
+    crate::door::stdio::serve_start_failure(failure)
+        .await
+        .map_err(CliError::Channel)?;
+    Ok(ExitCode::from(2))
+}
+
+/// Where `--http` listens: `PORT` (on `server.host`), `HOST:PORT`,
+/// `[IPv6]:PORT` or `:PORT`; an empty value takes `server.host` and
+/// `server.port`. `localhost` is `127.0.0.1`.
+fn http_address(given: &str, config: &crate::config::HttpConfig) -> Result<std::net::SocketAddr, CliError> {
+    use std::net::{IpAddr, SocketAddr};
+    let fail = |message: String| CliError::HttpAddress {
+        given: given.to_owned(),
+        message,
+    };
+    let ip = |host: &str| -> Result<IpAddr, CliError> {
+        let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        match bare {
+            "localhost" => Ok(IpAddr::from([127, 0, 0, 1])),
+            bare => bare.parse().map_err(|_| {
+                fail(format!(
+                    "{host:?} is not an IP address (such as 127.0.0.1, 0.0.0.0 or [::1])"
+                ))
+            }),
+        }
+    };
+    let port = |text: &str| -> Result<u16, CliError> {
+        text.parse()
+            .map_err(|_| fail(format!("{text:?} is not a TCP port (0 to 65535)")))
+    };
+    if given.is_empty() {
+        return match config.port {
+            Some(p) => Ok(SocketAddr::new(ip(&config.host)?, p)),
+            None => Err(fail("no port: give one (--http 8080) or set server.port".to_owned())),
+        };
+    }
+    if let Ok(addr) = given.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if given.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(SocketAddr::new(ip(&config.host)?, port(given)?));
+    }
+    // An address without a port (`::1`, `[::1]`, `10.0.0.5`) says nothing
+    // of where to listen: ask for one rather than guess.
+    if ip(given).is_ok() {
+        return Err(fail(
+            "no port: add one, such as 127.0.0.1:8080 or [::1]:8080".to_owned(),
+        ));
+    }
+    match given.rsplit_once(':') {
+        Some(("", p)) => Ok(SocketAddr::new(ip(&config.host)?, port(p)?)),
+        Some((host, p)) => Ok(SocketAddr::new(ip(host)?, port(p)?)),
+        None => Err(fail("expected PORT, HOST:PORT or [IPv6]:PORT".to_owned())),
+    }
+}
+
+/// `pgmcp serve --http`: MCP over Streamable HTTP until SIGTERM or Ctrl-C,
+/// then the calls in flight are stopped within the grace period.
+pub(super) async fn serve_http(config: Config, database: Option<String>, address: &str) -> Result<ExitCode, CliError> {
+    let addr = http_address(address, &config.http)?;
+    let mut tokens = match &config.http.auth_tokens_file {
+        Some(path) => crate::door::http::read_tokens(path)?,
+        None => Vec::new(),
+    };
+    // A token pasted with a newline or spaces around it still works, as a
+    // line of the tokens file does.
+    if let Some(token) = crate::process::environment::var("PGMCP_HTTP_TOKEN").filter(|t| !t.trim().is_empty()) {
+        tokens.push(token.trim().to_owned());
+    }
+    let listen = crate::door::http::Listen {
+        addr,
+        tokens,
+        allowed_origins: config.http.allowed_origins.clone(),
+        health_check_path: config.http.health_check_path.clone(),
+        max_body: max_line(&config),
+        max_sessions: config.http.max_sessions,
+        body_memory: config.body_memory(),
+    };
+    listen.check()?;
+    let (choice, named) =
+        crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var).map_err(
+            |e| {
+                let named_any = names_a_database(&config, database.as_deref());
+                CliError::Start(StartFailure::choice(
+                    &e,
+                    config.source.as_deref(),
+                    named_any,
+                    Audience::Terminal,
+                ))
+            },
+        )?;
+    if let Some(named) = &named {
+        tracing::info!(from = named.setting.name(), "database setting");
+    }
+    let engine = Arc::new(Engine::from_choice(config, choice));
+    let stop = CancellationToken::new();
+    let server = tokio::spawn(crate::door::http::serve(engine.clone(), listen, stop.clone()));
+    tokio::select! {
+        served = server => {
+            engine.shutdown(SHUTDOWN_GRACE).await;
+            return match served {
+                Ok(result) => result.map(|()| ExitCode::SUCCESS).map_err(CliError::from),
+                Err(e) => Err(CliError::Session(e.to_string())),
+            };
+        }
+        () = shutdown_signal() => tracing::info!("signal received, shutting down"),
+    }
+    // Stop taking requests, stop what runs (each call ends with an answer),
+    // then close the pool.
+    stop.cancel();
+    engine.shutdown(SHUTDOWN_GRACE).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Longest JSON-RPC line read from stdin: room for the longest call the
+/// limits accept (SQL of `query.max_sql_length` characters and parameters of
+/// `query.max_params_bytes`, each escaped as JSON at worst), and no more: a
+/// line is held whole while it is read and parsed, so this bounds what one
+/// line can cost. A longer line is answered with an error and skipped.
+pub(super) fn max_line(config: &Config) -> usize {
+    config.longest_message()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One case: (--http value, server.host, server.port, the address or
+    /// the error's end).
+    type AddressCase = (
+        &'static str,
+        &'static str,
+        Option<u16>,
+        Result<&'static str, &'static str>,
+    );
+
+    #[test]
+    fn http_addresses() {
+        let cases: [AddressCase; 13] = [
+            ("8080", "127.0.0.1", None, Ok("127.0.0.1:8080")),
+            ("8080", "::1", None, Ok("[::1]:8080")),
+            ("8080", "[::1]", None, Ok("[::1]:8080")),
+            (":8080", "0.0.0.0", None, Ok("0.0.0.0:8080")),
+            ("0.0.0.0:9000", "127.0.0.1", None, Ok("0.0.0.0:9000")),
+            ("[::1]:9000", "127.0.0.1", None, Ok("[::1]:9000")),
+            ("localhost:9000", "127.0.0.1", None, Ok("127.0.0.1:9000")),
+            ("", "127.0.0.1", Some(7000), Ok("127.0.0.1:7000")),
+            (
+                "",
+                "127.0.0.1",
+                None,
+                Err("no port: give one (--http 8080) or set server.port"),
+            ),
+            (
+                "::1",
+                "127.0.0.1",
+                None,
+                Err("no port: add one, such as 127.0.0.1:8080 or [::1]:8080"),
+            ),
+            (
+                "[::1]",
+                "127.0.0.1",
+                None,
+                Err("no port: add one, such as 127.0.0.1:8080 or [::1]:8080"),
+            ),
+            (
+                "127.0.0.1:99999",
+                "127.0.0.1",
+                None,
+                Err("\"99999\" is not a TCP port (0 to 65535)"),
+            ),
+            (
+                "example.com:80",
+                "127.0.0.1",
+                None,
+                Err("is not an IP address (such as 127.0.0.1, 0.0.0.0 or [::1])"),
+            ),
+        ];
+        for (given, host, port, expected) in cases {
+            let config = crate::config::HttpConfig {
+                host: host.into(),
+                port,
+                health_check_path: None,
+                auth_tokens_file: None,
+                allowed_origins: vec![],
+                max_sessions: 1,
+                max_body_memory: None,
+            };
+            match (http_address(given, &config), expected) {
+                (Ok(addr), Ok(want)) => assert_eq!(addr.to_string(), want, "{given:?}"),
+                (Err(e), Err(end)) => assert!(e.to_string().ends_with(end), "{given:?}: {e}"),
+                (got, want) => panic!("{given:?}: {:?} against {want:?}", got.map_err(|e| e.to_string())),
+            }
+        }
+    }
+}
