@@ -63,6 +63,17 @@ impl ReadBudget {
         self.left = self.left.saturating_sub(bytes);
     }
 
+    /// Another row: whether to read it. It is read while the budget is not
+    /// [spent](ReadBudget::spent), and pays `row_cost` ([`row_cost`]) as it
+    /// is, so every backend stops at the same row for the same answer.
+    pub fn admit(&mut self, row_cost: usize) -> bool {
+        if self.spent() {
+            return false;
+        }
+        self.charge(row_cost);
+        true
+    }
+
     /// Whether reading should stop after the current row: a value was cut,
     /// or the budget is used up.
     pub fn spent(&self) -> bool {
@@ -77,6 +88,18 @@ impl ReadBudget {
     pub fn value_cap(&self) -> usize {
         self.value_cap
     }
+}
+
+/// What a row costs beyond its values, whatever they are: each column's
+/// key, its name repeated in every row of the answer ([`column_cost`]).
+pub fn row_cost<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {
+    names.into_iter().map(column_cost).sum()
+}
+
+/// What one column adds to every row of the answer: its name as a key, with
+/// the two quotes, the colon and the comma around it.
+pub fn column_cost(name: &str) -> usize {
+    name.len() + 4
 }
 
 /// A value of `len` bytes cut at read to `head`, as the answer shows it: a
@@ -140,6 +163,33 @@ pub fn head_text(head: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_admitted_until_the_budget_is_spent_each_paying_its_keys() {
+        let cap = 1000 + SANITIZE_MARGIN;
+        let cost = row_cost(["id", "name"]);
+        assert_eq!(cost, (2 + 4) + (4 + 4));
+        // (bytes of values read before, rows admitted after them)
+        let cases: [(usize, usize); 4] = [
+            // An empty budget's worth of values: the next row is refused.
+            (2 * cap, 0),
+            // Room for exactly one row's keys: it is admitted and spends the rest.
+            (2 * cap - cost, 1),
+            // Room for a row and a byte: a second row is admitted, overdrawn.
+            (2 * cap - cost - 1, 2),
+            (0, (2 * cap).div_ceil(cost)),
+        ];
+        for (read, admitted) in cases {
+            let mut budget = ReadBudget::for_answer(1000);
+            budget.charge(read);
+            let mut rows = 0;
+            while budget.admit(cost) {
+                rows += 1;
+            }
+            assert_eq!(rows, admitted, "after {read} bytes");
+            assert!(budget.spent() && !budget.cut_any());
+        }
+    }
 
     #[test]
     fn values_are_kept_whole_cut_at_the_cap_or_dropped() {

@@ -382,7 +382,7 @@ fn run(
         })
         .collect();
     // What each row costs beyond its values: a key per column.
-    let row_cost: usize = columns.iter().map(|c| c.name.len() + 4).sum();
+    let row_cost = budget::row_cost(columns.iter().map(|c| c.name.as_str()));
     let mut out: Vec<Vec<Value>> = Vec::new();
     let mut more = false;
     let mut spent = false;
@@ -396,14 +396,13 @@ fn run(
             break;
         }
         // Another row, and the budget is spent: stop here.
-        if budget.spent() {
+        if !budget.admit(row_cost) {
             spent = true;
             if to_the_end {
                 continue;
             }
             break;
         }
-        budget.charge(row_cost);
         let mut values = Vec::with_capacity(columns.len());
         for (i, ty) in types.iter().enumerate() {
             if read[i] {

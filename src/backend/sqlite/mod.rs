@@ -314,8 +314,7 @@ fn run(
         })
         .collect();
     let width = columns.len();
-    // What each row costs beyond its values: a key per column.
-    let row_cost: usize = columns.iter().map(|c| c.name.len() + 4).sum();
+    let row_cost = budget::row_cost(columns.iter().map(|c| c.name.as_str()));
     let mut out = Vec::new();
     let mut more = false;
     let mut spent = false;
@@ -327,11 +326,10 @@ fn run(
                 break;
             }
             // Another row, and the budget is spent: stop here.
-            if budget.spent() {
+            if !budget.admit(row_cost) {
                 spent = true;
                 break;
             }
-            budget.charge(row_cost);
             let mut values = Vec::with_capacity(width);
             for (i, column) in columns.iter_mut().enumerate() {
                 let value = row.get_ref(i).map_err(db_error)?;
