@@ -23,28 +23,32 @@
 //!
 //! # Layout
 //!
-//! A request meets these in order; this file holds the listener ([`serve`])
-//! that hands each accepted connection on.
-//! - [`connections`]: the connection slots ([`Door`]), strangers' apart
+//! In the order a connection and its requests meet them:
+//! - `mod.rs`: the listener: [`Listen`], [`ListenError`] and [`serve`],
+//!   which accepts connections and hands each request to the front.
+//! - `connections.rs`: the connection slots ([`Door`]), strangers' apart
 //!   from token holders'.
-//! - [`front`]: what stands before rmcp ([`Front`]): health and readiness,
-//!   the token, the caller's sessions, then the body.
-//! - [`tokens`]: the bearer tokens: the tokens file, the `Authorization`
+//! - `front.rs`: what each request meets before rmcp ([`Front`]): health
+//!   and readiness, the token, the caller's sessions, then the body.
+//! - `tokens.rs`: the bearer tokens: the tokens file, the `Authorization`
 //!   header, and which token a request carries ([`Caller`]).
-//! - [`sessions`]: rmcp's sessions, each owned by its [`Caller`], at most
-//!   `server.max_sessions` at once.
-//! - [`bodies`]: the memory budget request bodies share ([`Bodies`]).
+//! - `sessions.rs`: rmcp's sessions ([`Sessions`]), each owned by its
+//!   [`Caller`], at most `server.max_sessions` at once.
+//! - `bodies.rs`: the memory budget request bodies share ([`Bodies`]).
 //!
 //! [`Caller`]: tokens::Caller
 //! [`Door`]: connections::Door
 //! [`Bodies`]: bodies::Bodies
 //! [`Front`]: front::Front
+//! [`Sessions`]: sessions::Sessions
 
 mod bodies;
 mod connections;
 mod front;
 mod sessions;
 mod tokens;
+
+pub use tokens::read_tokens;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -66,7 +70,6 @@ use bodies::{BODY_WAIT, Bodies};
 use connections::{Busy, Door, MAX_CONNECTIONS, MAX_STRANGERS, Watched};
 use front::Front;
 use sessions::Sessions;
-pub use tokens::read_tokens;
 
 /// Where MCP is served.
 pub const MCP_PATH: &str = "/mcp";
