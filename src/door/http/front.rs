@@ -1,8 +1,8 @@
 //! What stands in front of rmcp's MCP service ([`Front`]): every request a
-//! connection sends meets the health and readiness checks, the bearer
-//! token, the caller's sessions and the body budget, in that order, before
-//! rmcp sees it. Apart from the listener because this is per request, where
-//! the listener and the connection slots are per connection.
+//! connection sends meets the health and readiness checks, the path, the
+//! bearer token, the caller's sessions and the body budget, in that order,
+//! before rmcp sees it. Apart from the listener because this is per
+//! request, where the listener and the connection slots are per connection.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
