@@ -1,7 +1,28 @@
-//! The command line: `pgmcp serve` for desktop agents; `pgmcp query`, `check`
-//! and `configure` for people and scripts. Each command loads the config, sets
-//! up logging and hands off to the library; what is printed for a person is
-//! printed here.
+//! The command line: `pgmcp serve` for desktop agents; `pgmcp query`,
+//! `check`, `configure`, `demo` and `install` for people and scripts. Each
+//! command that needs them loads the config and sets up logging, then hands
+//! off to the library; what is printed for a person is printed here.
+//!
+//! # Layout
+//!
+//! - `mod.rs`: the command line ([`Cli`], [`Command`]), [`CliError`], and
+//!   [`run`]: the config and the log, set up once, then the command's own
+//!   file.
+//! - `serve.rs`: `pgmcp serve`, over stdio or with `--http`.
+//! - `explain.rs`: a `serve` that cannot start, said where its person looks.
+//! - `query.rs`, `check.rs`, `suggest_role.rs` (`check --suggest-role`):
+//!   a command each.
+//! - `wizard/`: `pgmcp configure`; `install/`: `pgmcp install`.
+
+mod check;
+mod explain;
+mod install;
+mod query;
+mod serve;
+mod suggest_role;
+pub mod wizard;
+
+pub use install::InstallArgs;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -15,16 +36,7 @@ use crate::backend::postgres;
 use crate::config::{Config, ConfigError, ConfigLocation, LoadError};
 use crate::door::start_failure::{Audience, StartFailure};
 use crate::process::logging;
-
-mod check;
-mod install;
-mod query;
-mod serve;
-mod suggest_role;
-pub mod wizard;
-
-pub use install::InstallArgs;
-use serve::{Explain, failure_log};
+use explain::{Explain, cannot_start, failure_log};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -253,16 +265,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 None => logging::init(&logged).ok(),
             };
             tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
-            return match explain {
-                // The sandbox as the file's switches ask, or as the defaults
-                // do when the file could not be read.
-                Some(explain) => {
-                    let protection = file.map_or_else(|| Config::builtin().protection, |f| f.protection);
-                    explain.serve(StartFailure::load(&e, explain.audience), &e, log, Some(&protection))
-                }
-                None if serving => Err(CliError::Start(StartFailure::load(&e, Audience::Terminal))),
-                None => Err(e.into()),
-            };
+            // The sandbox as the file's switches ask, or as the defaults
+            // do when the file could not be read.
+            let protection = file.map_or_else(|| Config::builtin().protection, |f| f.protection);
+            return cannot_start(explain, serving, e, StartFailure::load, log, Some(&protection));
         }
     };
     let _log = match logging::init(&config.logging) {
@@ -273,20 +279,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 field: Some("logging.output".to_owned()),
                 message: e.to_string(),
             };
-            return match explain {
-                Some(explain) => {
+            // The log cannot be set up: a served failure is logged where
+            // `failure_log` still can; any other is said on stderr by `main`.
+            let log = match explain {
+                Some(_) => {
                     let log = failure_log(&config.logging);
                     tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
-                    explain.serve(
-                        StartFailure::config(&e, explain.audience),
-                        &e,
-                        log,
-                        Some(&config.protection),
-                    )
+                    log
                 }
-                None if serving => Err(CliError::Start(StartFailure::config(&e, Audience::Terminal))),
-                None => Err(e.into()),
+                None => None,
             };
+            return cannot_start(explain, serving, e, StartFailure::config, log, Some(&config.protection));
         }
     };
     // The command itself is not logged: its SQL may hold secrets.
@@ -308,13 +311,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     // started inside the sandbox.
     if serving && let Err(e) = crate::process::sandbox::enter(&config.protection) {
         tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
-        let failure = |audience| StartFailure::sandbox(&e, config.source.as_deref(), audience);
-        return match explain {
-            // Served outside it: this server runs no SQL and opens no file
-            // a statement names, which is all the sandbox fences.
-            Some(explain) => explain.serve(failure(explain.audience), &e, None, None),
-            None => Err(CliError::Start(failure(Audience::Terminal))),
-        };
+        let failure = |e: &_, audience| StartFailure::sandbox(e, config.source.as_deref(), audience);
+        // Served outside it: this server runs no SQL and opens no file a
+        // statement names, which is all the sandbox fences.
+        return cannot_start(explain, serving, e, failure, None, None);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

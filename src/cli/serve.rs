@@ -1,20 +1,22 @@
 //! `pgmcp serve`: pick the database, build the engine and hand it to a
-//! door (stdio, or HTTP with `--http`); when it cannot start, say why where
-//! its person looks.
+//! door: stdio ([`serve`]), or HTTP with `--http` ([`serve_http`]). When
+//! the database cannot be chosen, it says why as `explain.rs` does.
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::explain::{Explain, start_failure};
 use super::{CliError, names_a_database};
 use crate::config::{Config, LogOutput};
 use crate::door::start_failure::{Audience, StartFailure};
 use crate::door::{SHUTDOWN_GRACE, shutdown_signal};
 use crate::pipeline::Engine;
-use crate::process::logging;
 
+/// `pgmcp serve` over stdio: the engine for the chosen database, served
+/// until the client closes stdin or a signal comes. A database that cannot
+/// be chosen is explained (`explain`) or fails as [`CliError::Start`].
 pub(super) async fn serve(
     config: Config,
     database: Option<String>,
@@ -54,82 +56,6 @@ pub(super) async fn serve(
         .map_err(CliError::Channel)?;
     Ok(ExitCode::SUCCESS)
 }
-
-/// How a `serve` over stdio that a client started says it could not start:
-/// to whom, and whether stderr may carry it too.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Explain {
-    pub(super) audience: Audience,
-    /// stderr is not where the protocol goes.
-    pub(super) stderr: bool,
-}
-
-impl Explain {
-    /// Say it on stderr too (desktop clients keep a server's stderr in a
-    /// log of their own), unless stderr is where the protocol goes.
-    fn say(self, failure: &StartFailure, error: &dyn std::fmt::Display) {
-        if self.stderr {
-            eprintln!("pgmcp: {error}");
-            eprintln!(
-                "pgmcp: serving MCP only to say so; every tool call answers: {}",
-                failure.text()
-            );
-        }
-    }
-
-    /// Before the runtime: say it, enter the sandbox `protection` asks for
-    /// (none when it could not be entered), then serve the failure. `_log`
-    /// is kept until the end, so the log is flushed.
-    pub(super) fn serve(
-        self,
-        failure: StartFailure,
-        error: &dyn std::fmt::Display,
-        _log: Option<tracing_appender::non_blocking::WorkerGuard>,
-        protection: Option<&crate::guard::Policy>,
-    ) -> Result<ExitCode, CliError> {
-        self.say(&failure, error);
-        if let Some(policy) = protection
-            && let Err(e) = crate::process::sandbox::enter(policy)
-        {
-            tracing::warn!(
-                "the file sandbox could not be entered ({e}): this session runs no SQL, which is what it fences"
-            );
-        }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(CliError::Runtime)?;
-        let result = runtime.block_on(start_failure(failure));
-        runtime.shutdown_timeout(Duration::from_millis(200));
-        result
-    }
-}
-
-/// The log of a `serve` that could not start: `logging`'s, else stderr
-/// (which `logging::init` refuses when it is the protocol's stdout), else
-/// none.
-pub(super) fn failure_log(
-    logging: &crate::config::LoggingConfig,
-) -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    logging::init(logging).ok().or_else(|| {
-        let stderr = crate::config::LoggingConfig {
-            output: LogOutput::Stderr,
-            ..logging.clone()
-        };
-        logging::init(&stderr).ok()
-    })
-}
-
-/// `pgmcp serve` over stdio that could not start: the handshake, the tools
-/// and the reason as every call's answer, until the client closes stdin or
-/// a signal comes. Exits 2, as a failure to start does.
-async fn start_failure(failure: StartFailure) -> Result<ExitCode, CliError> {
-    crate::door::stdio::serve_start_failure(failure)
-        .await
-        .map_err(CliError::Channel)?;
-    Ok(ExitCode::from(2))
-}
-
 /// Where `--http` listens: `PORT` (on `server.host`), `HOST:PORT`,
 /// `[IPv6]:PORT` or `:PORT`; an empty value takes `server.host` and
 /// `server.port`. `localhost` is `127.0.0.1`.

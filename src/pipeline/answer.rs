@@ -9,8 +9,8 @@
 //! rows: a row that would pass it is taken back off the end of the text.
 //!
 //! The MCP layer sends this text as the tool's text content, and as its
-//! structured content the same bytes (spliced in by `crate::door::stdio::transport` on
-//! stdio, so the rows are encoded once).
+//! structured content the same bytes (spliced in by
+//! `crate::door::stdio::transport` on stdio, so the rows are encoded once).
 
 use serde::Serialize;
 use serde_json::Value;

@@ -13,8 +13,8 @@
 //! - closes the descriptors the client let it inherit besides 0-2;
 //! - takes the channel and stderr off pipes: when the client's stdin, stdout
 //!   and stderr are not sockets already, a relay process (pgmcp itself,
-//!   [`crate::door::stdio::channel::relay`]) keeps them and talks to pgmcp over sockets,
-//!   which no path reopens;
+//!   [`crate::door::stdio::channel::relay`]) keeps them and talks to pgmcp
+//!   over sockets, which no path reopens;
 //! - enters a Landlock domain: files anywhere but under `/proc`, `/dev` (but
 //!   `/dev/null`) and `/sys`, as the kernel resolves them, and no access to
 //!   other processes, the relay included (read: the container limits under

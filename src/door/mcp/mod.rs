@@ -195,8 +195,8 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
 /// only when `read_only`, its arguments described in the engine's words,
 /// the `database` argument only when calls may choose a file (`files`:
 /// `sqlite.root`), every schema in the portable spelling. Also what a
-/// `pgmcp serve` that could not start lists (`crate::door::start_failure`), so a
-/// client shows the same tools either way.
+/// `pgmcp serve` that could not start lists (`crate::door::start_failure`),
+/// so a client shows the same tools either way.
 fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
     let mut tool_router = Server::tool_router();
     // `query` only promises not to write when the session is read-only.

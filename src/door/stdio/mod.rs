@@ -2,13 +2,16 @@
 //! pgmcp for, on the process's stdin and stdout.
 //!
 //! - [`channel`]: stdin and stdout taken for the protocol alone.
-//! - [`intake`]: lines screened before rmcp parses them, and whole-line
-//!   writes.
+//! - [`intake`]: lines screened before rmcp parses them, and the answers
+//!   to those screened out.
+//! - [`whole_lines`]: stdout shared by rmcp, the transport and the intake,
+//!   one whole line at a time.
 //! - [`transport`]: rmcp's line transport, with `query` answers written here.
 
 pub(crate) mod channel;
 pub(crate) mod intake;
 pub(crate) mod transport;
+pub(crate) mod whole_lines;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -38,7 +41,7 @@ pub(crate) async fn serve(engine: Arc<Engine>, max_line: usize) -> std::io::Resu
     let stdin_closed = CancellationToken::new();
     // Lines rmcp cannot read are answered by intake itself (parse errors,
     // batches, ...), through the same stdout as rmcp, a whole line at a time.
-    let stdout = intake::WholeLines::new(stdout);
+    let stdout = whole_lines::WholeLines::new(stdout);
     let stdin = EofSignal {
         inner: intake::Screened::new(stdin, stdout.handle(), max_line),
         on_eof: stdin_closed.clone(),
@@ -96,7 +99,7 @@ pub(crate) async fn serve_start_failure(failure: StartFailure) -> std::io::Resul
     let max_line = Config::builtin().longest_message();
     let (stdin, stdout) = channel::take()?;
     // Lines rmcp cannot read are answered as in a session that started.
-    let stdout = intake::WholeLines::new(stdout);
+    let stdout = whole_lines::WholeLines::new(stdout);
     let stdin = intake::Screened::new(stdin, stdout.handle(), max_line);
     let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(max_line);
     match crate::door::start_failure::Server::new(failure).serve(transport).await {

@@ -23,7 +23,7 @@ use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::either::Either;
 
-use crate::door::stdio::intake::WholeLines;
+use crate::door::stdio::whole_lines::WholeLines;
 
 /// The mark a `query` result carries in `structured_content` when its text
 /// is to be spliced in as the structured content. MCP gives a tool with an
