@@ -80,7 +80,7 @@ pub fn refresh(path: &Path) -> Result<(), DemoError> {
     if regular && std::fs::read(path).is_ok_and(|bytes| bytes == DATABASE) {
         return Ok(());
     }
-    let (tmp, mut file) = crate::cli::wizard::create_temp(path).map_err(fail)?;
+    let (tmp, mut file) = crate::process::private_file::create_temp(path).map_err(fail)?;
     let written = file
         .write_all(DATABASE)
         .and_then(|()| file.sync_all())

@@ -5,6 +5,7 @@
 
 pub(crate) mod environment;
 pub(crate) mod logging;
+pub(crate) mod private_file;
 #[cfg(any(target_os = "linux", feature = "duckdb"))]
 pub(crate) mod roots;
 pub(crate) mod sandbox;

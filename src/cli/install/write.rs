@@ -179,7 +179,7 @@ impl Written {
 /// temporary file beside it (created 0600, so no one else can open it
 /// meanwhile), synced, then renamed over `path`.
 fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let (tmp, mut file) = crate::cli::wizard::create_temp(path)?;
+    let (tmp, mut file) = crate::process::private_file::create_temp(path)?;
     let written = file
         .write_all(bytes)
         .and_then(|()| set_mode(&file, mode))

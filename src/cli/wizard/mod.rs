@@ -36,8 +36,8 @@
 //! - `document.rs`: the JSON being written: a setting read and set by its
 //!   dotted path, and whether the whole loads as a config.
 //! - `private_file.rs`: the file written readable by its owner alone,
-//!   through a new temporary file (`create_temp`, which `install` and
-//!   `demo` write through too).
+//!   through a new temporary file (`crate::process::private_file`, which
+//!   `install` and `demo` write through too).
 //!
 //! [`Config::from_json`]: crate::config::Config::from_json
 
@@ -48,7 +48,6 @@ mod document;
 mod private_file;
 mod questions;
 
-pub(crate) use private_file::create_temp;
 pub use questions::{ADVANCED, ADVANCED_QUESTION, FIRST, Field, Kind, List, Question, Section};
 
 use std::fs;

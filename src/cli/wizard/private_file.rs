@@ -1,16 +1,16 @@
 //! The config file written readable by its owner alone, through a new
-//! temporary file and a rename, so a failure leaves the old file intact and
-//! nobody can have the wizard write through a planted symlink. Apart
-//! because `install` and `demo` write their files through [`create_temp`]
-//! too.
+//! temporary file ([`create_temp`]) and a rename, so a failure leaves the
+//! old file intact and nobody can have the wizard write through a planted
+//! symlink.
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
 use super::WizardError;
+use crate::process::private_file::create_temp;
 
 /// Write the file readable by its owner alone (it names hosts, users and key
 /// files), through a temporary file so a failure leaves the old one intact.
@@ -43,36 +43,4 @@ pub(super) fn write_private(path: &Path, doc: &Value) -> Result<(), WizardError>
         let _ = fs::remove_file(&tmp);
     }
     written.map_err(fail)
-}
-
-/// A new file, mode 0600, next to `path` (so the rename stays on one file
-/// system), named `.config.json.<pid>.<nanoseconds>.tmp`. `install` replaces
-/// a client's config file through it too. On Windows it has no mode: it
-/// inherits its directory's ACL, which under the user's profile (where the
-/// config lives by default) admits only that user and administrators.
-pub(crate) fn create_temp(path: &Path) -> io::Result<(PathBuf, fs::File)> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "config".into(), |n| n.to_string_lossy());
-    let mut last = None;
-    // A name taken (by a leftover or a planted file) is skipped, never reused.
-    for attempt in 0u32..16 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let tmp = path.with_file_name(format!(".{name}.{}.{nanos}{attempt}.tmp", std::process::id()));
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-        }
-        match options.open(&tmp) {
-            Ok(file) => return Ok((tmp, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("no free temporary file name")))
 }
