@@ -22,7 +22,10 @@ use serde_json::Value;
 
 use diagnosis::Failure;
 pub use login::{HbaFacts, NewLogin, Place};
-pub use params::{ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RootCert, SessionAttrs, SslMode};
+pub use params::{
+    ConnectParams, ConnectionConfig, ConnectionSettingError, Host, ParamsError, PasswordSource, RawConnection,
+    RootCert, SessionAttrs, SslMode,
+};
 use role::SessionRole;
 pub use role::{quote_ident, suggest_role_sql};
 use types::TypeCatalog;

@@ -15,8 +15,8 @@
 //! - `settings.rs`: the typed settings ([`Host`], [`SslMode`],
 //!   [`SessionAttrs`], [`RootCert`], [`PasswordSource`]) and
 //!   [`ConnectParams`], everything a connection is opened with.
-//! - `section.rs`: the config file's `connection` section, validated
-//!   ([`ConnectionConfig`]).
+//! - `section.rs`: the config file's `connection` section, the backend's own:
+//!   [`RawConnection`] as written, validated into [`ConnectionConfig`].
 //! - `connstring.rs`: reading one connection string, URL or `key=value` form.
 //! - `resolution.rs`: [`resolve`]: a connection string or the config's
 //!   section, then the libpq environment, then libpq's files and defaults.
@@ -33,7 +33,7 @@ mod tests;
 
 pub use password::{WithoutPassword, split_password};
 pub use resolution::{resolve, resolve_from};
-pub use section::ConnectionConfig;
+pub use section::{ConnectionConfig, ConnectionSettingError, RawConnection};
 pub use settings::{ConnectParams, Host, PasswordSource, RootCert, SessionAttrs, SslMode};
 
 /// A connection string or setting that cannot be used. Never contains a password.
