@@ -50,6 +50,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub use cancel::CancelTarget;
 pub use exchange::{Exchange, Prepared, StatementResult};
 pub use rows::WireColumn;
+// Only Unix connections keep their descriptor (`Connection::raw`).
+#[cfg(unix)]
 use socket::RawSocket;
 
 use super::diagnosis::PasswordSearch;
