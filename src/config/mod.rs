@@ -35,8 +35,8 @@ mod stages;
 pub use file::{ConfigError, ConfigLocation, LOCAL_CONFIG, LoadError};
 pub use overrides::{EnvError, Override};
 pub use raw::{
-    RawConfig, RawConnection, RawDuckdb, RawErrorPrompt, RawHook, RawHooks, RawLogging, RawPool, RawProtection,
-    RawQuery, RawSanitization, RawServer, RawSqlite, RawTimeoutRule,
+    RawConfig, RawDuckdb, RawErrorPrompt, RawHook, RawHooks, RawLogging, RawPool, RawProtection, RawQuery,
+    RawSanitization, RawServer, RawSqlite, RawTimeoutRule,
 };
 
 use std::path::PathBuf;

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use super::{DEFAULT_HTTP_HOST, DEFAULT_MAX_SESSIONS, LogOutput, default_log_output};
+use crate::backend::postgres::RawConnection;
 use crate::guard::{RULES, Rule};
 
 /// The file as written. Every section is optional; unknown fields are errors.
@@ -19,6 +20,7 @@ pub struct RawConfig {
     /// DuckDB file, else a PostgreSQL connection string. Environment variables and `--database` win over it.
     #[serde(default)]
     pub database: Option<String>,
+    /// PostgreSQL's connection settings: the backend's own section type.
     #[serde(default)]
     pub connection: RawConnection,
     #[serde(default)]
@@ -175,39 +177,6 @@ impl<'de> Deserialize<'de> for RawProtection {
         }
         deserializer.deserialize_struct("RawProtection", &PROTECTION_FIELDS, Section)
     }
-}
-
-/// Where to connect when `PGMCP_PG_CONNSTRING` is not set. Unset fields fall back
-/// to the libpq environment variables (`PGHOST`, ...) and then libpq's defaults.
-/// There is deliberately no password field: use `PGPASSWORD` or the connection string.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawConnection {
-    pub host: Option<String>,
-    pub port: Option<u16>,
-    pub dbname: Option<String>,
-    pub user: Option<String>,
-    pub sslmode: Option<String>,
-    pub application_name: Option<String>,
-    pub connect_timeout_seconds: Option<u64>,
-    /// PEM file of the CAs to trust, or `system`. See the README's TLS section.
-    pub sslrootcert: Option<String>,
-    /// Client certificate (PEM) and its key, for servers that ask for one.
-    pub sslcert: Option<String>,
-    pub sslkey: Option<String>,
-    /// The password file to read instead of `~/.pgpass`.
-    pub passfile: Option<String>,
-    /// A role every statement runs as (`SET LOCAL ROLE` in each transaction),
-    /// whoever the login is: give it only the rights the agent needs. The
-    /// login must be a member of it (`GRANT role TO login`). PostgreSQL only;
-    /// applies however the connection is given (`PGMCP_PG_CONNSTRING` too).
-    pub role: Option<String>,
-    /// Without `role`, read-only mode runs the queries of a login that can
-    /// do more than read (a superuser, `REPLICATION`, a member of
-    /// `pg_execute_server_program`, `pg_read_server_files` or
-    /// `pg_write_server_files`) as `pg_read_all_data`. `true` runs them as
-    /// the login, with all its rights.
-    pub read_only_as_login: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]

@@ -11,11 +11,11 @@ use regex::Regex;
 use super::stages::{error_prompts, hooks, protection, sanitization};
 use super::{
     Config, ConfigError, DEFAULT_HTTP_HOST, DEFAULT_MAX_SESSIONS, HttpConfig, LogFormat, LogLevel, LogOutput,
-    LoggingConfig, PoolConfig, QueryConfig, RawConfig, RawConnection, RawDuckdb, RawLogging, RawPool, RawQuery,
-    RawServer, RawSqlite, default_log_output, longest_message,
+    LoggingConfig, PoolConfig, QueryConfig, RawConfig, RawDuckdb, RawLogging, RawPool, RawQuery, RawServer, RawSqlite,
+    default_log_output, longest_message,
 };
 use crate::backend::duckdb::{DuckdbConfig, memory_size};
-use crate::backend::postgres::{ConnectionConfig, SslMode};
+use crate::backend::postgres::{ConnectionConfig, RawConnection};
 use crate::config::mistake;
 use crate::pipeline::timeouts::TimeoutRule;
 
@@ -157,73 +157,12 @@ fn query(raw: RawQuery, file: Option<&Path>) -> Result<QueryConfig, ConfigError>
     Ok(query)
 }
 
-/// The `connection` section, as PostgreSQL's backend takes it: `sslmode`
-/// read into an [`SslMode`], the files it names found next to the config
-/// file, as its hooks are, never in whatever directory pgmcp was started in.
+/// The `connection` section, as PostgreSQL's backend takes it
+/// ([`RawConnection::validate`]): the files it names are found next to the
+/// config file.
 fn connection(raw: RawConnection, file: Option<&Path>) -> Result<ConnectionConfig, ConfigError> {
-    if let Some(port) = raw.port
-        && port == 0
-    {
-        return Err(fail(file, "connection.port", "must be between 1 and 65535".into()));
-    }
-    let sslmode = match raw.sslmode.as_deref() {
-        None => None,
-        Some(mode) => Some(SslMode::from_name(mode).ok_or_else(|| {
-            let names = SslMode::NAMES.join(", ");
-            fail(
-                file,
-                "connection.sslmode",
-                format!("unknown sslmode {}: use {names}", mistake::quoted(mode)),
-            )
-        })?),
-    };
-    for (field, value) in [
-        ("connection.sslrootcert", &raw.sslrootcert),
-        ("connection.sslcert", &raw.sslcert),
-        ("connection.sslkey", &raw.sslkey),
-        ("connection.passfile", &raw.passfile),
-    ] {
-        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            return Err(fail(
-                file,
-                field,
-                "must be a file path (leave the field out for the default)".into(),
-            ));
-        }
-    }
-    if let Some(problem) = raw.role.as_deref().and_then(role_name_problem) {
-        return Err(fail(file, "connection.role", problem));
-    }
-    let read_only_as_login = raw.read_only_as_login.unwrap_or(false);
-    if read_only_as_login && raw.role.is_some() {
-        return Err(fail(
-            file,
-            "connection.read_only_as_login",
-            "is true, but connection.role is set, and queries run as connection.role either way: remove one of them"
-                .into(),
-        ));
-    }
-    let beside = |value: Option<String>| match (value, file.and_then(Path::parent)) {
-        (Some(v), Some(dir)) if v != "system" && Path::new(&v).is_relative() => {
-            Some(dir.join(&v).to_string_lossy().into_owned())
-        }
-        (value, _) => value,
-    };
-    Ok(ConnectionConfig {
-        host: raw.host,
-        port: raw.port,
-        dbname: raw.dbname,
-        user: raw.user,
-        sslmode,
-        application_name: raw.application_name,
-        connect_timeout_seconds: raw.connect_timeout_seconds,
-        sslrootcert: beside(raw.sslrootcert),
-        sslcert: beside(raw.sslcert),
-        sslkey: beside(raw.sslkey),
-        passfile: beside(raw.passfile),
-        role: raw.role,
-        read_only_as_login,
-    })
+    raw.validate(file.and_then(Path::parent), &mistake::quoted)
+        .map_err(|e| fail(file, e.field, e.message))
 }
 
 /// The `logging` section.
@@ -417,25 +356,6 @@ fn duckdb(raw: RawDuckdb, file: Option<&Path>) -> Result<DuckdbConfig, ConfigErr
             }
         },
     })
-}
-
-/// What is wrong with a role name, if anything. It is used exactly as
-/// written (case and spaces kept, quoted as an identifier), so the checks are
-/// only those PostgreSQL would otherwise fail on, or silently change.
-fn role_name_problem(role: &str) -> Option<String> {
-    if role.trim().is_empty() {
-        Some("is empty: remove it to run as the login, or name a role".to_owned())
-    } else if role.contains('\0') {
-        Some("contains a NUL character".to_owned())
-    } else if role.len() > 63 {
-        // PostgreSQL would truncate it (with only a notice) and use another name.
-        Some(format!(
-            "is {} bytes long; PostgreSQL names are at most 63 bytes",
-            role.len()
-        ))
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]
