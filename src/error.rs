@@ -69,12 +69,27 @@ pub enum Error {
     /// reaches a caller.
     #[error(transparent)]
     StatementLost(Box<DbError>),
-    /// The database could not be reached or the connection broke.
+    /// The database could not be reached or opened, or the connection broke.
     #[error("cannot reach the database: {0}")]
-    Connection(String),
-    /// The tool's arguments were unusable (wrong parameter types, empty SQL, ...).
-    #[error("{0}")]
-    Input(String),
+    Connection(#[from] ConnectionError),
+    /// The call's arguments were unusable: the caller changes them and
+    /// calls again.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// What the call names (a table, a schema, a database file) is not
+    /// there, or not only once.
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    /// The database answered one of pgmcp's own queries in a way pgmcp
+    /// does not read: a server it does not know, never the caller's doing.
+    /// `what` names the query.
+    #[error("unexpected reply from the database to {what}: {detail}")]
+    UnexpectedReply { what: &'static str, detail: String },
+    /// A failure of pgmcp's own that no argument caused (an answer it could
+    /// not encode, a statement that reached a backend without its guard
+    /// stage): a bug to report, with what failed.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A hook refused, failed or timed out.
     #[error(transparent)]
     Hook(#[from] HookError),
@@ -88,6 +103,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the call itself is at fault: its arguments were unusable, or
+    /// name what is not there. The caller changes the call; nothing failed.
+    pub fn is_the_callers(&self) -> bool {
+        matches!(self.kind(), Error::Input(_) | Error::NotFound(_))
+    }
+
     /// The error itself, without any prompts appended or fencing.
     pub fn kind(&self) -> &Error {
         match self {
@@ -116,8 +137,157 @@ impl Error {
             Error::StatementLost(db) => format!("prepared statement lost ({})", db.code),
             Error::Connection(_) => "connection failed".to_owned(),
             Error::Input(_) => "unusable arguments".to_owned(),
+            Error::NotFound(_) => "not found".to_owned(),
+            Error::UnexpectedReply { what, .. } => format!("unexpected reply to {what}"),
+            Error::Internal(_) => "internal error".to_owned(),
             Error::Hook(h) => format!("hook: {}", h.label()),
             Error::Prompted { .. } | Error::Fenced { .. } => "error".to_owned(),
+        }
+    }
+}
+
+/// Why a call's arguments were unusable. Each says what was wrong and what
+/// to send instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// `how` says which text was measured: the SQL as sent (empty), or as
+    /// the `before_query` hooks rewrote it.
+    #[error("the query{how} is {length} characters long, more than the {max} allowed (query.max_sql_length)")]
+    SqlTooLong { how: &'static str, length: usize, max: usize },
+    #[error("the parameters take {bytes} bytes, more than the {max} allowed (query.max_params_bytes)")]
+    ParamsTooLarge { bytes: usize, max: usize },
+    #[error("limit must be at least 1")]
+    ZeroLimit,
+    /// The parameters do not match the statement's placeholders, or one is
+    /// not a scalar; the guard's words say which and how to pass it.
+    #[error("{0}")]
+    Params(String),
+    /// A parameter that is not a string, number, boolean or null reached a
+    /// backend (the guard refuses them first; a backend refuses them again).
+    #[error("params[{index}] is not a string, number, boolean or null: pass arrays and objects as JSON text in a string")]
+    NotScalar { index: usize },
+    /// An integer SQLite cannot store.
+    #[error("params[{index}] = {value} is outside SQLite's integer range; pass it as a string")]
+    OutOfRange { index: usize, value: String },
+    /// `describe_table`'s `table` (with `schema`) names no table: the words
+    /// say why.
+    #[error("{0}")]
+    TableName(String),
+    /// The `database` argument of a server without `sqlite.root`: `connected`
+    /// says what it serves instead.
+    #[error("the database argument names an SQLite file inside sqlite.root; this server is connected to {connected}")]
+    DatabaseNotServed { connected: &'static str },
+    #[error("the database argument needs sqlite.root in the server's config; this server has one database")]
+    DatabaseNeedsRoot,
+    #[error("no database given: pass database, a path inside the configured directory")]
+    NoDatabaseGiven,
+    #[error("no SQLite database is configured")]
+    NoDatabaseConfigured,
+    /// The `database` argument is not a path inside `sqlite.root`: the words
+    /// say why.
+    #[error("{0}")]
+    DatabasePath(String),
+    #[error("database roles are a PostgreSQL feature: SQLite and DuckDB files have none")]
+    NoRoles,
+}
+
+/// What a call names that is not there, or not only once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotFound {
+    /// `what` is the table as the engine names it (`table "a"`, `table
+    /// "s"."a"`); `unreadable`: on PostgreSQL a table the role may not read
+    /// looks the same as one that does not exist; `advice` names close
+    /// tables or says how to list them.
+    #[error("{what} does not exist{}. {advice}", if *.unreadable { ", or the role cannot read it" } else { "" })]
+    Table { what: String, unreadable: bool, advice: String },
+    /// The table is not in the schema given, but in `others`.
+    #[error("table \"{schema}\".\"{name}\" does not exist; a table named \"{name}\" exists in schema {}. Pass that schema.", .others.join(", "))]
+    TableElsewhere { schema: String, name: String, others: Vec<String> },
+    /// No schema was given and several have the table.
+    #[error("table \"{name}\" exists in several schemas: {}. Pass schema to say which.", .schemas.join(", "))]
+    AmbiguousTable { name: String, schemas: Vec<String> },
+    /// SQLite has one schema.
+    #[error("schema \"{schema}\" does not exist: an SQLite database has one schema, main")]
+    SqliteSchema { schema: String },
+    /// The database file; `shown` is the name as the person or the call
+    /// gave it, never the resolved path, which would show the server's
+    /// directories.
+    #[error("Database not found: {shown}")]
+    DatabaseFile { shown: String },
+}
+
+/// Why the database could not be reached or opened, or the connection
+/// broke. Each message says what happened and, where pgmcp can tell, why
+/// and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// Connecting to the server failed; the backend worded it for people
+    /// (what happened, the likeliest cause, what to do next).
+    #[error("{0}")]
+    Connect(String),
+    /// No host answered in time.
+    #[error("could not connect to {target}: timed out after {seconds} s ({limit}); check the host and that PostgreSQL accepts TCP connections there")]
+    TimedOut { target: String, seconds: u64, limit: String },
+    /// No host was the kind of server `target_session_attrs` asks for.
+    #[error("{0}")]
+    NoSuitableHost(String),
+    /// The SQLite or DuckDB file could not be opened: `shown` is its name as
+    /// given, `reason` the engine's.
+    #[error("cannot open {shown}: {reason}")]
+    Open { shown: String, reason: String },
+    /// The DuckDB file's path cannot be handed to DuckDB.
+    #[error("{shown}: the path is not UTF-8")]
+    PathNotUtf8 { shown: String },
+    /// The thread running an SQLite or DuckDB call failed.
+    #[error("the {engine} worker failed: {reason}")]
+    Worker { engine: &'static str, reason: String },
+}
+
+impl InputError {
+    /// The same error with `mask` applied to every text a call or an engine
+    /// supplied.
+    pub fn masked(self, mask: impl Fn(&str) -> String) -> InputError {
+        match self {
+            InputError::Params(text) => InputError::Params(mask(&text)),
+            InputError::TableName(text) => InputError::TableName(mask(&text)),
+            InputError::DatabasePath(text) => InputError::DatabasePath(mask(&text)),
+            other => other,
+        }
+    }
+}
+
+impl NotFound {
+    /// The same error with `mask` applied to every text a call or an engine
+    /// supplied.
+    pub fn masked(self, mask: impl Fn(&str) -> String) -> NotFound {
+        match self {
+            NotFound::Table { what, unreadable, advice } => NotFound::Table {
+                what: mask(&what),
+                unreadable,
+                advice: mask(&advice),
+            },
+            NotFound::DatabaseFile { shown } => NotFound::DatabaseFile { shown: mask(&shown) },
+            other => other,
+        }
+    }
+}
+
+impl ConnectionError {
+    /// The same error with `mask` applied to every text an engine or a
+    /// person supplied (an engine's message can name its file).
+    pub fn masked(self, mask: impl Fn(&str) -> String) -> ConnectionError {
+        match self {
+            ConnectionError::Connect(text) => ConnectionError::Connect(mask(&text)),
+            ConnectionError::NoSuitableHost(text) => ConnectionError::NoSuitableHost(mask(&text)),
+            ConnectionError::Open { shown, reason } => ConnectionError::Open {
+                shown,
+                reason: mask(&reason),
+            },
+            ConnectionError::Worker { engine, reason } => ConnectionError::Worker {
+                engine,
+                reason: mask(&reason),
+            },
+            other => other,
         }
     }
 }

@@ -78,7 +78,7 @@ mod process;
 mod suggest;
 
 pub use config::Config;
-pub use error::{DbError, Error, ErrorCode};
+pub use error::{ConnectionError, DbError, Error, ErrorCode, InputError, NotFound};
 pub use pipeline::answer::QueryAnswer;
 pub use pipeline::shape::QueryOutput;
 pub use pipeline::{Engine, QueryInput};

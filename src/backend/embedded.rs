@@ -14,7 +14,7 @@ use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use super::Deadline;
-use crate::error::Error;
+use crate::error::{ConnectionError, Error};
 
 /// How often a fired stop fires again while the work winds down: an
 /// interrupt DuckDB receives just before it starts a query is reset by the
@@ -119,7 +119,7 @@ impl Drop for FireOnDrop {
 /// [`Error::Cancelled`] when the call was cancelled, else [`Error::Timeout`].
 /// `engine` names the worker when the thread itself fails.
 pub async fn blocking<T: Send + 'static>(
-    engine: &str,
+    engine: &'static str,
     deadline: &Deadline,
     work: impl FnOnce(Stop) -> Result<T, Error> + Send + 'static,
     interrupted: impl FnOnce(&Error, &Stop) -> bool,
@@ -139,7 +139,10 @@ pub async fn blocking<T: Send + 'static>(
         _ = deadline.cancel.cancelled() => stop.until_done(&mut task).await,
     };
     fire_on_drop.armed = false;
-    let result = joined.map_err(|e| Error::Connection(format!("the {engine} worker failed: {e}")))?;
+    let result = joined.map_err(|e| Error::Connection(ConnectionError::Worker {
+            engine,
+            reason: e.to_string(),
+        }))?;
     match result {
         Err(e) if interrupted(&e, &stop) => Err(if deadline.cancel.is_cancelled() {
             Error::Cancelled

@@ -144,8 +144,11 @@ pub fn shown_setting(text: &str) -> String {
 /// The answer for a database file that is not there: `shown` is the name as
 /// the person (or the call) gave it, never the resolved path, which would
 /// show the model the server's directories.
-pub fn not_found(shown: &str) -> String {
-    format!("Database not found: {shown}")
+pub fn not_found(shown: &str) -> crate::error::Error {
+    crate::error::NotFound::DatabaseFile {
+        shown: shown.to_owned(),
+    }
+    .into()
 }
 
 /// Decode `%XX` escapes. Errors do not quote the text: the caller names the
@@ -178,16 +181,17 @@ impl Root {
     /// The file `given` names inside the root. Absolute paths, `..` and
     /// symlinks that lead outside are refused alike, without saying where the
     /// root is.
-    pub fn resolve(&self, given: &str) -> Result<Target, String> {
+    pub fn resolve(&self, given: &str) -> Result<Target, crate::error::Error> {
+        use crate::error::InputError::DatabasePath;
         let relative = Path::new(given);
         if given.is_empty() {
-            return Err("database is empty: give a path inside the configured directory".to_owned());
+            return Err(DatabasePath("database is empty: give a path inside the configured directory".to_owned()).into());
         }
         if relative
             .components()
             .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
         {
-            return Err(TRAVERSAL.to_owned());
+            return Err(DatabasePath(TRAVERSAL.to_owned()).into());
         }
         let joined = self.dir.join(relative);
         let real = match joined.canonicalize() {
@@ -197,7 +201,7 @@ impl Root {
             Err(_) => return Err(not_found(given)),
         };
         if !real.starts_with(&self.dir) {
-            return Err(TRAVERSAL.to_owned());
+            return Err(DatabasePath(TRAVERSAL.to_owned()).into());
         }
         if !real.is_file() {
             return Err(not_found(given));
@@ -340,8 +344,9 @@ impl PathMask {
                 db.hint = db.hint.map(|h| self.text(&h).into_owned());
                 Error::Db(db)
             }
-            Error::Connection(text) => Error::Connection(self.text(&text).into_owned()),
-            Error::Input(text) => Error::Input(self.text(&text).into_owned()),
+            Error::Connection(e) => Error::Connection(e.masked(|t| self.text(t).into_owned())),
+            Error::Input(e) => Error::Input(e.masked(|t| self.text(t).into_owned())),
+            Error::NotFound(e) => Error::NotFound(e.masked(|t| self.text(t).into_owned())),
             other => other,
         }
     }

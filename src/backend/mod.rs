@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{DbError, Error};
+use crate::error::{DbError, Error, InputError};
 use crate::guard::Judge;
 use crate::pipeline::budget::ReadBudget;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
@@ -311,9 +311,7 @@ impl Backend {
             #[cfg(feature = "duckdb")]
             Backend::DuckDb(_) => "one DuckDB database",
         };
-        Error::Input(format!(
-            "the database argument names an SQLite file inside sqlite.root; this server is connected to {connected}"
-        ))
+        InputError::DatabaseNotServed { connected }.into()
     }
 
     pub async fn execute(&self, stmt: Statement<'_>, guard: Guard<'_>, deadline: &Deadline) -> Result<Rows, Error> {
@@ -327,8 +325,8 @@ impl Backend {
             (Backend::DuckDb(duck), Guard::WhilePreparing(judge)) => duck.execute(stmt, judge, deadline).await,
             // The pipeline picks the stage by the engine's dialect; refuse
             // rather than run a statement no guard saw.
-            _ => Err(Error::Input(format!(
-                "internal error: a statement reached the {:?} backend without its guard stage",
+            _ => Err(Error::Internal(format!(
+                "a statement reached the {:?} backend without its guard stage",
                 self.dialect()
             ))),
         }

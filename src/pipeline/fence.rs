@@ -38,7 +38,7 @@ pub fn answer<T: Serialize + DeserializeOwned>(
     max_bytes: usize,
     answer: T,
 ) -> Result<T, Error> {
-    let mut json = serde_json::to_value(&answer).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))?;
+    let mut json = serde_json::to_value(&answer).map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
     let longest = (max_bytes / 8).max(64);
     let before = json.clone();
     strings(&mut json, &mut |s: &mut String| {
@@ -49,7 +49,7 @@ pub fn answer<T: Serialize + DeserializeOwned>(
     if json == before {
         return Ok(answer);
     }
-    serde_json::from_value(json).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))
+    serde_json::from_value(json).map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))
 }
 
 /// Bytes kept for `truncated` and the hint [`cap_lists`] writes.
@@ -244,20 +244,20 @@ mod tests {
             ),
             (
                 Error::Prompted {
-                    source: Box::new(Error::Connection("dave@example.com refused".into())),
+                    source: Box::new(Error::Connection(crate::error::ConnectionError::Connect("dave@example.com refused".into()))),
                     prompts: "write to erin@example.com".into(),
                 },
                 1000,
                 "cannot reach the database: [email] refused\n\nwrite to [email]".to_owned(),
             ),
             (
-                Error::Input("x".repeat(10_000)),
+                Error::Input(crate::error::InputError::Params("x".repeat(10_000))),
                 100,
                 format!("{}… [error cut: 57 of 10000 bytes shown]", "x".repeat(57)),
             ),
             // Sanitized before the cut: no piece of the address survives.
             (
-                Error::Input(format!("{} frank@example.com", "y".repeat(120))),
+                Error::Input(crate::error::InputError::Params(format!("{} frank@example.com", "y".repeat(120)))),
                 100,
                 format!("{}… [error cut: 61 of 128 bytes shown]", "y".repeat(61)),
             ),

@@ -176,6 +176,10 @@ pub enum HookError {
     Rejected { message: String },
     #[error("{} hook cancelled: the call was cancelled", .stage.name())]
     Cancelled { stage: Stage },
+    /// The `after_query` hooks' answer, read back, is not what `tool`
+    /// answers.
+    #[error("after_query hook returned an answer that is not a {tool} answer: {reason}")]
+    NotAnAnswer { tool: String, reason: String },
 }
 
 impl HookError {
@@ -190,6 +194,7 @@ impl HookError {
             }
             HookError::Rejected { .. } => "rejected".to_owned(),
             HookError::Cancelled { stage } => format!("{} cancelled", stage.name()),
+            HookError::NotAnAnswer { tool, .. } => format!("after_query answered no {tool} answer"),
         }
     }
 }

@@ -45,12 +45,12 @@ use crate::backend::postgres::{self, ConnectParams, PgBackend, PgOptions};
 use crate::backend::sqlite::SqliteBackend;
 use crate::backend::{self, Backend, Choice, ChoiceError, Deadline, Dialect, Guard, SessionReport, Statement};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Error, InputError};
 use crate::guard;
 use crate::pipeline::budget::ReadBudget;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use answer::QueryAnswer;
-use hooks::Stage;
+use hooks::{HookError, Stage};
 use shape::QueryOutput;
 
 /// How long looking up "did you mean" names may take after a failed query.
@@ -187,7 +187,7 @@ impl Engine {
         let answer = self.query_answer(input, cancel).await?;
         answer
             .output()
-            .map_err(|e| Error::Input(format!("cannot read the encoded result: {e}")))
+            .map_err(|e| Error::Internal(format!("cannot read the encoded result: {e}")))
     }
 
     /// Run one query through every stage; its answer is the JSON text an
@@ -250,7 +250,7 @@ impl Engine {
                 Some(routines) => {
                     let checked = guard::check(&self.judge, routines, &sql)?;
                     guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
-                        .map_err(Error::Input)?;
+                        .map_err(|e| Error::Input(InputError::Params(e)))?;
                     let guard = Guard::Checked {
                         catalog_version: routines.version(),
                     };
@@ -291,9 +291,10 @@ impl Engine {
             let json = answer::encode(shaped, usize::MAX).into_json();
             let json = hooks::run_chain(Stage::AfterQuery, "query", &config.hooks.after_query, json, cancel).await?;
             shaped = shape::from_hook_json(&json).map_err(|e| {
-                Error::Input(format!(
-                    "after_query hook returned a result that is not a query result: {e}"
-                ))
+                Error::Hook(HookError::NotAnAnswer {
+                    tool: "query".to_owned(),
+                    reason: e.to_string(),
+                })
             })?;
         }
         Ok(fence::output(
@@ -377,7 +378,7 @@ impl Engine {
         schema: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
-        let (schema, name) = parse_table_name(table, schema).map_err(|e| self.prompted(Error::Input(e)))?;
+        let (schema, name) = parse_table_name(table, schema).map_err(|e| self.prompted(InputError::TableName(e).into()))?;
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
@@ -405,12 +406,13 @@ impl Engine {
             answer
         } else {
             let json =
-                serde_json::to_string(&answer).map_err(|e| Error::Input(format!("cannot encode the answer: {e}")))?;
+                serde_json::to_string(&answer).map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
             let json = hooks::run_chain(Stage::AfterQuery, tool, hooks, json, cancel).await?;
             serde_json::from_str(&json).map_err(|e| {
-                Error::Input(format!(
-                    "after_query hook returned an answer that is not a {tool} answer: {e}"
-                ))
+                Error::Hook(HookError::NotAnAnswer {
+                    tool: tool.to_owned(),
+                    reason: e.to_string(),
+                })
             })?
         };
         fence::answer(&self.config.sanitization, self.config.query.max_result_length, answer)
@@ -638,7 +640,7 @@ impl Drop for Call<'_> {
 
 /// What a role-related call answers on a database without roles.
 fn no_roles() -> Error {
-    Error::Input("database roles are a PostgreSQL feature: SQLite and DuckDB files have none".to_owned())
+    InputError::NoRoles.into()
 }
 
 /// The size and limit checks that need nothing but the input. Returns the row
@@ -653,12 +655,14 @@ fn check_input(
     check_length(&input.sql, max_sql_length, "")?;
     let params: usize = input.params.iter().map(param_bytes).sum();
     if params > max_params_bytes {
-        return Err(Error::Input(format!(
-            "the parameters take {params} bytes, more than the {max_params_bytes} allowed (query.max_params_bytes)"
-        )));
+        return Err(InputError::ParamsTooLarge {
+            bytes: params,
+            max: max_params_bytes,
+        }
+        .into());
     }
     match input.limit {
-        Some(0) => Err(Error::Input("limit must be at least 1".to_owned())),
+        Some(0) => Err(InputError::ZeroLimit.into()),
         Some(limit) => Ok(limit.min(max_rows)),
         None => Ok(default_limit.unwrap_or(max_rows).min(max_rows)),
     }
@@ -675,12 +679,15 @@ fn param_bytes(value: &Value) -> usize {
 }
 
 /// `query.max_sql_length`, in characters; `how` says which text was measured.
-fn check_length(sql: &str, max_sql_length: usize, how: &str) -> Result<(), Error> {
+fn check_length(sql: &str, max_sql_length: usize, how: &'static str) -> Result<(), Error> {
     let length = sql.chars().count();
     if length > max_sql_length {
-        return Err(Error::Input(format!(
-            "the query{how} is {length} characters long, more than the {max_sql_length} allowed (query.max_sql_length)"
-        )));
+        return Err(InputError::SqlTooLong {
+            how,
+            length,
+            max: max_sql_length,
+        }
+        .into());
     }
     Ok(())
 }

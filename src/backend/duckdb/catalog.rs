@@ -7,7 +7,7 @@
 use duckdb::{Connection, params};
 
 use super::db_error;
-use crate::error::Error;
+use crate::error::{Error, NotFound};
 use crate::pipeline::catalog::{
     ColumnInfo, ConstraintInfo, ForeignKeyInfo, IndexInfo, TableDescription, TableEntry, TableFilter, TableList,
 };
@@ -81,18 +81,23 @@ pub fn describe_table(conn: &Connection, schema: Option<&str>, table: &str) -> R
                 Some(schema) => format!("table \"{schema}.{table}\""),
                 None => format!("table \"{table}\""),
             };
-            return Err(Error::Input(format!("{what} does not exist. {advice}")));
+            return Err(NotFound::Table {
+                what,
+                unreadable: false,
+                advice,
+            }
+            .into());
         }
         [one] => one.clone(),
         // Several schemas have it and none was given: main if it is one of
         // them (sorted first), else say which.
         [first, ..] if first.0 == "main" => first.clone(),
         many => {
-            let schemas: Vec<&str> = many.iter().map(|f| f.0.as_str()).collect();
-            return Err(Error::Input(format!(
-                "table \"{table}\" exists in schemas {}: pass schema to say which",
-                schemas.join(", ")
-            )));
+            return Err(NotFound::AmbiguousTable {
+                name: table.to_owned(),
+                schemas: many.iter().map(|f| f.0.clone()).collect(),
+            }
+            .into());
         }
     };
     describe(conn, found).map_err(db_error)

@@ -34,7 +34,7 @@ use self::value::{DuckType, to_json};
 use super::embedded::{self, Stop};
 use super::location::{DbFile, PathMask, Target};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
-use crate::error::{DbError, Error, ErrorCode};
+use crate::error::{ConnectionError, DbError, Error, ErrorCode, InputError};
 use crate::guard::duckdb::{Evidence, Kind, Plan};
 use crate::guard::outline::{self, Outline, without_final_semicolon};
 use crate::guard::{self, Judge, Placeholders};
@@ -177,7 +177,12 @@ impl DuckDbBackend {
         let shared = Arc::clone(&self.shared);
         let work = move |stop: Stop| {
             let db = shared.database()?;
-            let session = Session::open(&db).map_err(Error::Connection)?;
+            let session = Session::open(&db).map_err(|reason| {
+                Error::Connection(ConnectionError::Open {
+                    shown: shared.target.shown.clone(),
+                    reason,
+                })
+            })?;
             let interrupt = session.conn.interrupt_handle();
             stop.on_fire(move || interrupt.interrupt());
             work(&session, &stop)
@@ -200,16 +205,25 @@ impl Shared {
         let path = match &self.target.file {
             DbFile::Memory => ":memory:".to_owned(),
             DbFile::Path(path) if !path.is_file() => {
-                return Err(Error::Input(super::location::not_found(&self.target.shown)));
+                return Err(super::location::not_found(&self.target.shown));
             }
             DbFile::Path(path) => path
                 .to_str()
-                .ok_or_else(|| Error::Input(format!("{}: the path is not UTF-8", self.target.shown)))?
+                .ok_or_else(|| {
+                    Error::Connection(ConnectionError::PathNotUtf8 {
+                        shown: self.target.shown.clone(),
+                    })
+                })?
                 .to_owned(),
         };
         let (settings, then) = self.settings();
         let db = Database::open(&path, &settings, &then)
-            .map_err(|e| Error::Connection(format!("cannot open {}: {e}", self.target.shown)))?;
+            .map_err(|reason| {
+                Error::Connection(ConnectionError::Open {
+                    shown: self.target.shown.clone(),
+                    reason,
+                })
+            })?;
         let db = Arc::new(db);
         *slot = Some(Arc::clone(&db));
         Ok(db)
@@ -316,7 +330,7 @@ fn run(
         }
     };
     let kind = Kind::from_code(prepared.kind());
-    guard::check_params(prepared.param_count(), params, Placeholders::Positional).map_err(Error::Input)?;
+    guard::check_params(prepared.param_count(), params, Placeholders::Positional).map_err(|e| Error::Input(InputError::Params(e)))?;
     let values = params.iter().map(param).collect::<Vec<_>>();
     let evidence = evidence(session, sql, kind, &values, 0);
     guard::duckdb::statement(judge, &outline, &evidence)?;

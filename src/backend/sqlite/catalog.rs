@@ -7,7 +7,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::db_error;
-use crate::error::Error;
+use crate::error::{Error, NotFound};
 use crate::pipeline::catalog::{
     ColumnInfo, ConstraintInfo, ForeignKeyInfo, IndexInfo, TableDescription, TableEntry, TableFilter, TableList,
 };
@@ -58,9 +58,10 @@ pub fn list_tables(conn: &Connection, filter: &TableFilter) -> rusqlite::Result<
 
 pub fn describe_table(conn: &Connection, schema: Option<&str>, table: &str) -> Result<TableDescription, Error> {
     if let Some(schema) = schema.filter(|s| *s != SCHEMA) {
-        return Err(Error::Input(format!(
-            "schema \"{schema}\" does not exist: an SQLite database has one schema, main"
-        )));
+        return Err(NotFound::SqliteSchema {
+            schema: schema.to_owned(),
+        }
+        .into());
     }
     // SQLite compares names case-insensitively; report the name as created.
     let found: Option<(String, String, Option<String>)> = conn
@@ -74,7 +75,12 @@ pub fn describe_table(conn: &Connection, schema: Option<&str>, table: &str) -> R
     let Some((name, kind, sql)) = found else {
         let names = table_names(conn).map_err(db_error)?;
         let advice = crate::suggest::table_advice(&crate::suggest::closest(table, names.iter().map(String::as_str), 3));
-        return Err(Error::Input(format!("table \"{table}\" does not exist. {advice}")));
+        return Err(NotFound::Table {
+            what: format!("table \"{table}\""),
+            unreadable: false,
+            advice,
+        }
+        .into());
     };
     describe(conn, name, kind, sql).map_err(db_error)
 }

@@ -25,7 +25,7 @@ use serde_json::Value;
 use self::location::{DbFile, PathMask, Root, Target};
 use super::embedded::{self, Stop, hex};
 use super::{Column, Deadline, Rows, SessionReport, Statement};
-use crate::error::{DbError, Error, ErrorCode};
+use crate::error::{ConnectionError, DbError, Error, ErrorCode, InputError};
 use crate::guard::{self, Judge, Rule, Violation, sqlite::Outline};
 use crate::pipeline::budget::{self, ReadBudget};
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
@@ -53,16 +53,11 @@ impl SqliteBackend {
     /// The file a call uses: `database` inside the root, else the default.
     fn target(&self, database: Option<&str>) -> Result<Target, Error> {
         match (database, &self.root, &self.default) {
-            (Some(given), Some(root), _) => root.resolve(given).map_err(Error::Input),
-            (Some(_), None, _) => Err(Error::Input(
-                "the database argument needs sqlite.root in the server's config; this server has one database"
-                    .to_owned(),
-            )),
+            (Some(given), Some(root), _) => root.resolve(given),
+            (Some(_), None, _) => Err(InputError::DatabaseNeedsRoot.into()),
             (None, _, Some(default)) => Ok(default.clone()),
-            (None, Some(_), None) => Err(Error::Input(
-                "no database given: pass database, a path inside the configured directory".to_owned(),
-            )),
-            (None, None, None) => Err(Error::Input("no SQLite database is configured".to_owned())),
+            (None, Some(_), None) => Err(InputError::NoDatabaseGiven.into()),
+            (None, None, None) => Err(InputError::NoDatabaseConfigured.into()),
         }
     }
 
@@ -211,12 +206,17 @@ fn open(target: &Target, read_only: bool, stop: Stop) -> Result<Connection, Erro
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         ),
         DbFile::Path(path) if !path.is_file() => {
-            return Err(Error::Input(super::location::not_found(&target.shown)));
+            return Err(super::location::not_found(&target.shown));
         }
         DbFile::Path(path) => Connection::open_with_flags(path, flags),
     };
     // SQLite's open errors name the full path; say it as the caller gave it.
-    let mut conn = opened.map_err(|e| Error::Connection(format!("cannot open {}: {}", target.shown, code_name(&e))))?;
+    let mut conn = opened.map_err(|e| {
+        Error::Connection(ConnectionError::Open {
+            shown: target.shown.clone(),
+            reason: code_name(&e).to_string(),
+        })
+    })?;
     // busy_timeout counts whole milliseconds: round up, so a lock wait ends
     // after the deadline and is reported as the timeout it is.
     let remaining = stop.at().saturating_duration_since(Instant::now()) + std::time::Duration::from_millis(1);
@@ -301,7 +301,7 @@ fn run(
         }
     };
     guard::sqlite::statement(judge, &outline, stmt.readonly())?;
-    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional).map_err(Error::Input)?;
+    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional).map_err(|e| Error::Input(InputError::Params(e)))?;
     for (i, param) in params.iter().enumerate() {
         bind(&mut stmt, i + 1, param)?;
     }
@@ -404,16 +404,17 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, index: usize, param: &Value) -> Resu
             (Some(i), _) => stmt.raw_bind_parameter(index, i),
             (None, Some(f)) if n.is_f64() || n.as_u64().is_none() => stmt.raw_bind_parameter(index, f),
             _ => {
-                return Err(Error::Input(format!(
-                    "params[{}] = {n} is outside SQLite's integer range; pass it as a string",
-                    index - 1
-                )));
+                return Err(InputError::OutOfRange {
+                    index: index - 1,
+                    value: n.to_string(),
+                }
+                .into());
             }
         },
         Value::String(s) => stmt.raw_bind_parameter(index, s.as_str()),
         // check_params refused these already.
         Value::Array(_) | Value::Object(_) => {
-            return Err(Error::Input(format!("params[{}] is not a scalar", index - 1)));
+            return Err(InputError::NotScalar { index: index - 1 }.into());
         }
     };
     bound.map_err(db_error)

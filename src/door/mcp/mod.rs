@@ -484,7 +484,7 @@ impl Server {
     /// as an internal error.
     fn engine_error(&self, error: Error, unusable: fn(String, Option<Value>) -> McpError) -> McpError {
         tracing::info!(error = %error.label(), "resource or prompt call failed");
-        let input = matches!(error.kind(), Error::Input(_));
+        let input = error.is_the_callers();
         let text = self.engine.fenced(error).to_string();
         if input {
             unusable(text, None)

@@ -108,7 +108,7 @@ pub async fn get(
             let description = engine.describe_table(table, None, cancel).await?;
             let uri = resources::uri(&description.schema, &description.name);
             let text = serde_json::to_string(&description)
-                .map_err(|e| Error::Input(format!("cannot encode the description: {e}")))?;
+                .map_err(|e| Error::Internal(format!("cannot encode the description: {e}")))?;
             let shown = format!("{}.{}", description.schema, description.name);
             let ask = if prompt == EXPLAIN {
                 format!(
@@ -203,7 +203,7 @@ pub async fn complete(
     let total = values.len();
     values.truncate(CompletionInfo::MAX_VALUES);
     let has_more = total > values.len();
-    let info = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more).map_err(Error::Input)?;
+    let info = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more).map_err(Error::Internal)?;
     Ok(CompleteResult::new(info))
 }
 

@@ -76,7 +76,7 @@ pub async fn tables(
 ) -> Result<Vec<TableEntry>, Error> {
     match engine.list_tables(filter, cancel).await {
         Ok(list) => Ok(list.tables),
-        Err(e) if engine.config().sqlite_root.is_some() && matches!(e.kind(), Error::Input(_)) => Ok(Vec::new()),
+        Err(e) if engine.config().sqlite_root.is_some() && e.is_the_callers() => Ok(Vec::new()),
         Err(e) => Err(e),
     }
 }
@@ -100,7 +100,7 @@ pub async fn read(engine: &Engine, uri: &str, cancel: CancellationToken) -> Resu
     let (schema, table) = parse(uri).ok_or_else(|| ResourceError::NotOurs { uri: uri.to_owned() })?;
     let description = engine.describe_table(&qualified(&schema, &table), None, cancel).await?;
     let text =
-        serde_json::to_string(&description).map_err(|e| Error::Input(format!("cannot encode the description: {e}")))?;
+        serde_json::to_string(&description).map_err(|e| Error::Internal(format!("cannot encode the description: {e}")))?;
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type(MIME),
     ]))
