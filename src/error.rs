@@ -153,7 +153,11 @@ pub enum InputError {
     /// `how` says which text was measured: the SQL as sent (empty), or as
     /// the `before_query` hooks rewrote it.
     #[error("the query{how} is {length} characters long, more than the {max} allowed (query.max_sql_length)")]
-    SqlTooLong { how: &'static str, length: usize, max: usize },
+    SqlTooLong {
+        how: &'static str,
+        length: usize,
+        max: usize,
+    },
     #[error("the parameters take {bytes} bytes, more than the {max} allowed (query.max_params_bytes)")]
     ParamsTooLarge { bytes: usize, max: usize },
     #[error("limit must be at least 1")]
@@ -164,7 +168,9 @@ pub enum InputError {
     Params(String),
     /// A parameter that is not a string, number, boolean or null reached a
     /// backend (the guard refuses them first; a backend refuses them again).
-    #[error("params[{index}] is not a string, number, boolean or null: pass arrays and objects as JSON text in a string")]
+    #[error(
+        "params[{index}] is not a string, number, boolean or null: pass arrays and objects as JSON text in a string"
+    )]
     NotScalar { index: usize },
     /// An integer SQLite cannot store.
     #[error("params[{index}] = {value} is outside SQLite's integer range; pass it as a string")]
@@ -199,10 +205,18 @@ pub enum NotFound {
     /// looks the same as one that does not exist; `advice` names close
     /// tables or says how to list them.
     #[error("{what} does not exist{}. {advice}", if *.unreadable { ", or the role cannot read it" } else { "" })]
-    Table { what: String, unreadable: bool, advice: String },
+    Table {
+        what: String,
+        unreadable: bool,
+        advice: String,
+    },
     /// The table is not in the schema given, but in `others`.
     #[error("table \"{schema}\".\"{name}\" does not exist; a table named \"{name}\" exists in schema {}. Pass that schema.", .others.join(", "))]
-    TableElsewhere { schema: String, name: String, others: Vec<String> },
+    TableElsewhere {
+        schema: String,
+        name: String,
+        others: Vec<String>,
+    },
     /// No schema was given and several have the table.
     #[error("table \"{name}\" exists in several schemas: {}. Pass schema to say which.", .schemas.join(", "))]
     AmbiguousTable { name: String, schemas: Vec<String> },
@@ -226,8 +240,14 @@ pub enum ConnectionError {
     #[error("{0}")]
     Connect(String),
     /// No host answered in time.
-    #[error("could not connect to {target}: timed out after {seconds} s ({limit}); check the host and that PostgreSQL accepts TCP connections there")]
-    TimedOut { target: String, seconds: u64, limit: String },
+    #[error(
+        "could not connect to {target}: timed out after {seconds} s ({limit}); check the host and that PostgreSQL accepts TCP connections there"
+    )]
+    TimedOut {
+        target: String,
+        seconds: u64,
+        limit: String,
+    },
     /// No host was the kind of server `target_session_attrs` asks for.
     #[error("{0}")]
     NoSuitableHost(String),
@@ -261,7 +281,11 @@ impl NotFound {
     /// supplied.
     pub fn masked(self, mask: impl Fn(&str) -> String) -> NotFound {
         match self {
-            NotFound::Table { what, unreadable, advice } => NotFound::Table {
+            NotFound::Table {
+                what,
+                unreadable,
+                advice,
+            } => NotFound::Table {
                 what: mask(&what),
                 unreadable,
                 advice: mask(&advice),
@@ -465,9 +489,87 @@ mod tests {
                 ))),
                 "Parser Error: syntax error at or near \"SELEC\" (DUCKDB_PARSER)\n\nLINE 1: SELEC 1\n        ^",
             ),
+            (
+                NotFound::Table {
+                    what: "table \"deal\"".into(),
+                    unreadable: true,
+                    advice: "Did you mean: sales.deals?".into(),
+                }
+                .into(),
+                "table \"deal\" does not exist, or the role cannot read it. Did you mean: sales.deals?",
+            ),
+            (
+                NotFound::Table {
+                    what: "table \"user\"".into(),
+                    unreadable: false,
+                    advice: "Did you mean: users?".into(),
+                }
+                .into(),
+                "table \"user\" does not exist. Did you mean: users?",
+            ),
+            (
+                NotFound::AmbiguousTable {
+                    name: "shared".into(),
+                    schemas: vec!["a".into(), "b".into()],
+                }
+                .into(),
+                "table \"shared\" exists in several schemas: a, b. Pass schema to say which.",
+            ),
+            (
+                InputError::SqlTooLong {
+                    how: " as the before_query hooks rewrote it",
+                    length: 69,
+                    max: 50,
+                }
+                .into(),
+                "the query as the before_query hooks rewrote it is 69 characters long, more than the 50 allowed (query.max_sql_length)",
+            ),
+            (
+                InputError::NotScalar { index: 2 }.into(),
+                "params[2] is not a string, number, boolean or null: pass arrays and objects as JSON text in a string",
+            ),
+            (
+                ConnectionError::TimedOut {
+                    target: "db:5432".into(),
+                    seconds: 10,
+                    limit: "connect_timeout".into(),
+                }
+                .into(),
+                "cannot reach the database: could not connect to db:5432: timed out after 10 s (connect_timeout); \
+                 check the host and that PostgreSQL accepts TCP connections there",
+            ),
+            (
+                Error::UnexpectedReply {
+                    what: "a catalog query",
+                    detail: "missing field `name`".into(),
+                },
+                "unexpected reply from the database to a catalog query: missing field `name`",
+            ),
         ];
         for (err, expected) in cases {
             assert_eq!(err.to_string(), expected);
+        }
+    }
+
+    /// Whose doing an error is: the call's (the caller changes it) or not.
+    #[test]
+    fn the_callers_errors_are_input_and_not_found() {
+        let cases: Vec<(Error, bool)> = vec![
+            (InputError::ZeroLimit.into(), true),
+            (NotFound::DatabaseFile { shown: "a.db".into() }.into(), true),
+            (
+                Error::Prompted {
+                    source: Box::new(InputError::NoRoles.into()),
+                    prompts: "see the docs".into(),
+                },
+                true,
+            ),
+            (ConnectionError::Connect("refused".into()).into(), false),
+            (Error::Internal("cannot encode".into()), false),
+            (Error::Cancelled, false),
+        ];
+        for (err, callers) in cases {
+            assert_eq!(err.is_the_callers(), callers, "{err}");
         }
     }
 

@@ -139,10 +139,12 @@ pub async fn blocking<T: Send + 'static>(
         _ = deadline.cancel.cancelled() => stop.until_done(&mut task).await,
     };
     fire_on_drop.armed = false;
-    let result = joined.map_err(|e| Error::Connection(ConnectionError::Worker {
+    let result = joined.map_err(|e| {
+        Error::Connection(ConnectionError::Worker {
             engine,
             reason: e.to_string(),
-        }))?;
+        })
+    })?;
     match result {
         Err(e) if interrupted(&e, &stop) => Err(if deadline.cancel.is_cancelled() {
             Error::Cancelled

@@ -185,7 +185,9 @@ impl Root {
         use crate::error::InputError::DatabasePath;
         let relative = Path::new(given);
         if given.is_empty() {
-            return Err(DatabasePath("database is empty: give a path inside the configured directory".to_owned()).into());
+            return Err(
+                DatabasePath("database is empty: give a path inside the configured directory".to_owned()).into(),
+            );
         }
         if relative
             .components()

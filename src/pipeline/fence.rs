@@ -38,7 +38,8 @@ pub fn answer<T: Serialize + DeserializeOwned>(
     max_bytes: usize,
     answer: T,
 ) -> Result<T, Error> {
-    let mut json = serde_json::to_value(&answer).map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
+    let mut json =
+        serde_json::to_value(&answer).map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
     let longest = (max_bytes / 8).max(64);
     let before = json.clone();
     strings(&mut json, &mut |s: &mut String| {
@@ -244,7 +245,9 @@ mod tests {
             ),
             (
                 Error::Prompted {
-                    source: Box::new(Error::Connection(crate::error::ConnectionError::Connect("dave@example.com refused".into()))),
+                    source: Box::new(Error::Connection(crate::error::ConnectionError::Connect(
+                        "dave@example.com refused".into(),
+                    ))),
                     prompts: "write to erin@example.com".into(),
                 },
                 1000,
@@ -257,7 +260,10 @@ mod tests {
             ),
             // Sanitized before the cut: no piece of the address survives.
             (
-                Error::Input(crate::error::InputError::Params(format!("{} frank@example.com", "y".repeat(120)))),
+                Error::Input(crate::error::InputError::Params(format!(
+                    "{} frank@example.com",
+                    "y".repeat(120)
+                ))),
                 100,
                 format!("{}… [error cut: 61 of 128 bytes shown]", "y".repeat(61)),
             ),

@@ -378,7 +378,8 @@ impl Engine {
         schema: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<TableDescription, Error> {
-        let (schema, name) = parse_table_name(table, schema).map_err(|e| self.prompted(InputError::TableName(e).into()))?;
+        let (schema, name) =
+            parse_table_name(table, schema).map_err(|e| self.prompted(InputError::TableName(e).into()))?;
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.describe_table_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await.map_err(|e| self.prompted(e))?;
@@ -405,8 +406,8 @@ impl Engine {
         let answer = if hooks.is_empty() {
             answer
         } else {
-            let json =
-                serde_json::to_string(&answer).map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
+            let json = serde_json::to_string(&answer)
+                .map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
             let json = hooks::run_chain(Stage::AfterQuery, tool, hooks, json, cancel).await?;
             serde_json::from_str(&json).map_err(|e| {
                 Error::Hook(HookError::NotAnAnswer {

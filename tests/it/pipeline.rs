@@ -314,7 +314,7 @@ async fn parameters_and_input_bounds_are_checked_before_execution() {
     ];
     for (input, expected) in cases {
         match engine.query(&input, CancellationToken::new()).await {
-            Err(Error::Input(text)) => assert!(text.starts_with(expected), "{text}"),
+            Err(Error::Input(e)) => assert!(e.to_string().starts_with(expected), "{e}"),
             other => panic!("{}: expected an input error, got {other:?}", input.sql),
         }
     }

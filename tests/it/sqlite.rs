@@ -67,11 +67,12 @@ fn refusal<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
     }
 }
 
-/// An `Error::Input` message; panics on anything else.
+/// The message of an error the call itself caused (`Error::Input` or
+/// `Error::NotFound`); panics on anything else.
 fn input_error<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
     match result {
         Err(e) => match e.kind() {
-            Error::Input(message) => message.clone(),
+            e @ (Error::Input(_) | Error::NotFound(_)) => e.to_string(),
             other => panic!("expected an input error, got {other:?}"),
         },
         Ok(v) => panic!("expected an input error, got {v:?}"),

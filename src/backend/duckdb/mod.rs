@@ -217,13 +217,12 @@ impl Shared {
                 .to_owned(),
         };
         let (settings, then) = self.settings();
-        let db = Database::open(&path, &settings, &then)
-            .map_err(|reason| {
-                Error::Connection(ConnectionError::Open {
-                    shown: self.target.shown.clone(),
-                    reason,
-                })
-            })?;
+        let db = Database::open(&path, &settings, &then).map_err(|reason| {
+            Error::Connection(ConnectionError::Open {
+                shown: self.target.shown.clone(),
+                reason,
+            })
+        })?;
         let db = Arc::new(db);
         *slot = Some(Arc::clone(&db));
         Ok(db)
@@ -330,7 +329,8 @@ fn run(
         }
     };
     let kind = Kind::from_code(prepared.kind());
-    guard::check_params(prepared.param_count(), params, Placeholders::Positional).map_err(|e| Error::Input(InputError::Params(e)))?;
+    guard::check_params(prepared.param_count(), params, Placeholders::Positional)
+        .map_err(|e| Error::Input(InputError::Params(e)))?;
     let values = params.iter().map(param).collect::<Vec<_>>();
     let evidence = evidence(session, sql, kind, &values, 0);
     guard::duckdb::statement(judge, &outline, &evidence)?;

@@ -54,7 +54,10 @@ impl PgBackend {
             let result = run(conn, &ex, deadline).await?;
             json_cell(&result)
                 .and_then(|v| serde_json::from_value::<role::LoginPowers>(v).ok())
-                .ok_or_else(|| Error::Connection("unexpected reply about the login's privileges".to_owned()))?
+                .ok_or_else(|| Error::UnexpectedReply {
+                    what: "the question of the login's privileges",
+                    detail: "no row, or not one pgmcp reads".to_owned(),
+                })?
         };
         conn.reader = powers.any().then_some(powers);
         Ok(())

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::pooler::names_a_statement_of_pgmcps;
 use super::wire::{CancelTarget, Connection, Exchange, StatementResult, WireError};
 use super::{Deadline, role, routines};
-use crate::error::Error;
+use crate::error::{ConnectionError, Error};
 
 /// After the deadline, how long we let the server's own `statement_timeout`
 /// report before sending a cancel request ourselves.
@@ -108,6 +108,6 @@ fn query_error(e: WireError, timeout: Duration) -> Error {
         WireError::Setup(db) if db.code.sqlstate() == Some(routines::MOVED) => Error::CatalogUnconfirmed,
         WireError::Setup(db) if names_a_statement_of_pgmcps(&db) => Error::StatementLost(db),
         WireError::Setup(db) => Error::Db(db),
-        other => Error::Connection(other.to_string()),
+        other => Error::Connection(ConnectionError::Connect(other.to_string())),
     }
 }

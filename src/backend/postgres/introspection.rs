@@ -12,7 +12,7 @@ use super::pooler::surfaced;
 use super::session::timeout_ms;
 use super::wire::Exchange;
 use super::{Deadline, HbaFacts, NewLogin, PgBackend, catalog, hba, role, suggest_role_sql};
-use crate::error::{DbError, Error};
+use crate::error::{DbError, Error, NotFound};
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 
 /// The most tables `list_tables` asks the catalog for: its query takes the
@@ -88,18 +88,21 @@ impl PgBackend {
             (Some(schema), _) if holders.iter().any(|h| h == schema) => schema.to_owned(),
             (_, []) => return Err(self.no_such_table(asked, name, deadline).await),
             (Some(schema), others) => {
-                return Err(Error::Input(format!(
-                    "table \"{schema}\".\"{name}\" does not exist; a table named \"{name}\" exists in schema {}. Pass that schema.",
-                    others.join(", ")
-                )));
+                return Err(NotFound::TableElsewhere {
+                    schema: schema.to_owned(),
+                    name: name.to_owned(),
+                    others: others.to_vec(),
+                }
+                .into());
             }
             (None, holders) if holders.iter().any(|h| h == "public") => "public".to_owned(),
             (None, [only]) => only.clone(),
             (None, several) => {
-                return Err(Error::Input(format!(
-                    "table \"{name}\" exists in several schemas: {}. Pass schema to say which.",
-                    several.join(", ")
-                )));
+                return Err(NotFound::AmbiguousTable {
+                    name: name.to_owned(),
+                    schemas: several.to_vec(),
+                }
+                .into());
             }
         };
         let doc: Option<TableDescription> = self
@@ -123,9 +126,12 @@ impl PgBackend {
     async fn no_such_table(&self, schema: Option<&str>, name: &str, deadline: &Deadline) -> Error {
         let target = schema.map_or_else(|| format!("\"{name}\""), |s| format!("\"{s}\".\"{name}\""));
         let advice = crate::suggest::table_advice(&self.similar_tables(name, deadline).await);
-        Error::Input(format!(
-            "table {target} does not exist, or the role cannot read it. {advice}"
-        ))
+        NotFound::Table {
+            what: format!("table {target}"),
+            unreadable: true,
+            advice,
+        }
+        .into()
     }
 
     /// Close names from the catalog for an undefined table (42P01) or column
@@ -196,8 +202,10 @@ impl PgBackend {
         deadline: &Deadline,
     ) -> Result<T, Error> {
         let doc = self.catalog_json(sql, params, deadline).await?;
-        serde_json::from_value(doc.unwrap_or(Value::Null))
-            .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}")))
+        serde_json::from_value(doc.unwrap_or(Value::Null)).map_err(|e| Error::UnexpectedReply {
+            what: "a catalog query",
+            detail: e.to_string(),
+        })
     }
 
     /// Run a catalog query that returns one `json` value (or no row).
@@ -256,7 +264,10 @@ impl PgBackend {
             None => Ok(None),
             Some(bytes) => serde_json::from_slice(bytes)
                 .map(Some)
-                .map_err(|e| Error::Connection(format!("unexpected catalog reply: {e}"))),
+                .map_err(|e| Error::UnexpectedReply {
+                    what: "a catalog query",
+                    detail: e.to_string(),
+                }),
         }
     }
 }

@@ -168,7 +168,12 @@ impl PgBackend {
         quick: bool,
         deadline: &Deadline,
     ) -> Result<Rows, Error> {
-        let params: Vec<Option<String>> = stmt.params.iter().map(param_text).collect::<Result<_, _>>()?;
+        let params: Vec<Option<String>> = stmt
+            .params
+            .iter()
+            .enumerate()
+            .map(param_text)
+            .collect::<Result<_, _>>()?;
         let mut conn = self.checkout(deadline).await?;
         let begin = if self.options.read_only {
             "BEGIN READ ONLY"
@@ -258,10 +263,10 @@ impl PgBackend {
                 deadline,
             )
             .await?;
-        let row = rows
-            .rows
-            .first()
-            .ok_or_else(|| Error::Connection("the session report query returned no row".to_owned()))?;
+        let row = rows.rows.first().ok_or_else(|| Error::UnexpectedReply {
+            what: "the session report query",
+            detail: "no row".to_owned(),
+        })?;
         let text = |i: usize| row.get(i).and_then(Value::as_str).unwrap_or_default().to_owned();
         let server_ssl = row.get(4).and_then(Value::as_bool).unwrap_or(false);
         let privileges: role::Privileges = self.catalog(role::PRIVILEGES, &[], deadline).await?;

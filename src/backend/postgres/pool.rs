@@ -11,7 +11,7 @@ use super::deadline::run;
 use super::diagnosis::{self, Failure};
 use super::wire::{Connection, Exchange, WireError};
 use super::{ConnectParams, Deadline, PgBackend, SessionAttrs};
-use crate::error::Error;
+use crate::error::{ConnectionError, Error};
 
 /// How long a pooled connection may take to answer its deferred session reset.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -68,11 +68,11 @@ impl PgBackend {
                             } else {
                                 "the call's timeout"
                             };
-                            failed = Some(Error::Connection(format!(
-                                "could not connect to {}: timed out after {} s ({limit}); check the host and that PostgreSQL accepts TCP connections there",
-                                params.target(),
-                                budget.as_secs_f32().ceil()
-                            )));
+                            failed = Some(Error::Connection(ConnectionError::TimedOut {
+                                target: params.target(),
+                                seconds: budget.as_secs_f32().ceil() as u64,
+                                limit: limit.to_owned(),
+                            }));
                             continue;
                         }
                     };
@@ -91,7 +91,7 @@ impl PgBackend {
             }
             Err(match (failed, unsuitable.is_empty()) {
                 (Some(e), true) => e,
-                (failed, _) => Error::Connection(format!(
+                (failed, _) => Error::Connection(ConnectionError::NoSuitableHost(format!(
                     "none of the hosts is a {attrs} server (target_session_attrs={attrs}): {} answered as {}{}",
                     unsuitable.join(", "),
                     match self.params.target_session_attrs {
@@ -100,7 +100,7 @@ impl PgBackend {
                     },
                     failed.map(|e| format!("; the others: {e}")).unwrap_or_default(),
                     attrs = self.params.target_session_attrs.name(),
-                )),
+                ))),
             })
         };
         tokio::select! {
@@ -176,5 +176,5 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
         WireError::TlsSetup(e) => e.to_string(),
         other => format!("could not connect to {}: {other}", params.target()),
     };
-    Error::Connection(text)
+    Error::Connection(ConnectionError::Connect(text))
 }

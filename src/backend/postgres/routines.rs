@@ -256,8 +256,12 @@ impl Cache {
 
 /// Read the facts from the catalog's JSON answer.
 pub(super) fn from_json(doc: Option<serde_json::Value>) -> Result<Routines, Error> {
-    let doc = doc.ok_or_else(|| Error::Connection("the catalog query for functions returned nothing".to_owned()))?;
-    Routines::from_json(doc).map_err(|e| Error::Connection(format!("unexpected catalog reply for functions: {e}")))
+    let unexpected = |detail: String| Error::UnexpectedReply {
+        what: "the catalog query for functions",
+        detail,
+    };
+    let doc = doc.ok_or_else(|| unexpected("no reply".to_owned()))?;
+    Routines::from_json(doc).map_err(|e| unexpected(e.to_string()))
 }
 
 #[cfg(test)]

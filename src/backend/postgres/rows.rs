@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::wire::{Connection, StatementResult};
 use super::{Column, Deadline, PgBackend, Rows, value};
-use crate::error::Error;
+use crate::error::{Error, InputError};
 use crate::pipeline::budget;
 
 impl PgBackend {
@@ -72,16 +72,13 @@ impl PgBackend {
 }
 
 /// A JSON parameter in PostgreSQL's text input form; the server infers its type.
-pub(super) fn param_text(value: &Value) -> Result<Option<String>, Error> {
+pub(super) fn param_text((index, value): (usize, &Value)) -> Result<Option<String>, Error> {
     match value {
         Value::Null => Ok(None),
         Value::Bool(b) => Ok(Some(b.to_string())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::String(s) => Ok(Some(s.clone())),
-        Value::Array(_) | Value::Object(_) => Err(Error::Input(
-            "parameters must be strings, numbers, booleans or null; pass arrays and objects as JSON text in a string"
-                .to_owned(),
-        )),
+        Value::Array(_) | Value::Object(_) => Err(InputError::NotScalar { index }.into()),
     }
 }
 
@@ -117,7 +114,7 @@ mod tests {
     #[test]
     fn parameters_in_text_form() {
         let v: Vec<Value> = serde_json::from_str(r#"[null, true, 12345678901234567890, 1.5, "x"]"#).unwrap();
-        let got: Vec<_> = v.iter().map(|p| param_text(p).unwrap()).collect();
+        let got: Vec<_> = v.iter().enumerate().map(|p| param_text(p).unwrap()).collect();
         assert_eq!(
             got,
             vec![
@@ -128,6 +125,6 @@ mod tests {
                 Some("x".into())
             ]
         );
-        assert!(param_text(&serde_json::json!([1])).is_err());
+        assert!(param_text((0, &serde_json::json!([1]))).is_err());
     }
 }

@@ -301,7 +301,8 @@ fn run(
         }
     };
     guard::sqlite::statement(judge, &outline, stmt.readonly())?;
-    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional).map_err(|e| Error::Input(InputError::Params(e)))?;
+    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional)
+        .map_err(|e| Error::Input(InputError::Params(e)))?;
     for (i, param) in params.iter().enumerate() {
         bind(&mut stmt, i + 1, param)?;
     }

@@ -99,8 +99,8 @@ pub fn templates() -> ListResourceTemplatesResult {
 pub async fn read(engine: &Engine, uri: &str, cancel: CancellationToken) -> Result<ReadResourceResult, ResourceError> {
     let (schema, table) = parse(uri).ok_or_else(|| ResourceError::NotOurs { uri: uri.to_owned() })?;
     let description = engine.describe_table(&qualified(&schema, &table), None, cancel).await?;
-    let text =
-        serde_json::to_string(&description).map_err(|e| Error::Internal(format!("cannot encode the description: {e}")))?;
+    let text = serde_json::to_string(&description)
+        .map_err(|e| Error::Internal(format!("cannot encode the description: {e}")))?;
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type(MIME),
     ]))

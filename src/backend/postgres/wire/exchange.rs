@@ -15,7 +15,7 @@ use super::error_response::db_error;
 use super::rows::{CutValue, WireColumn, WireRow, split_row, split_row_within};
 use super::{Connection, WireError};
 use crate::error::DbError;
-use crate::pipeline::budget::ReadBudget;
+use crate::pipeline::budget::{self, ReadBudget};
 
 /// What one statement sent back.
 #[derive(Debug, Default)]
@@ -272,7 +272,7 @@ impl Connection {
                 Message::RowDescription(body) if completed == main => {
                     let mut fields = body.fields();
                     while let Some(f) = fields.next()? {
-                        row_cost += f.name().len() + 4;
+                        row_cost += budget::column_cost(f.name());
                         result.columns.push(WireColumn {
                             name: f.name().to_owned(),
                             type_oid: f.type_oid(),
@@ -335,7 +335,7 @@ impl Connection {
                                 n => usize::try_from(n).unwrap_or(usize::MAX),
                             },
                         };
-                        row_cost += COPY_COLUMN.len() + 4;
+                        row_cost += budget::column_cost(COPY_COLUMN);
                         result.columns = vec![out.column()];
                         copy = Some(out);
                     }
