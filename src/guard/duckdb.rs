@@ -729,7 +729,7 @@ fn pragma(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
 mod tests {
     use super::*;
     use crate::guard::FunctionPattern;
-    use crate::guard::Policy;
+    use crate::guard::{Mode, Policy};
 
     fn policy(flags: &[&str]) -> Policy {
         let mut p = Policy::default();
@@ -737,6 +737,16 @@ mod tests {
             p.set_flag(f, true).unwrap();
         }
         p
+    }
+
+    /// A judge in read-write mode with `flags` on.
+    fn judge(flags: &[&str]) -> Judge {
+        Judge::new(policy(flags), Mode::ReadWrite)
+    }
+
+    /// A judge in read-only mode with `flags` on.
+    fn read_only_with(flags: &[&str]) -> Judge {
+        Judge::new(policy(flags), Mode::ReadOnly)
     }
 
     #[test]
@@ -825,14 +835,14 @@ mod tests {
             (&default, "SELECT count(*) FROM t", None),
         ];
         for (policy, sql, want) in cases {
-            let got = text(&Judge::new((*policy).clone()), &Outline::duckdb(sql))
+            let got = text(&Judge::new((*policy).clone(), Mode::ReadWrite), &Outline::duckdb(sql))
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
             text(
-                &Judge::new(default.clone()),
+                &Judge::new(default.clone(), Mode::ReadWrite),
                 &Outline::duckdb("SELECT * FROM read_parquet('x')")
             )
             .unwrap_err()
@@ -843,38 +853,33 @@ mod tests {
 
     #[test]
     fn statement_rules() {
-        let default = Policy::default();
-        let writable_default = Policy::default();
-        let read_only = Policy::permissive().with_read_only(true);
-        let all = Policy::permissive();
+        let default = judge(&[]);
+        let writable_default = judge(&[]);
+        let read_only = Judge::new(Policy::permissive(), Mode::ReadOnly);
+        let all = Judge::new(Policy::permissive(), Mode::ReadWrite);
         let (macros, drops, retypes) = (
-            policy(&["allow_create_function"]),
-            policy(&["allow_drop"]),
-            policy(&["allow_update_without_where"]),
+            judge(&["allow_create_function"]),
+            judge(&["allow_drop"]),
+            judge(&["allow_update_without_where"]),
         );
         // One statement under two rules, one switch on: the other rule still
         // refuses it (pinned when the guards began reporting to the judge).
-        let macros_drops = policy(&["allow_create_function", "allow_drop"]);
-        let read_only_too = |p: &Policy| {
-            let mut p = p.clone();
-            p.read_only = true;
-            p
-        };
-        let macros_drops_read_only = read_only_too(&macros_drops);
-        let (default_read_only, sets_read_only) = (read_only_too(&default), read_only_too(&policy(&["allow_set"])));
-        let drops_retypes = policy(&["allow_drop", "allow_update_without_where"]);
+        let macros_drops = judge(&["allow_create_function", "allow_drop"]);
+        let macros_drops_read_only = read_only_with(&["allow_create_function", "allow_drop"]);
+        let (default_read_only, sets_read_only) = (read_only_with(&[]), read_only_with(&["allow_set"]));
+        let drops_retypes = judge(&["allow_drop", "allow_update_without_where"]);
         let (exports, pragmas, secrets, deletes) = (
-            policy(&["allow_export"]),
-            policy(&["allow_pragma_write"]),
-            policy(&["allow_create_extension"]),
-            policy(&["allow_delete_without_where"]),
+            judge(&["allow_export"]),
+            judge(&["allow_pragma_write"]),
+            judge(&["allow_create_extension"]),
+            judge(&["allow_delete_without_where"]),
         );
-        let (copies_from, copies_to) = (policy(&["allow_copy_from"]), policy(&["allow_copy_to_file"]));
-        let copies_both = policy(&["allow_copy_from", "allow_copy_to_file"]);
-        // (policy, sql, the kind DuckDB reports, refusing rule)
-        let pragma_switch = policy(&["allow_pragma_write"]);
-        let pragma_and_attach = policy(&["allow_pragma_write", "allow_attach"]);
-        let cases: Vec<(&Policy, &str, Kind, Option<Rule>)> = vec![
+        let (copies_from, copies_to) = (judge(&["allow_copy_from"]), judge(&["allow_copy_to_file"]));
+        let copies_both = judge(&["allow_copy_from", "allow_copy_to_file"]);
+        // (judge, sql, the kind DuckDB reports, refusing rule)
+        let pragma_switch = judge(&["allow_pragma_write"]);
+        let pragma_and_attach = judge(&["allow_pragma_write", "allow_attach"]);
+        let cases: Vec<(&Judge, &str, Kind, Option<Rule>)> = vec![
             (&default, "SELECT 1", Kind::Select, None),
             (&default, "DROP TABLE t", Kind::Drop, Some(Rule::Drop)),
             (&all, "DROP TABLE t", Kind::Drop, None),
@@ -1201,7 +1206,7 @@ mod tests {
                 Some(Rule::Attach),
             ),
         ];
-        for (policy, sql, kind, want) in cases {
+        for (judge, sql, kind, want) in cases {
             // A plan that bounds what changes, and writes no MERGE_INTO: the
             // words' own rules are what these rows test (the plan's have
             // their own test below).
@@ -1209,14 +1214,12 @@ mod tests {
                 plan: Some(Plan::default()),
                 ..Evidence::of(kind)
             };
-            let got = statement(&Judge::new((*policy).clone()), &Outline::duckdb(sql), &evidence)
-                .err()
-                .map(|v| v.rule);
+            let got = statement(judge, &Outline::duckdb(sql), &evidence).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql} ({kind:?})");
         }
         assert_eq!(
             statement(
-                &Judge::new(default.clone()),
+                &default,
                 &Outline::duckdb("COPY t TO 'x.csv'"),
                 &Evidence::of(Kind::Copy)
             )
@@ -1226,7 +1229,7 @@ mod tests {
         );
         assert_eq!(
             statement(
-                &Judge::new(read_only.clone()),
+                &read_only,
                 &Outline::duckdb("insert into t values (1)"),
                 &Evidence::of(Kind::Insert)
             )
@@ -1300,18 +1303,18 @@ mod tests {
             }),
             ..Evidence::of(Kind::Select)
         };
-        let read_only = Policy::permissive().with_read_only(true);
-        let files = policy(&["allow_file_functions"]);
+        let read_only = Judge::new(Policy::permissive(), Mode::ReadOnly);
+        let files = judge(&["allow_file_functions"]);
         let blocking = {
             let mut p = Policy::default();
             p.blocked_functions = vec![FunctionPattern::new("duckdb_secrets")];
-            p
+            Judge::new(p, Mode::ReadWrite)
         };
-        let maintenance = policy(&["allow_maintenance"]);
-        let default = Policy::default();
-        let all = Policy::permissive();
-        let pragmas = policy(&["allow_pragma_write"]);
-        let cases: Vec<(&Policy, &str, Option<Rule>)> = vec![
+        let maintenance = judge(&["allow_maintenance"]);
+        let default = judge(&[]);
+        let all = Judge::new(Policy::permissive(), Mode::ReadWrite);
+        let pragmas = judge(&["allow_pragma_write"]);
+        let cases: Vec<(&Judge, &str, Option<Rule>)> = vec![
             (&default, "range", None),
             (&default, "checkpoint", Some(Rule::Maintenance)),
             (&default, "force_checkpoint", Some(Rule::Maintenance)),
@@ -1326,14 +1329,10 @@ mod tests {
             (&files, "read_csv", None),
             (&blocking, "duckdb_secrets", Some(Rule::BlockedFunction)),
         ];
-        for (policy, function, want) in cases {
-            let got = statement(
-                &Judge::new(policy.clone()),
-                &Outline::duckdb("SELECT * FROM v"),
-                &runs(function),
-            )
-            .err()
-            .map(|v| v.rule);
+        for (judge, function, want) in cases {
+            let got = statement(judge, &Outline::duckdb("SELECT * FROM v"), &runs(function))
+                .err()
+                .map(|v| v.rule);
             assert_eq!(got, want, "{function}");
         }
     }
@@ -1415,7 +1414,7 @@ mod tests {
                 plan,
                 ..Evidence::of(kind)
             };
-            let got = statement(&Judge::new(Policy::default()), &Outline::duckdb(sql), &evidence)
+            let got = statement(&judge(&[]), &Outline::duckdb(sql), &evidence)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
@@ -1444,10 +1443,10 @@ mod tests {
             explained,
             ..Evidence::of(Kind::Explain)
         };
-        let read_only = Policy::permissive().with_read_only(true);
-        let deletes = policy(&["allow_delete_without_where"]);
-        let default = Policy::default();
-        let cases: Vec<(&Policy, Evidence, Option<Rule>)> = vec![
+        let read_only = Judge::new(Policy::permissive(), Mode::ReadOnly);
+        let deletes = judge(&["allow_delete_without_where"]);
+        let default = judge(&[]);
+        let cases: Vec<(&Judge, Evidence, Option<Rule>)> = vec![
             (&default, explain(vec![tail("SELECT 1", Kind::Select, None)]), None),
             (
                 &default,
@@ -1482,8 +1481,8 @@ mod tests {
             ),
             (&default, explain(Vec::new()), Some(Rule::Parse)),
         ];
-        for (policy, evidence, want) in cases {
-            let got = statement(&Judge::new(policy.clone()), &Outline::duckdb("EXPLAIN ..."), &evidence)
+        for (judge, evidence, want) in cases {
+            let got = statement(judge, &Outline::duckdb("EXPLAIN ..."), &evidence)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{evidence:?}");

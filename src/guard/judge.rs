@@ -98,23 +98,30 @@ pub enum Remedy {
     ToStdout,
 }
 
-/// Applies a [`Policy`]. Cheap to clone: backends take one onto the thread
-/// where their engine's parser reports.
+/// Whether the session is read-only. `server.read_only` (`Config.read_only`)
+/// is its one setting: the engine builds the judge's mode from it
+/// (`Engine::new`), and no [`Policy`] holds a copy to keep equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    ReadWrite,
+    /// Nothing that writes, and no change to the transaction's read-only
+    /// state.
+    ReadOnly,
+}
+
+/// Applies a [`Policy`] in a [`Mode`]. Cheap to clone: backends take one
+/// onto the thread where their engine's parser reports.
 #[derive(Debug, Clone)]
 pub struct Judge {
     policy: Arc<Policy>,
-}
-
-impl From<Policy> for Judge {
-    fn from(policy: Policy) -> Judge {
-        Judge::new(policy)
-    }
+    mode: Mode,
 }
 
 impl Judge {
-    pub fn new(policy: Policy) -> Judge {
+    pub fn new(policy: Policy, mode: Mode) -> Judge {
         Judge {
             policy: Arc::new(policy),
+            mode,
         }
     }
 
@@ -146,15 +153,15 @@ impl Judge {
     /// Is `server.read_only` on? Then a write is refused as a write before
     /// any switch its kind needs is named.
     pub fn read_only(&self) -> bool {
-        self.policy.read_only
+        self.mode == Mode::ReadOnly
     }
 
     /// Something that writes, or could make the transaction writable: refused
     /// in read-only mode, with `message` (called only then).
     pub fn write(&self, message: impl FnOnce() -> String) -> Result<(), Violation> {
-        match self.policy.read_only {
-            true => violation(Rule::ReadOnly, message()),
-            false => Ok(()),
+        match self.mode {
+            Mode::ReadOnly => violation(Rule::ReadOnly, message()),
+            Mode::ReadWrite => Ok(()),
         }
     }
 
@@ -198,7 +205,7 @@ impl Judge {
     ) -> Result<(), Violation> {
         let unvouched: Vec<&String> = signatures.iter().filter(|s| !self.vouches(s)).collect();
         match risk {
-            Some(risk) if self.policy.read_only && (signatures.is_empty() || !unvouched.is_empty()) => {
+            Some(risk) if self.read_only() && (signatures.is_empty() || !unvouched.is_empty()) => {
                 let advice = if unvouched.is_empty() {
                     "if it only reads, add its full signature (schema.name(argument types)) to protection.read_only_functions".to_owned()
                 } else {
@@ -243,7 +250,7 @@ mod tests {
 
     #[test]
     fn a_refusal_names_what_why_and_the_switch() {
-        let judge = Judge::new(Policy::default());
+        let judge = Judge::new(Policy::default(), Mode::ReadWrite);
         let drop = || Finding::new(Rule::Drop, "DROP statements are not allowed", "they destroy objects");
         let cases = [
             (
@@ -275,7 +282,7 @@ mod tests {
                 })
             );
         }
-        let allowing = Judge::new(Policy::default().allowing(&[Rule::Drop]));
+        let allowing = Judge::new(Policy::default().allowing(&[Rule::Drop]), Mode::ReadWrite);
         assert_eq!(allowing.decide(drop()), Ok(()));
     }
 
@@ -283,7 +290,7 @@ mod tests {
     /// DuckDB corpus, which pins some of them too, needs the `duckdb` build.
     #[test]
     fn shared_refusals_read_as_before() {
-        let judge = Judge::new(Policy::default());
+        let judge = Judge::new(Policy::default(), Mode::ReadWrite);
         let cases = [
             (
                 Finding::drop(),
@@ -314,7 +321,7 @@ mod tests {
     #[test]
     fn functions_and_writes() {
         let mut policy = Policy::default();
-        let judge = Judge::new(policy.clone());
+        let judge = Judge::new(policy.clone(), Mode::ReadWrite);
         let described = || "function pg_read_file()".to_owned();
         assert_eq!(
             judge
@@ -329,11 +336,10 @@ mod tests {
         let mine = ["public.mine_f(text, character varying)".to_owned()];
         assert_eq!(judge.call_in_read_only(&f, described, Some("it may write")), Ok(()));
 
-        policy.read_only = true;
         policy.read_only_functions = vec![super::super::FunctionPattern::new(
             "public.mine_f(text,character varying)",
         )];
-        let judge = Judge::new(policy);
+        let judge = Judge::new(policy, Mode::ReadOnly);
         assert_eq!(judge.write(|| "no".to_owned()).unwrap_err().rule, Rule::ReadOnly);
         let refused = judge
             .call_in_read_only(&f, described, Some("it may write"))

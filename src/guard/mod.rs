@@ -27,7 +27,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-pub use judge::{Finding, Judge, Remedy};
+pub use judge::{Finding, Judge, Mode, Remedy};
 pub use policy::{DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Policy};
 pub use routines::Routines;
 pub use rule::{Engines, RULES, Rule, Spec, readme_rows};
@@ -345,7 +345,7 @@ mod param_tests {
     #[test]
     fn relations_mentioned() {
         let checked = check(
-            &Judge::new(Policy::default()),
+            &Judge::new(Policy::default(), Mode::ReadWrite),
             &Routines::default(),
             "SELECT * FROM users u JOIN sales.orders o ON true WHERE EXISTS (SELECT 1 FROM users)",
         )
@@ -394,9 +394,13 @@ mod param_tests {
         ];
         for (sql, n) in cases {
             assert_eq!(
-                check(&Judge::new(Policy::default()), &Routines::default(), sql)
-                    .unwrap()
-                    .param_count(),
+                check(
+                    &Judge::new(Policy::default(), Mode::ReadWrite),
+                    &Routines::default(),
+                    sql
+                )
+                .unwrap()
+                .param_count(),
                 n,
                 "{sql}"
             );

@@ -413,7 +413,7 @@ pub(super) fn judge_implicit(judge: &Judge, routines: &Routines) -> Result<(), V
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::guard::{Policy, Rule};
+    use crate::guard::{Mode, Policy, Rule};
 
     /// PostgreSQL 15's catalog facts, as `backend/postgres/routines.sql`
     /// returned them from a fresh cluster (a test in tests/it compares this
@@ -483,12 +483,12 @@ pub(crate) mod tests {
                 ("SELECT sneaky 'x'".to_owned(), &facts),
                 ("SELECT 1".to_owned(), &implicit),
             ];
-            for read_only in [false, true] {
-                let policy = Policy::default().with_read_only(read_only);
+            for mode in [Mode::ReadWrite, Mode::ReadOnly] {
+                let judge = Judge::new(Policy::default(), mode);
                 for (sql, facts) in &routes {
-                    match crate::guard::check(&Judge::new(policy.clone()), facts, sql) {
+                    match crate::guard::check(&judge, facts, sql) {
                         Err(v) if v.rule == Rule::BlockedFunction => {}
-                        other => failures.push(format!("{sql} (read_only={read_only}): {other:?}")),
+                        other => failures.push(format!("{sql} ({mode:?}): {other:?}")),
                     }
                 }
             }
@@ -543,7 +543,7 @@ pub(crate) mod tests {
             ),
             ("13 planted", pg13_planted(), "SELECT date_part('year', now())", false),
         ];
-        let judge = Judge::new(Policy::default().with_read_only(true));
+        let judge = Judge::new(Policy::default(), Mode::ReadOnly);
         for (server, facts, sql, allowed) in cases {
             let verdict = crate::guard::check(&judge, facts, sql);
             assert_eq!(verdict.is_ok(), *allowed, "{sql} on {server}: {verdict:?}");
@@ -552,13 +552,13 @@ pub(crate) mod tests {
 
     #[test]
     fn judgements() {
-        let ro = Policy::default().with_read_only(true);
-        let rw = Policy::default();
+        let ro = Judge::new(Policy::default(), Mode::ReadOnly);
+        let rw = Judge::new(Policy::default(), Mode::ReadWrite);
         let mut planted = pg15();
         planted.functions.insert("evil".into(), Trust::Untrusted);
         planted.functions.insert("lower".into(), Trust::Untrusted);
-        // (policy, function, allowed?)
-        let cases: &[(&Policy, &str, Option<Rule>)] = &[
+        // (judge, function, allowed?)
+        let cases: &[(&Judge, &str, Option<Rule>)] = &[
             (&ro, "lower", Some(Rule::ReadOnly)),
             (&ro, "upper", None),
             (&ro, "random", None),
@@ -575,23 +575,21 @@ pub(crate) mod tests {
             (&rw, "lo_import", Some(Rule::BlockedFunction)),
             (&rw, "PG_READ_FILE", Some(Rule::BlockedFunction)),
         ];
-        for (policy, name, want) in cases {
-            let got = function(&Judge::new((*policy).clone()), &planted, name, Route::Call)
-                .err()
-                .map(|v| v.rule);
-            assert_eq!(got, *want, "{name} read_only={}", policy.read_only);
+        for (judge, name, want) in cases {
+            let got = function(judge, &planted, name, Route::Call).err().map(|v| v.rule);
+            assert_eq!(got, *want, "{name} read_only={}", judge.read_only());
         }
         planted.signatures.insert("evil".into(), vec!["public.evil()".into()]);
         planted
             .signatures
             .insert("pg_read_file".into(), vec!["pg_catalog.pg_read_file(text)".into()]);
         let vouching = |signatures: &[&str]| {
-            let mut policy = Policy::default().with_read_only(true);
+            let mut policy = Policy::default();
             policy.read_only_functions = signatures
                 .iter()
                 .map(|s| super::super::FunctionPattern::new(s))
                 .collect();
-            Judge::new(policy)
+            Judge::new(policy, Mode::ReadOnly)
         };
         assert!(function(&vouching(&["public.evil()"]), &planted, "evil", Route::Call).is_ok());
         assert!(function(&vouching(&["PUBLIC.evil( )"]), &planted, "evil", Route::Call).is_ok());

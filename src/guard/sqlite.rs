@@ -391,7 +391,12 @@ fn complete(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guard::Policy;
+    use crate::guard::{Mode, Policy};
+
+    /// A judge of `policy` in read-write mode.
+    fn read_write(policy: Policy) -> Judge {
+        Judge::new(policy, Mode::ReadWrite)
+    }
 
     #[test]
     fn splitting() {
@@ -422,15 +427,15 @@ mod tests {
 
     #[test]
     fn actions() {
-        let default = Policy::default();
+        let default = read_write(Policy::default());
         let mut permissive = Policy::permissive();
         permissive.blocked_functions = vec![super::super::FunctionPattern::new("random")];
-        let read_only = Policy::permissive().with_read_only(true);
-        let mut default_read_only = Policy::default();
-        default_read_only.read_only = true;
-        // (policy, sql, action, accessor, refusing rule)
-        type Case<'a> = (&'a Policy, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
-        let upserts = Policy::default().allowing(&[Rule::UpdateWithoutWhere]);
+        let permissive = read_write(permissive);
+        let read_only = Judge::new(Policy::permissive(), Mode::ReadOnly);
+        let default_read_only = Judge::new(Policy::default(), Mode::ReadOnly);
+        // (judge, sql, action, accessor, refusing rule)
+        type Case<'a> = (&'a Judge, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
+        let upserts = read_write(Policy::default().allowing(&[Rule::UpdateWithoutWhere]));
         let cases: Vec<Case<'_>> = vec![
             (
                 &default,
@@ -953,8 +958,8 @@ mod tests {
                 Some(Rule::ReadOnly),
             ),
         ];
-        for (policy, sql, action, accessor, want) in cases {
-            let got = authorize(&Judge::new((*policy).clone()), &Outline::sqlite(sql), &action, accessor)
+        for (judge, sql, action, accessor, want) in cases {
+            let got = authorize(judge, &Outline::sqlite(sql), &action, accessor)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql} / {action:?}");
@@ -963,13 +968,12 @@ mod tests {
 
     #[test]
     fn statement_rules() {
-        let default = Policy::default();
-        let read_only = Policy::default().with_read_only(true);
-        let allow_vacuum = Policy::default().allowing(&[Rule::VacuumInto]);
-        let mut vacuum_read_only = allow_vacuum.clone();
-        vacuum_read_only.read_only = true;
-        let all = Policy::permissive();
-        let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
+        let default = read_write(Policy::default());
+        let read_only = Judge::new(Policy::default(), Mode::ReadOnly);
+        let allow_vacuum = read_write(Policy::default().allowing(&[Rule::VacuumInto]));
+        let vacuum_read_only = Judge::new(Policy::default().allowing(&[Rule::VacuumInto]), Mode::ReadOnly);
+        let all = read_write(Policy::permissive());
+        let cases: Vec<(&Judge, &str, bool, Option<Rule>)> = vec![
             (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
             (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
             (&default, "VACUUM", false, Some(Rule::Maintenance)),
@@ -1022,20 +1026,14 @@ mod tests {
             ),
             (&default, "SELECT '/dev/stdout'", true, None),
         ];
-        for (policy, sql, reads, want) in cases {
-            let got = statement(&Judge::new((*policy).clone()), &Outline::sqlite(sql), reads)
-                .err()
-                .map(|v| v.rule);
+        for (judge, sql, reads, want) in cases {
+            let got = statement(judge, &Outline::sqlite(sql), reads).err().map(|v| v.rule);
             assert_eq!(got, want, "{sql}");
         }
         assert_eq!(
-            statement(
-                &Judge::new(read_only.clone()),
-                &Outline::sqlite("delete from t where 1"),
-                false
-            )
-            .unwrap_err()
-            .to_string(),
+            statement(&read_only, &Outline::sqlite("delete from t where 1"), false)
+                .unwrap_err()
+                .to_string(),
             "cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)"
         );
     }

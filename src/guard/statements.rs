@@ -902,12 +902,12 @@ fn has_option(options: Option<&Value>, names: &[&str]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Policy, Routines, check};
+    use super::super::{Mode, Policy, Routines, check};
     use super::*;
 
     /// Read-write mode, every switch off but `allowed`: the verdict on `sql`.
     fn verdict(sql: &str, allowed: &[Rule]) -> Option<Rule> {
-        let judge = Judge::new(Policy::default().allowing(allowed));
+        let judge = Judge::new(Policy::default().allowing(allowed), Mode::ReadWrite);
         check(&judge, &Routines::default(), sql).err().map(|v| v.rule)
     }
 
@@ -1071,7 +1071,7 @@ mod tests {
     /// refused, whatever the switches: the fallback fails closed.
     #[test]
     fn an_unknown_kind_is_refused() {
-        let judge = Judge::new(Policy::permissive());
+        let judge = Judge::new(Policy::permissive(), Mode::ReadWrite);
         let none = Map::new();
         let refused = check_node(&judge, "FutureThingStmt", &none).unwrap_err();
         assert_eq!(refused.rule, Rule::Unlisted);

@@ -7,18 +7,23 @@
 use super::*;
 use crate::guard::routines::tests::pg15;
 
-/// A policy from a short spec: `default`, `all` (every allow flag on), or
-/// `+`-joined flags such as `read_only+allow_set`.
-fn policy(spec: &str) -> Policy {
+/// A judge from a short spec: `default`, `all` (every allow flag on), or
+/// `+`-joined terms such as `read_only+allow_set`: `read_only` is read-only
+/// mode (`server.read_only`, not a switch), the others flags to turn on.
+fn judge(spec: &str) -> Judge {
     let mut p = if spec == "all" {
         Policy::permissive()
     } else {
         Policy::default()
     };
-    for flag in spec.split('+').filter(|f| !matches!(*f, "default" | "all")) {
-        p.set_flag(flag, true).unwrap();
+    let mut mode = Mode::ReadWrite;
+    for term in spec.split('+').filter(|f| !matches!(*f, "default" | "all")) {
+        match term {
+            "read_only" => mode = Mode::ReadOnly,
+            flag => p.set_flag(flag, true).unwrap(),
+        }
     }
-    p
+    Judge::new(p, mode)
 }
 
 /// (test name, SQL, policy spec, None = allowed / Some(message prefix))
@@ -1063,7 +1068,7 @@ fn run(cases: &[Case]) {
     let facts = pg15();
     let mut failures = Vec::new();
     for (name, sql, spec, expected) in cases {
-        let got = check(&Judge::new(policy(spec)), &facts, sql);
+        let got = check(&judge(spec), &facts, sql);
         let ok = match (&got, expected) {
             (Ok(_), None) => true,
             (Err(v), Some(prefix)) => v.message.starts_with(prefix),
@@ -1105,7 +1110,7 @@ fn every_rule_has_a_stable_name() {
 /// The checker is shared by concurrent calls: every thread gets its own verdict.
 #[test]
 fn concurrent_checks() {
-    let policy = Judge::new(Policy::default());
+    let policy = Judge::new(Policy::default(), Mode::ReadWrite);
     let facts = pg15();
     std::thread::scope(|s| {
         for i in 0..10 {
