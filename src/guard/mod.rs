@@ -78,6 +78,19 @@ pub(crate) fn violation(rule: Rule, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
 }
 
+/// A statement the embedded engine (SQLite, DuckDB) says would write, in
+/// read-only mode: refused before it runs, though the file is read-only too.
+fn write_in_read_only(judge: &Judge, outline: &outline::Outline) -> Result<(), Violation> {
+    judge.write(|| {
+        let verb = if outline.verb.is_empty() {
+            "this statement"
+        } else {
+            outline.verb.as_str()
+        };
+        format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
+    })
+}
+
 /// A query the guard accepted, with its parse tree for later stages.
 #[derive(Debug, Clone)]
 pub struct Checked {

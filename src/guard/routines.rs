@@ -22,11 +22,12 @@
 //! (the guard cannot tell overloads apart), so a new overload of a vouched
 //! function is not.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::{Finding, Judge, Violation};
+use super::{Finding, Judge, Rule, Violation};
 
 /// What the catalog says about every function of one name, in any schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -300,11 +301,7 @@ fn judge_function(
             .try_for_each(|f| reached(judge, routines, f, Route::Runs(name)))?;
     }
     let lower = name.to_ascii_lowercase();
-    judge.call(
-        &lower,
-        || route.describe(&lower, via),
-        || Some(super::statements::function_reason(&lower)),
-    )?;
+    judge.call(&lower, || route.describe(&lower, via), || Some(function_reason(&lower)))?;
     let risk = match routines.functions.get(name) {
         _ if NOT_HARMLESS_STABLE.contains(&lower.as_str()) => {
             Some("it assigns a transaction ID, which changes the server's state")
@@ -324,6 +321,50 @@ fn judge_function(
     };
     let signatures = routines.signatures.get(name).map(Vec::as_slice).unwrap_or_default();
     judge.call_in_read_only(signatures, || route.describe(name, via), risk)
+}
+
+/// Why a default-blocked function is dangerous, for the message.
+fn function_reason(name: &str) -> Cow<'static, str> {
+    Cow::Borrowed(match name {
+        n if n.starts_with("pg_ls_") || n == "pg_logdir_ls" => "lists files on the database server",
+        "pg_read_file" | "pg_read_binary_file" | "pg_stat_file" => "reads files on the database server",
+        n if n.starts_with("pg_file_") => "writes files on the database server",
+        n if n.starts_with("lo_") || n == "loread" || n == "lowrite" => {
+            "reads or writes large objects, which can import and export server files"
+        }
+        n if n.starts_with("dblink") => "opens connections to other databases, outside this guard",
+        "pg_terminate_backend" | "pg_cancel_backend" | "pg_signal_backend" => "stops other sessions' work",
+        "pg_log_backend_memory_contexts" => "signals another session",
+        n if n.starts_with("pg_logical_slot_get_") => {
+            "consumes a replication slot's changes, which its real consumer then never sees"
+        }
+        "pg_reload_conf" | "pg_rotate_logfile" | "pg_promote" => "controls the database server",
+        n if n.contains("replication") || n.starts_with("pg_logical_") || n.starts_with("pg_wal_") => {
+            "changes replication or WAL state on the server, even in a read-only transaction"
+        }
+        "pg_switch_wal" | "pg_create_restore_point" | "pg_backup_start" | "pg_backup_stop" => {
+            "changes WAL or backup state on the server, even in a read-only transaction"
+        }
+        n if n.starts_with("pg_stat_reset") => "resets the server's statistics, even in a read-only transaction",
+        "pg_import_system_collations" => "writes into the system catalog, even in a read-only transaction",
+        n if n.starts_with("table_to_xml") || n.starts_with("schema_to_xml") || n.starts_with("database_to_xml") => {
+            "runs queries of its own, which the guard and the row cap cannot bound"
+        }
+        n if n.starts_with("query_to_xml") || n.starts_with("cursor_to_xml") => {
+            "runs SQL given as text, which the guard cannot check"
+        }
+        "ts_stat" | "ts_rewrite" | "connectby" | "xpath_table" | "pg_background_launch" => {
+            "runs SQL given as text, which the guard cannot check"
+        }
+        n if n.starts_with("crosstab") => "runs SQL given as text, which the guard cannot check",
+        "set_config" => {
+            return Cow::Owned(format!(
+                "changes session settings, which protection.{} governs",
+                Rule::Set.flag().unwrap_or_default()
+            ));
+        }
+        _ => "is listed in protection.blocked_functions",
+    })
 }
 
 /// Judge the functions behind an operator, by its name as written: `op` or

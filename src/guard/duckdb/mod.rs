@@ -175,17 +175,17 @@ impl Evidence {
 }
 
 /// `COPY t FROM 'file'` (into the database) rather than `COPY ... TO 'file'`.
-pub(super) fn copies_from(outline: &Outline) -> bool {
+fn copies_from(outline: &Outline) -> bool {
     outline.has("FROM") && !outline.has("TO")
 }
 
 /// `CHECKPOINT` / `FORCE CHECKPOINT`, which DuckDB runs as a pragma.
-pub(super) fn is_checkpoint(outline: &Outline) -> bool {
+fn is_checkpoint(outline: &Outline) -> bool {
     outline.verb == "CHECKPOINT" || (outline.verb == "FORCE" && outline.object() == Some("CHECKPOINT"))
 }
 
 /// `CREATE OR REPLACE ...`.
-pub(super) fn replaces(outline: &Outline) -> bool {
+fn replaces(outline: &Outline) -> bool {
     let mut words = outline.top_level_words();
     outline.verb == "CREATE" && words.next() == Some("OR") && words.next() == Some("REPLACE")
 }
@@ -193,7 +193,7 @@ pub(super) fn replaces(outline: &Outline) -> bool {
 /// `ALTER TABLE t ALTER [COLUMN] c [SET DATA] TYPE ...`. A column named
 /// `type` altered some other way (`ALTER type SET DEFAULT 1`) is refused too:
 /// the words alone cannot tell, and refusing is the safe side.
-pub(super) fn rewrites_column(outline: &Outline) -> bool {
+fn rewrites_column(outline: &Outline) -> bool {
     outline.verb == "ALTER"
         && outline
             .top_level_words()
@@ -202,7 +202,7 @@ pub(super) fn rewrites_column(outline: &Outline) -> bool {
 }
 
 /// What a `CREATE` creates: `CREATE OR REPLACE TEMP MACRO m ...` → `MACRO`.
-pub(super) fn created(outline: &Outline) -> Option<&str> {
+fn created(outline: &Outline) -> Option<&str> {
     if outline.verb != "CREATE" {
         return None;
     }

@@ -8,7 +8,7 @@ use super::plan::overwrites;
 use super::text::function;
 use super::{Evidence, Kind, copies_from, created, is_checkpoint, replaces, rewrites_column};
 use crate::guard::outline::Outline;
-use crate::guard::{Finding, Judge, Remedy, Rule, Violation, statements, violation};
+use crate::guard::{Finding, Judge, Remedy, Rule, Violation, violation};
 
 /// Pragmas that only report.
 const READING_PRAGMAS: &[&str] = &[
@@ -74,7 +74,7 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
     // missing plan as the worst case: `DELETE ... WHERE id = 1` is not a
     // delete without WHERE.)
     if kind.writes(outline) {
-        statements::write_in_read_only(judge, outline)?;
+        crate::guard::write_in_read_only(judge, outline)?;
     }
     // DuckDB runs some statements as pragmas (`COPY FROM DATABASE a TO b`):
     // they fall under the rules of what their verb says as well.

@@ -6,7 +6,7 @@
 
 use super::copies_from;
 use crate::guard::outline::Outline;
-use crate::guard::{Finding, Judge, Rule, Violation, statements, violation};
+use crate::guard::{Finding, Judge, Rule, Violation, violation};
 
 /// Table functions that read files (or list them). With external access off
 /// DuckDB refuses them as well; the guard says why and names the flag.
@@ -76,7 +76,7 @@ pub fn text(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
         && refusal.rule.flag().is_some()
         && writes_by_verb(outline)
     {
-        statements::write_in_read_only(judge, outline)?;
+        crate::guard::write_in_read_only(judge, outline)?;
     }
     judged
 }

@@ -22,7 +22,7 @@ pub use self::boundaries::statements;
 use self::pragma::pragma;
 pub use self::statement::statement;
 pub use super::outline::{Operand, Outline};
-use super::{Finding, Judge, Rule, Violation, statements, violation};
+use super::{Finding, Judge, Rule, Violation, violation};
 
 /// Report one action SQLite reported while preparing the statement.
 /// `accessor` is the trigger or view the action comes from (`None` for the
@@ -52,7 +52,7 @@ pub fn authorize(
     // other engines (the statement is refused either way).
     if judge.read_only() && writes(outline, action) {
         outline.calls.iter().try_for_each(|name| function(judge, name))?;
-        statements::write_in_read_only(judge, outline)?;
+        crate::guard::write_in_read_only(judge, outline)?;
     }
     match *action {
         AuthAction::DropTable { .. }

@@ -4,7 +4,7 @@
 //! from `authorize`, which runs once per action while SQLite prepares.
 
 use super::{Operand, Outline};
-use crate::guard::{Finding, Judge, Rule, Violation, statements, violation};
+use crate::guard::{Finding, Judge, Rule, Violation, violation};
 
 /// Statement-level rules that need the prepared statement: `VACUUM INTO`
 /// writes a new file anywhere; in read-only mode a statement SQLite says writes
@@ -35,7 +35,7 @@ pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) 
     // A write is refused as a write in read-only mode, before the rule of
     // its kind (see `authorize`). Transaction statements only frame writes.
     if !sqlite_says_read_only && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK") {
-        statements::write_in_read_only(judge, outline)?;
+        crate::guard::write_in_read_only(judge, outline)?;
     }
     if outline.verb == "VACUUM" && outline.has("INTO") {
         judge.decide(Finding::new(
