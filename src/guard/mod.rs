@@ -11,6 +11,7 @@
 
 mod device;
 pub mod duckdb;
+mod finding;
 mod judge;
 mod lexer;
 pub mod outline;
@@ -27,7 +28,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-pub use judge::{Finding, Judge, Mode, Remedy};
+pub use finding::{Finding, Remedy};
+pub use judge::{Judge, Mode};
 pub use policy::{DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Policy};
 pub use routines::Routines;
 pub use rule::{Engines, RULES, Rule, Spec, readme_rows};
