@@ -1,8 +1,10 @@
 //! The one judge. Each dialect's guard reads its engine's evidence
 //! (PostgreSQL's parse tree and catalog facts, the actions SQLite's
 //! authorizer reports, the statement type DuckDB's parser reports) and
-//! reports what it found; the judge alone reads the [`Policy`], decides, and
-//! words the refusal: what was refused, why, and which setting allows it.
+//! reports what it found; the judge alone reads the [`Policy`] and the
+//! [`Mode`], decides, and words the refusal: what was refused, why, and
+//! which setting allows it (read-only mode's refusals too, each in one
+//! frame for every engine: [`Judge::write`], [`Judge::lift_read_only`]).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -70,11 +72,27 @@ impl Judge {
         self.mode == Mode::ReadOnly
     }
 
-    /// Something that writes, or could make the transaction writable: refused
-    /// in read-only mode, with `message` (called only then).
-    pub fn write(&self, message: impl FnOnce() -> String) -> Result<(), Violation> {
+    /// Something that writes: refused in read-only mode, worded as
+    /// `{what} is not allowed in read-only mode: {why} (server.read_only is
+    /// on)`, every engine alike; `what` is worded only then (this runs for
+    /// every statement, in both modes).
+    pub fn write(&self, what: impl FnOnce() -> String, why: &str) -> Result<(), Violation> {
+        self.read_only_refuses(|| format!("{} is not allowed in read-only mode: {why}", what()))
+    }
+
+    /// Something that would make the session writable from inside (a change
+    /// to the transaction's read-only setting, a read-write transaction,
+    /// SQLite's `query_only` turned off): refused in read-only mode, worded
+    /// as `{what} is blocked in read-only mode: {why} (server.read_only is
+    /// on)`, every engine alike.
+    pub fn lift_read_only(&self, what: impl FnOnce() -> String, why: &str) -> Result<(), Violation> {
+        self.read_only_refuses(|| format!("{} is blocked in read-only mode: {why}", what()))
+    }
+
+    /// The one wording of the setting behind every read-only refusal.
+    fn read_only_refuses(&self, refusal: impl FnOnce() -> String) -> Result<(), Violation> {
         match self.mode {
-            Mode::ReadOnly => violation(Rule::ReadOnly, message()),
+            Mode::ReadOnly => violation(Rule::ReadOnly, format!("{} (server.read_only is on)", refusal())),
             Mode::ReadWrite => Ok(()),
         }
     }
@@ -213,7 +231,14 @@ mod tests {
             "function pg_read_file() is not allowed: it reads files. Remove it from protection.blocked_functions to allow it"
         );
         assert_eq!(judge.call("lower", described, || None), Ok(()));
-        assert_eq!(judge.write(|| unreachable!("only worded when refused")), Ok(()));
+        assert_eq!(
+            judge.write(|| unreachable!("only worded when refused"), "it writes"),
+            Ok(())
+        );
+        assert_eq!(
+            judge.lift_read_only(|| unreachable!("only worded when refused"), "it lifts"),
+            Ok(())
+        );
         let f = ["public.f(integer)".to_owned()];
         let mine = ["public.mine_f(text, character varying)".to_owned()];
         assert_eq!(judge.call_in_read_only(&f, described, Some("it may write")), Ok(()));
@@ -222,7 +247,24 @@ mod tests {
             "public.mine_f(text,character varying)",
         )];
         let judge = Judge::new(policy, Mode::ReadOnly);
-        assert_eq!(judge.write(|| "no".to_owned()).unwrap_err().rule, Rule::ReadOnly);
+        let written = judge.write(|| "INSERT".to_owned(), "it writes").unwrap_err();
+        assert_eq!(
+            (written.rule, written.message.as_str()),
+            (
+                Rule::ReadOnly,
+                "INSERT is not allowed in read-only mode: it writes (server.read_only is on)"
+            )
+        );
+        assert_eq!(
+            judge
+                .lift_read_only(
+                    || "BEGIN READ WRITE".to_owned(),
+                    "cannot start a read-write transaction"
+                )
+                .unwrap_err()
+                .message,
+            "BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction (server.read_only is on)"
+        );
         let refused = judge
             .call_in_read_only(&f, described, Some("it may write"))
             .unwrap_err();

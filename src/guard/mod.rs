@@ -83,14 +83,23 @@ pub(crate) fn violation(rule: Rule, message: String) -> Result<(), Violation> {
 /// A statement the embedded engine (SQLite, DuckDB) says would write, in
 /// read-only mode: refused before it runs, though the file is read-only too.
 fn write_in_read_only(judge: &Judge, outline: &outline::Outline) -> Result<(), Violation> {
-    judge.write(|| {
-        let verb = if outline.verb.is_empty() {
-            "this statement"
-        } else {
-            outline.verb.as_str()
-        };
-        format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
-    })
+    let verb = || match outline.verb.is_empty() {
+        true => "this statement".to_owned(),
+        false => outline.verb.clone(),
+    };
+    judge.write(verb, "the database is opened read-only")
+}
+
+/// A statement whose kind the embedded engine (SQLite, DuckDB) reports as
+/// something no rule covers (`reported`, as the engine said it): what no
+/// rule says may run does not, whatever the switches.
+fn unsupported(engine: &str, reported: impl fmt::Debug) -> Result<(), Violation> {
+    violation(
+        Rule::Parse,
+        format!(
+            "this kind of {engine} statement is not supported ({engine} reports {reported:?}, which no rule covers)"
+        ),
+    )
 }
 
 /// A query the guard accepted, with its parse tree for later stages.

@@ -2,7 +2,7 @@
 //! parser decides what a statement is: the backend counts the statements with
 //! `duckdb_extract_statements` (→ [`super::one_statement`]), prepares the one
 //! statement, and hands the statement type DuckDB reports ([`Kind`]) to
-//! [`statement`]. Before that, [`text`] refuses what the tokens already show:
+//! [`statement()`]. Before that, [`text()`] refuses what the tokens already show:
 //! calls of file-reading table functions and of blocked functions, and files
 //! named as tables (`FROM 'data.csv'`). [`Outline`] supplies what the statement
 //! type does not say: which way a `COPY` goes, whether a `DELETE` has a

@@ -8,7 +8,7 @@ use super::plan::overwrites;
 use super::text::function;
 use super::{Evidence, Kind, copies_from, created, is_checkpoint, replaces, rewrites_column};
 use crate::guard::outline::Outline;
-use crate::guard::{Finding, Judge, Remedy, Rule, Violation, violation};
+use crate::guard::{Finding, Judge, Rule, Violation, violation};
 
 /// Pragmas that only report.
 const READING_PRAGMAS: &[&str] = &[
@@ -61,10 +61,7 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
         // query. A read, when the statement is a query.
         Kind::Multi if matches!(outline.verb.as_str(), "PIVOT" | "UNPIVOT" | "SELECT" | "FROM") => return Ok(()),
         Kind::Invalid | Kind::Multi | Kind::Relation | Kind::LogicalPlan => {
-            return violation(
-                Rule::Parse,
-                format!("this kind of DuckDB statement ({kind:?}) is not supported"),
-            );
+            return crate::guard::unsupported("DuckDB", kind);
         }
         _ => {}
     }
@@ -97,29 +94,21 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
     // ALTER COLUMN ... [SET DATA] TYPE ... [USING ...] rewrites the column
     // in every row, like an UPDATE without WHERE.
     if kind == Kind::Alter && rewrites_column(outline) {
-        decide(
-            Rule::UpdateWithoutWhere,
-            "ALTER COLUMN ... TYPE is not allowed",
-            "it rewrites the column in every row of the table",
-        )?;
+        judge.decide(Finding::column_rewrite("ALTER COLUMN ... TYPE is not allowed"))?;
     }
     // DuckDB reports TRUNCATE as a DELETE.
     if kind == Kind::Delete && outline.verb == "TRUNCATE" {
-        decide(
-            Rule::Truncate,
-            "TRUNCATE is not allowed",
-            "it deletes every row of the table",
-        )?;
+        judge.decide(Finding::truncate())?;
     }
     // Without a WHERE when either the words or DuckDB's plan say so: the
     // plan shows what runs (`DELETE ... RETURNING id AS where` has a word
     // WHERE and a plan that reads the whole table); no plan is the worst case.
     let unbounded = !outline.has_where() || plan.is_none_or(|p| p.whole_table);
     if kind == Kind::Delete && outline.verb != "TRUNCATE" && unbounded {
-        judge.decide(Finding::delete_without_where().remedy(Remedy::AddWhere))?;
+        judge.decide(Finding::delete_without_where())?;
     }
     if kind == Kind::Update && unbounded {
-        judge.decide(Finding::update_without_where().remedy(Remedy::AddWhere))?;
+        judge.decide(Finding::update_without_where())?;
     }
     // An upsert or a REPLACE fed by a query overwrites every row the query
     // names (fed the table itself, every row): an UPDATE without WHERE.
@@ -138,16 +127,10 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
     }
     if kind == Kind::Copy {
         match copies_from(outline) {
-            true => decide(
-                Rule::CopyFrom,
-                "COPY ... FROM is not allowed",
-                "it loads a file from the server into the database",
-            )?,
-            false => decide(
-                Rule::CopyToFile,
-                "COPY ... TO is not allowed",
-                "it writes a file on the server",
-            )?,
+            true => judge.decide(Finding::copy_from())?,
+            // DuckDB's COPY ... TO STDOUT is refused with pgmcp's own
+            // streams (`text`), so the switch is the only remedy.
+            false => judge.decide(Finding::copy_to_file())?,
         }
     }
     if kind == Kind::CopyDatabase {
@@ -175,18 +158,10 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
         }
     }
     if any(&[Kind::Attach, Kind::Detach]) {
-        decide(
-            Rule::Attach,
-            "ATTACH and DETACH are not allowed",
-            "ATTACH opens, and can create, any database file the server can reach",
-        )?;
+        judge.decide(Finding::attach())?;
     }
     if any(&[Kind::Load, Kind::UpdateExtensions]) {
-        decide(
-            Rule::Load,
-            "INSTALL and LOAD are not allowed",
-            "an extension is native code run inside the server",
-        )?;
+        judge.decide(Finding::load("INSTALL and LOAD are not allowed"))?;
     }
     if kind == Kind::Extension {
         decide(
@@ -197,11 +172,9 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
     }
     // DuckDB reports CREATE MACRO and CREATE FUNCTION as CREATE.
     let macro_rule = || {
-        decide(
-            Rule::CreateFunction,
+        judge.decide(Finding::create_function(
             "CREATE MACRO and CREATE FUNCTION are not allowed",
-            "a macro's body runs later, where the guard does not check it",
-        )
+        ))
     };
     if any(&[Kind::Create, Kind::CreateFunc]) && matches!(created(outline), Some("MACRO" | "FUNCTION")) {
         macro_rule()?;
@@ -222,32 +195,16 @@ pub fn statement(judge: &Judge, outline: &Outline, evidence: &Evidence) -> Resul
     // object it replaces (a table and its rows, a view, a macro, ...).
     // After the macro rules, whose reason is the more specific one.
     if any(&[Kind::Create, Kind::CreateFunc]) && replaces(outline) {
-        decide(
-            Rule::Drop,
-            "CREATE OR REPLACE is not allowed",
-            "it drops the object it replaces, and the data in it",
-        )?;
+        judge.decide(Finding::create_or_replace())?;
     }
     if any(&[Kind::Set, Kind::VariableSet]) {
-        decide(
-            Rule::Set,
-            "SET and RESET are not allowed",
-            "they change how later statements behave",
-        )?;
+        judge.decide(Finding::setting("SET and RESET are not allowed"))?;
     }
     if any(&[Kind::Prepare, Kind::Execute]) {
-        decide(
-            Rule::Prepare,
-            "PREPARE and EXECUTE are not allowed",
-            "a prepared statement runs later, where the guard does not check it",
-        )?;
+        judge.decide(Finding::prepare("PREPARE and EXECUTE are not allowed"))?;
     }
     if kind == Kind::MergeInto {
-        decide(
-            Rule::Merge,
-            "MERGE is not allowed",
-            "its UPDATE and DELETE actions have no WHERE clause to check",
-        )?;
+        judge.decide(Finding::merge())?;
     }
     Ok(())
 }
@@ -263,11 +220,7 @@ fn pragma(judge: &Judge, outline: &Outline) -> Result<(), Violation> {
     if READING_PRAGMAS.contains(&name.as_str()) {
         return Ok(());
     }
-    judge.decide(Finding::new(
-        Rule::Pragma,
-        format!("PRAGMA {name} is not allowed"),
-        "a PRAGMA that sets or does something changes the database or the session",
-    ))
+    judge.decide(Finding::pragma(format!("PRAGMA {name} is not allowed")))
 }
 
 #[cfg(test)]
@@ -651,7 +604,7 @@ mod tests {
             )
             .unwrap_err()
             .to_string(),
-            "COPY ... TO is not allowed: it writes a file on the server. Set protection.allow_copy_to_file to true to allow it"
+            "COPY TO a server file or program is not allowed: it writes files or runs shell commands on the database server. Set protection.allow_copy_to_file to true to allow it"
         );
         assert_eq!(
             statement(
@@ -661,7 +614,7 @@ mod tests {
             )
             .unwrap_err()
             .to_string(),
-            "cannot execute INSERT in read-only mode: the database is opened read-only (server.read_only)"
+            "INSERT is not allowed in read-only mode: the database is opened read-only (server.read_only is on)"
         );
     }
 

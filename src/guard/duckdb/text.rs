@@ -5,6 +5,7 @@
 //! already reads files (a CSV's columns are sniffed while binding).
 
 use super::copies_from;
+use crate::guard::finding::RUNS_SQL_TEXT;
 use crate::guard::outline::Outline;
 use crate::guard::{Finding, Judge, Rule, Violation, violation};
 
@@ -147,7 +148,7 @@ pub(super) fn function(judge: &Judge, bare: &str) -> Result<(), Violation> {
     if SQL_TEXT_FUNCTIONS.contains(&bare) {
         return violation(
             Rule::BlockedFunction,
-            format!("function {bare}() is not allowed: it runs SQL given as text, which the guard cannot check"),
+            format!("function {bare}() is not allowed: it {RUNS_SQL_TEXT}"),
         );
     }
     if FILE_FUNCTIONS.contains(&bare) {
@@ -159,12 +160,8 @@ pub(super) fn function(judge: &Judge, bare: &str) -> Result<(), Violation> {
     }
     if CHECKPOINT_FUNCTIONS.contains(&bare) {
         // Read-only first: allow_maintenance cannot make a checkpoint run there.
-        judge.write(|| format!("function {bare}() is not allowed in read-only mode: it checkpoints the database"))?;
-        judge.decide(Finding::new(
-            Rule::Maintenance,
-            format!("function {bare}() is not allowed"),
-            "it checkpoints the database, which rewrites its file",
-        ))?;
+        judge.write(|| format!("function {bare}()"), "it checkpoints the database")?;
+        judge.decide(Finding::maintenance(format!("function {bare}() is not allowed")))?;
     }
     if ACTING_TABLE_FUNCTIONS.contains(&bare) {
         judge.decide(Finding::new(

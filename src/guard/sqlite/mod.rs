@@ -1,7 +1,7 @@
 //! The guard for SQLite. SQLite's dialect is not PostgreSQL's, so its own
 //! parser decides what a statement does: the backend prepares the statement
 //! with an authorizer that hands every action SQLite reports to [`authorize`],
-//! and checks [`statement`] on the prepared statement. The protection flags
+//! and checks [`statement()`] on the prepared statement. The protection flags
 //! mean what they mean on PostgreSQL; only the evidence comes from SQLite.
 //!
 //! Every function call comes from the authorizer (`SQLITE_FUNCTION`, at any
@@ -64,11 +64,7 @@ pub fn authorize(
         | AuthAction::DropTempTrigger { .. }
         | AuthAction::DropTempView { .. }
         | AuthAction::DropVtable { .. } => judge.decide(Finding::drop()),
-        AuthAction::AlterTable { .. } if outline.has("DROP") => decide(
-            Rule::Drop,
-            "ALTER TABLE ... DROP COLUMN is not allowed",
-            "it destroys the column's data",
-        ),
+        AuthAction::AlterTable { .. } if outline.has("DROP") => judge.decide(Finding::drop_column()),
         AuthAction::Delete { table_name }
             if top && outline.verb == "DELETE" && !outline.has_where() && !table_name.starts_with("sqlite_") =>
         {
@@ -124,11 +120,7 @@ pub fn authorize(
         | AuthAction::Unknown {
             code: SQLITE_ATTACH | SQLITE_DETACH,
             ..
-        } if outline.verb != "VACUUM" => decide(
-            Rule::Attach,
-            "ATTACH and DETACH are not allowed",
-            "ATTACH opens, and can create, any file the server can reach",
-        ),
+        } if outline.verb != "VACUUM" => judge.decide(Finding::attach()),
         AuthAction::CreateTrigger { .. } | AuthAction::CreateTempTrigger { .. } => decide(
             Rule::CreateFunction,
             "CREATE TRIGGER is not allowed",
@@ -166,10 +158,7 @@ pub fn authorize(
         } => Ok(()),
         // An action this version of the guard does not know: no rule says
         // it may run, so it does not.
-        _ => violation(
-            Rule::Parse,
-            format!("this kind of SQLite statement is not supported (SQLite reports {action:?}, which no rule covers)"),
-        ),
+        _ => super::unsupported("SQLite", action),
     }
 }
 

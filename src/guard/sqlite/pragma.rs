@@ -4,7 +4,7 @@
 //! action here, because the lists are SQLite's own and are re-read when the
 //! bundled SQLite is upgraded.
 
-use crate::guard::{Finding, Judge, Rule, Violation};
+use crate::guard::{Finding, Judge, Violation};
 
 /// Read-only pragmas that take an argument: `PRAGMA table_info(t)` reports
 /// `t` as the pragma's value, which is not a write.
@@ -75,23 +75,17 @@ pub(super) fn pragma(judge: &Judge, name: &str, value: Option<&str>) -> Result<(
         return Ok(());
     }
     if name == "query_only" {
-        judge.write(|| {
-            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
-                .to_owned()
-        })?;
+        judge.lift_read_only(|| "PRAGMA query_only".to_owned(), "it would lift read-only protection")?;
     }
-    let what = match value {
-        Some(_) => format!("PRAGMA {name} with a value is not allowed"),
-        None => format!("PRAGMA {name} is not allowed"),
+    let named = match value {
+        Some(_) => format!("PRAGMA {name} with a value"),
+        None => format!("PRAGMA {name}"),
     };
     if !CONNECTION_PRAGMAS.contains(&name.as_str()) {
-        judge.write(|| {
-            format!("{what} in read-only mode: it may change the database file, which is opened read-only (server.read_only)")
-        })?;
+        judge.write(
+            || named.clone(),
+            "it may change the database file, which is opened read-only",
+        )?;
     }
-    judge.decide(Finding::new(
-        Rule::Pragma,
-        what,
-        "a writing PRAGMA changes how the database file is stored or how the connection behaves",
-    ))
+    judge.decide(Finding::pragma(format!("{named} is not allowed")))
 }

@@ -45,11 +45,7 @@ pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) 
         ))?;
     } else if outline.verb == "VACUUM" {
         // SQLite's authorizer reports no action of its own for VACUUM.
-        judge.decide(Finding::new(
-            Rule::Maintenance,
-            "VACUUM is not allowed",
-            "it rewrites the whole database file and locks it while it runs",
-        ))?;
+        judge.decide(Finding::maintenance("VACUUM is not allowed"))?;
     }
     Ok(())
 }
@@ -128,7 +124,7 @@ mod tests {
             statement(&read_only, &Outline::sqlite("delete from t where 1"), false)
                 .unwrap_err()
                 .to_string(),
-            "cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)"
+            "DELETE is not allowed in read-only mode: the database is opened read-only (server.read_only is on)"
         );
     }
 }

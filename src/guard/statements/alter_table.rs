@@ -69,11 +69,7 @@ pub(super) fn alter_table_cmd(judge: &Judge, fields: &Map<String, Value>) -> Res
             }
             Ok(())
         }
-        "AT_DropColumn" => decide(
-            Rule::Drop,
-            "ALTER TABLE ... DROP COLUMN is not allowed",
-            "it destroys the column and the data in it",
-        ),
+        "AT_DropColumn" => judge.decide(Finding::drop_column()),
         "AT_DropConstraint" => decide(
             Rule::Drop,
             "ALTER TABLE ... DROP CONSTRAINT is not allowed",
@@ -96,11 +92,9 @@ pub(super) fn alter_table_cmd(judge: &Judge, fields: &Map<String, Value>) -> Res
         ),
         // Changing a column's type rewrites every row with the USING
         // expression (or a cast): an UPDATE of the whole table.
-        "AT_AlterColumnType" | "AT_SetExpression" => decide(
-            Rule::UpdateWithoutWhere,
+        "AT_AlterColumnType" | "AT_SetExpression" => judge.decide(Finding::column_rewrite(
             "ALTER TABLE ... ALTER COLUMN ... TYPE (or SET EXPRESSION) is not allowed",
-            "it rewrites the column in every row, like an UPDATE without WHERE",
-        ),
+        )),
         "AT_SetLogged" | "AT_SetTableSpace" | "AT_SetAccessMethod" => decide(
             Rule::Maintenance,
             "ALTER TABLE ... SET LOGGED, SET TABLESPACE or SET ACCESS METHOD is not allowed",

@@ -17,7 +17,7 @@ pub(super) use self::rows::copies_to_client;
 use self::rows::{copy, insert, update};
 pub(super) use self::settings::check_read_only_set;
 use self::settings::{transaction, variable_set};
-use super::{Finding, Judge, Remedy, Rule, Violation};
+use super::{Finding, Judge, Rule, Violation};
 
 fn text<'a>(fields: &'a Map<String, Value>, key: &str) -> &'a str {
     fields.get(key).and_then(Value::as_str).unwrap_or("")
@@ -60,26 +60,11 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
         // Writing rows: ordinary, but not every row at once.
         "InsertStmt" => insert(judge, fields)?,
         "UpdateStmt" => update(judge, fields)?,
-        "DeleteStmt" if !fields.contains_key("whereClause") => judge.decide(
-            Finding::new(
-                Rule::DeleteWithoutWhere,
-                "DELETE without WHERE clause is not allowed",
-                "it would delete every row",
-            )
-            .remedy(Remedy::AddWhere),
-        )?,
+        "DeleteStmt" if !fields.contains_key("whereClause") => judge.decide(Finding::delete_without_where())?,
         "DeleteStmt" => {}
-        "MergeStmt" => decide(
-            Rule::Merge,
-            "MERGE is not allowed",
-            "its UPDATE and DELETE actions can change every row, with no WHERE clause to check",
-        )?,
+        "MergeStmt" => judge.decide(Finding::merge())?,
         "CopyStmt" => copy(judge, fields)?,
-        "TruncateStmt" => decide(
-            Rule::Truncate,
-            "TRUNCATE statements are not allowed",
-            "TRUNCATE removes every row at once",
-        )?,
+        "TruncateStmt" => judge.decide(Finding::truncate())?,
         // What lasts only as long as the call's transaction or session
         // (which pgmcp resets after every call): cursors, a prepared
         // statement's use, deferred constraints, LISTEN. NOTIFY is what
@@ -162,11 +147,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
             } else {
                 "CREATE FUNCTION is not allowed"
             };
-            decide(
-                Rule::CreateFunction,
-                what,
-                "can contain arbitrary SQL bypassing protection checks",
-            )?;
+            judge.decide(Finding::create_function(what))?;
         }
         "DefineStmt" => define(judge, fields)?,
         // Each of these makes an existing function run in a way the guard
@@ -254,11 +235,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
             "ALTER ROLE ... SET is not allowed",
             "it changes the settings of every later session of the role, this one's included",
         )?,
-        "PrepareStmt" => decide(
-            Rule::Prepare,
-            "PREPARE statements are not allowed",
-            "prepared statements can be executed later bypassing protection checks",
-        )?,
+        "PrepareStmt" => judge.decide(Finding::prepare("PREPARE statements are not allowed"))?,
         "AlterSystemStmt" => decide(
             Rule::AlterSystem,
             "ALTER SYSTEM is not allowed",
@@ -269,11 +246,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
             "ALTER DATABASE ... SET is not allowed",
             "it changes the settings of every later session in the database, as ALTER SYSTEM does for the server",
         )?,
-        "LoadStmt" => decide(
-            Rule::Load,
-            "LOAD is not allowed",
-            "it loads a shared library into the server process",
-        )?,
+        "LoadStmt" => judge.decide(Finding::load("LOAD is not allowed"))?,
         "RuleStmt" => decide(Rule::CreateRule, "CREATE RULE is not allowed", RULE_WHY)?,
         // Maintenance rewrites or scans whole tables under strong locks, and
         // runs inside a READ ONLY transaction all the same.
@@ -355,11 +328,7 @@ pub(super) fn check_node(judge: &Judge, kind: &str, fields: &Map<String, Value>)
     // transform, a language. (Functions, aggregates and rules have rules of
     // their own, which already cover replacing them.)
     if truthy(fields, "replace") && !matches!(kind, "CreateFunctionStmt" | "DefineStmt" | "RuleStmt") {
-        decide(
-            Rule::Drop,
-            "CREATE OR REPLACE is not allowed",
-            "it replaces, and so drops, the existing object",
-        )?;
+        judge.decide(Finding::create_or_replace())?;
     }
     Ok(())
 }

@@ -21,10 +21,8 @@ pub(super) fn insert(judge: &Judge, fields: &Map<String, Value>) -> Result<(), V
         .and_then(|s| s.get("SelectStmt"))
         .is_none_or(|s| s.get("valuesLists").is_none());
     if unbounded_update && from_query {
-        judge.decide(Finding::new(
-            Rule::UpdateWithoutWhere,
+        judge.decide(Finding::overwrite_from_query(
             "INSERT ... SELECT ... ON CONFLICT DO UPDATE without a WHERE in DO UPDATE is not allowed",
-            "it can overwrite every row the query names, like an UPDATE without WHERE",
         ))?;
     }
     Ok(())
@@ -40,14 +38,7 @@ pub(super) fn update(judge: &Judge, fields: &Map<String, Value>) -> Result<(), V
         ))?;
     }
     if !fields.contains_key("whereClause") {
-        judge.decide(
-            Finding::new(
-                Rule::UpdateWithoutWhere,
-                "UPDATE without WHERE clause is not allowed",
-                "it would change every row",
-            )
-            .remedy(Remedy::AddWhere),
-        )?;
+        judge.decide(Finding::update_without_where())?;
     }
     Ok(())
 }
@@ -56,21 +47,10 @@ pub(super) fn update(judge: &Judge, fields: &Map<String, Value>) -> Result<(), V
 /// server file or program, it has a switch.
 pub(super) fn copy(judge: &Judge, fields: &Map<String, Value>) -> Result<(), Violation> {
     if truthy(fields, "is_from") {
-        return judge.decide(Finding::new(
-            Rule::CopyFrom,
-            "COPY FROM is not allowed",
-            "it loads data from files or programs on the database server",
-        ));
+        return judge.decide(Finding::copy_from());
     }
     if !copies_to_client(fields) {
-        return judge.decide(
-            Finding::new(
-                Rule::CopyToFile,
-                "COPY TO a server file or program is not allowed",
-                "it writes files or runs shell commands on the database server",
-            )
-            .remedy(Remedy::ToStdout),
-        );
+        return judge.decide(Finding::copy_to_file().remedy(Remedy::ToStdout));
     }
     Ok(())
 }

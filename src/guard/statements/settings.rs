@@ -37,7 +37,9 @@ fn is_read_only_setting(name: &str) -> bool {
     name.eq_ignore_ascii_case("default_transaction_read_only") || name.eq_ignore_ascii_case("transaction_read_only")
 }
 
-const READ_ONLY_NOTE: &str = "server.read_only is on";
+/// Why a read-write transaction is refused in read-only mode, whether
+/// `BEGIN` or `SET` asks for it.
+const READ_WRITE_WHY: &str = "cannot start a read-write transaction";
 
 /// A `VariableSetStmt` that could change the transaction's read-only state:
 /// a write in read-only mode. Judged before the switch for SET.
@@ -45,29 +47,17 @@ pub(in crate::guard) fn check_read_only_set(judge: &Judge, fields: &Map<String, 
     let name = text(fields, "name");
     let set_kind = text(fields, "kind");
     if set_kind == "VAR_RESET_ALL" {
-        return judge.write(|| {
-            format!(
-                "RESET ALL is blocked in read-only mode: could disable read-only transaction setting ({READ_ONLY_NOTE})"
-            )
-        });
+        return judge.lift_read_only(|| "RESET ALL".to_owned(), "could disable read-only transaction setting");
     }
     if is_read_only_setting(name) {
-        return judge.write(|| {
-            if set_kind == "VAR_RESET" {
-                format!("RESET {name} is blocked in read-only mode ({READ_ONLY_NOTE})")
-            } else {
-                format!(
-                    "SET {name} is blocked in read-only mode: cannot change transaction read-only setting ({READ_ONLY_NOTE})"
-                )
-            }
-        });
+        let verb = if set_kind == "VAR_RESET" { "RESET" } else { "SET" };
+        return judge.lift_read_only(
+            || format!("{verb} {name}"),
+            "cannot change transaction read-only setting",
+        );
     }
     if set_kind == "VAR_SET_MULTI" && sets_read_write(fields.get("args")) {
-        return judge.write(|| {
-            format!(
-                "SET {name} READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"
-            )
-        });
+        return judge.lift_read_only(|| format!("SET {name} READ WRITE"), READ_WRITE_WHY);
     }
     Ok(())
 }
@@ -82,11 +72,7 @@ pub(super) fn variable_set(judge: &Judge, fields: &Map<String, Value>) -> Result
         "VAR_RESET" => Cow::Owned(format!("RESET statements are not allowed: RESET {name}")),
         _ => Cow::Owned(format!("SET statements are not allowed: SET {name}")),
     };
-    judge.decide(Finding::new(
-        Rule::Set,
-        what,
-        "session settings outlive the statement and can weaken the guard or later calls",
-    ))?;
+    judge.decide(Finding::setting(what))?;
     // Allowing SET must not open this door: leaving the role set by
     // connection.role (or taking another identity) would undo the
     // least-privilege layer under the guard. GUC names are case-insensitive
@@ -120,11 +106,7 @@ pub(super) fn transaction(judge: &Judge, fields: &Map<String, Value>) -> Result<
         ))?;
     }
     if sets_read_write(fields.get("options")) {
-        judge.write(|| {
-            format!(
-                "BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction ({READ_ONLY_NOTE})"
-            )
-        })?;
+        judge.lift_read_only(|| "BEGIN READ WRITE".to_owned(), READ_WRITE_WHY)?;
     }
     Ok(())
 }

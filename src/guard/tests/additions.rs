@@ -45,7 +45,7 @@ const BEYOND: &[Case] = &[
         "LOAD 'auto_explain'",
         "default",
         Some(
-            "LOAD is not allowed: it loads a shared library into the server process. Set protection.allow_load to true to allow it",
+            "LOAD is not allowed: extensions and shared libraries are native code loaded into the server process. Set protection.allow_load to true to allow it",
         ),
     ),
     (
