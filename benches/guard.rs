@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use pgmcp::guard::{Judge, Policy, Routines, check};
+use pgmcp::guard::{Judge, Mode, Policy, Routines, check};
 
 const TYPICAL: &str = "SELECT u.id, u.email, count(o.id) AS orders, sum(o.total) AS spent \
                        FROM users u LEFT JOIN orders o ON o.user_id = u.id \
@@ -46,8 +46,8 @@ fn measure(label: &str, iterations: usize, mut f: impl FnMut()) {
 }
 
 fn main() {
-    let policy = Judge::new(Policy::default());
-    let read_only = Judge::new(Policy::default().with_read_only(true));
+    let policy = Judge::new(Policy::default(), Mode::ReadWrite);
+    let read_only = Judge::new(Policy::default(), Mode::ReadOnly);
     // A fresh PostgreSQL 15 database's catalog facts, as the backend reads them.
     let text = include_str!("../fixtures/guard/pg15-routines.json");
     let facts = Routines::from_json(serde_json::from_str(text).unwrap()).unwrap();

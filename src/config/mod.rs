@@ -69,9 +69,9 @@ pub struct Config {
     pub read_only: bool,
     pub logging: LoggingConfig,
     pub query: QueryConfig,
-    /// What the guard allows. Its `read_only` stays off here: read-only mode
-    /// is `read_only`, the setting, and the engine puts it into the policy it
-    /// gives the guard (`Engine::new`), so no second copy needs keeping equal.
+    /// What the guard allows. Read-only mode is not in it: it is
+    /// `read_only`, the setting, which the engine gives the guard as its
+    /// mode (`Engine::new`), so no second copy needs keeping equal.
     pub protection: Policy,
     /// Prompts appended to matching error messages.
     pub error_prompts: Vec<ErrorPrompt>,

@@ -79,8 +79,8 @@ pub(super) fn hooks(raw: &RawHooks, file: Option<&Path>) -> Result<HooksConfig, 
     })
 }
 
-/// The `protection` section: the guard's policy, read-only mode left off
-/// (the engine sets it from `server.read_only`).
+/// The `protection` section: the guard's policy (read-only mode is
+/// `server.read_only`, which the engine gives the guard as its mode).
 pub(super) fn protection(p: RawProtection, file: Option<&Path>) -> Result<Policy, ConfigError> {
     let mut policy = Policy::default();
     if let Some(list) = p.blocked_functions {
@@ -186,7 +186,7 @@ mod tests {
                 && c.protection.allows(Rule::CreateFunction)
                 && c.protection.allows(Rule::Prepare)
         );
-        assert!(!c.protection.allows(Rule::Set) && !c.protection.allows(Rule::Truncate) && !c.protection.read_only);
+        assert!(!c.protection.allows(Rule::Set) && !c.protection.allows(Rule::Truncate));
         let names: Vec<&str> = c.protection.blocked_functions.iter().map(|f| f.as_str()).collect();
         assert_eq!(names, ["my_danger", "evil_*"]);
 

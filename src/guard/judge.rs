@@ -1,120 +1,43 @@
 //! The one judge. Each dialect's guard reads its engine's evidence
 //! (PostgreSQL's parse tree and catalog facts, the actions SQLite's
 //! authorizer reports, the statement type DuckDB's parser reports) and
-//! reports what it found; the judge alone reads the [`Policy`], decides, and
-//! words the refusal: what was refused, why, and which setting allows it.
+//! reports what it found; the judge alone reads the [`Policy`] and the
+//! [`Mode`], decides, and words the refusal: what was refused, why, and
+//! which setting allows it (read-only mode's refusals too, each in one
+//! frame for every engine: [`Judge::write`], [`Judge::lift_read_only`]).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use super::finding::{Finding, Remedy};
 use super::policy::Policy;
 use super::rule::Rule;
 use super::{Violation, violation};
 
-/// What a guard found that a rule with a switch governs.
-#[derive(Debug, Clone)]
-pub struct Finding<'a> {
-    pub rule: Rule,
-    /// What would be refused: `DROP statements are not allowed`.
-    pub what: Cow<'a, str>,
-    /// Why it is dangerous: `they destroy objects and the data in them`.
-    pub why: &'a str,
-    pub remedy: Remedy,
-}
-
-impl<'a> Finding<'a> {
-    pub fn new(rule: Rule, what: impl Into<Cow<'a, str>>, why: &'a str) -> Finding<'a> {
-        Finding {
-            rule,
-            what: what.into(),
-            why,
-            remedy: Remedy::Switch,
-        }
-    }
-
-    pub fn remedy(self, remedy: Remedy) -> Finding<'a> {
-        Finding { remedy, ..self }
-    }
-
-    // The refusals more than one dialect words alike: each sentence once,
-    // with its rule, so the engines cannot drift apart. A dialect's own
-    // wording stays with its guard; the remedy stays the caller's.
-
-    /// `DROP` of any object (every engine).
-    pub fn drop() -> Finding<'a> {
-        Finding::new(
-            Rule::Drop,
-            "DROP statements are not allowed",
-            "they destroy objects and the data in them",
-        )
-    }
-
-    /// `DELETE` without `WHERE` (SQLite and DuckDB; PostgreSQL says "WHERE clause").
-    pub fn delete_without_where() -> Finding<'a> {
-        Finding::new(
-            Rule::DeleteWithoutWhere,
-            "DELETE without WHERE is not allowed",
-            "it deletes every row of the table",
-        )
-    }
-
-    /// `UPDATE` without `WHERE` (SQLite and DuckDB; PostgreSQL says "WHERE clause").
-    pub fn update_without_where() -> Finding<'a> {
-        Finding::new(
-            Rule::UpdateWithoutWhere,
-            "UPDATE without WHERE is not allowed",
-            "it changes every row of the table",
-        )
-    }
-
-    /// An upsert or a `REPLACE` fed by a query (SQLite and DuckDB): `what`
-    /// names the forms the engine has.
-    pub fn overwrite_from_query(what: &'a str) -> Finding<'a> {
-        Finding::new(
-            Rule::UpdateWithoutWhere,
-            what,
-            "they can overwrite every row the query names, like an UPDATE without WHERE; a VALUES list names its rows",
-        )
-    }
-
-    /// Maintenance (every engine): `what` names the statement, `VACUUM is not allowed`.
-    pub fn maintenance(what: &'a str) -> Finding<'a> {
-        Finding::new(
-            Rule::Maintenance,
-            what,
-            "maintenance rewrites or scans whole tables and locks them while it runs",
-        )
-    }
-}
-
-/// How a refusal tells the person what to do.
+/// Whether the session is read-only. `server.read_only` (`Config.read_only`)
+/// is its one setting: the engine builds the judge's mode from it
+/// (`Engine::new`), and no [`Policy`] holds a copy to keep equal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Remedy {
-    /// `Set protection.allow_x to true to allow it`.
-    Switch,
-    /// A statement that names its rows could run: `Add a WHERE clause, or set ...`.
-    AddWhere,
-    /// Part of the statement's kind stays allowed: `COPY ... TO STDOUT is allowed; set ...`.
-    ToStdout,
+pub enum Mode {
+    ReadWrite,
+    /// Nothing that writes, and no change to the transaction's read-only
+    /// state.
+    ReadOnly,
 }
 
-/// Applies a [`Policy`]. Cheap to clone: backends take one onto the thread
-/// where their engine's parser reports.
+/// Applies a [`Policy`] in a [`Mode`]. Cheap to clone: backends take one
+/// onto the thread where their engine's parser reports.
 #[derive(Debug, Clone)]
 pub struct Judge {
     policy: Arc<Policy>,
-}
-
-impl From<Policy> for Judge {
-    fn from(policy: Policy) -> Judge {
-        Judge::new(policy)
-    }
+    mode: Mode,
 }
 
 impl Judge {
-    pub fn new(policy: Policy) -> Judge {
+    pub fn new(policy: Policy, mode: Mode) -> Judge {
         Judge {
             policy: Arc::new(policy),
+            mode,
         }
     }
 
@@ -146,15 +69,31 @@ impl Judge {
     /// Is `server.read_only` on? Then a write is refused as a write before
     /// any switch its kind needs is named.
     pub fn read_only(&self) -> bool {
-        self.policy.read_only
+        self.mode == Mode::ReadOnly
     }
 
-    /// Something that writes, or could make the transaction writable: refused
-    /// in read-only mode, with `message` (called only then).
-    pub fn write(&self, message: impl FnOnce() -> String) -> Result<(), Violation> {
-        match self.policy.read_only {
-            true => violation(Rule::ReadOnly, message()),
-            false => Ok(()),
+    /// Something that writes: refused in read-only mode, worded as
+    /// `{what} is not allowed in read-only mode: {why} (server.read_only is
+    /// on)`, every engine alike; `what` is worded only then (this runs for
+    /// every statement, in both modes).
+    pub fn write(&self, what: impl FnOnce() -> String, why: &str) -> Result<(), Violation> {
+        self.read_only_refuses(|| format!("{} is not allowed in read-only mode: {why}", what()))
+    }
+
+    /// Something that would make the session writable from inside (a change
+    /// to the transaction's read-only setting, a read-write transaction,
+    /// SQLite's `query_only` turned off): refused in read-only mode, worded
+    /// as `{what} is blocked in read-only mode: {why} (server.read_only is
+    /// on)`, every engine alike.
+    pub fn lift_read_only(&self, what: impl FnOnce() -> String, why: &str) -> Result<(), Violation> {
+        self.read_only_refuses(|| format!("{} is blocked in read-only mode: {why}", what()))
+    }
+
+    /// The one wording of the setting behind every read-only refusal.
+    fn read_only_refuses(&self, refusal: impl FnOnce() -> String) -> Result<(), Violation> {
+        match self.mode {
+            Mode::ReadOnly => violation(Rule::ReadOnly, format!("{} (server.read_only is on)", refusal())),
+            Mode::ReadWrite => Ok(()),
         }
     }
 
@@ -198,7 +137,7 @@ impl Judge {
     ) -> Result<(), Violation> {
         let unvouched: Vec<&String> = signatures.iter().filter(|s| !self.vouches(s)).collect();
         match risk {
-            Some(risk) if self.policy.read_only && (signatures.is_empty() || !unvouched.is_empty()) => {
+            Some(risk) if self.read_only() && (signatures.is_empty() || !unvouched.is_empty()) => {
                 let advice = if unvouched.is_empty() {
                     "if it only reads, add its full signature (schema.name(argument types)) to protection.read_only_functions".to_owned()
                 } else {
@@ -243,7 +182,7 @@ mod tests {
 
     #[test]
     fn a_refusal_names_what_why_and_the_switch() {
-        let judge = Judge::new(Policy::default());
+        let judge = Judge::new(Policy::default(), Mode::ReadWrite);
         let drop = || Finding::new(Rule::Drop, "DROP statements are not allowed", "they destroy objects");
         let cases = [
             (
@@ -275,46 +214,14 @@ mod tests {
                 })
             );
         }
-        let allowing = Judge::new(Policy::default().allowing(&[Rule::Drop]));
+        let allowing = Judge::new(Policy::default().allowing(&[Rule::Drop]), Mode::ReadWrite);
         assert_eq!(allowing.decide(drop()), Ok(()));
-    }
-
-    /// The sentences the dialects share, as every engine words them: the
-    /// DuckDB corpus, which pins some of them too, needs the `duckdb` build.
-    #[test]
-    fn shared_refusals_read_as_before() {
-        let judge = Judge::new(Policy::default());
-        let cases = [
-            (
-                Finding::drop(),
-                "DROP statements are not allowed: they destroy objects and the data in them. Set protection.allow_drop to true to allow it",
-            ),
-            (
-                Finding::delete_without_where().remedy(Remedy::AddWhere),
-                "DELETE without WHERE is not allowed: it deletes every row of the table. Add a WHERE clause, or set protection.allow_delete_without_where to true",
-            ),
-            (
-                Finding::update_without_where(),
-                "UPDATE without WHERE is not allowed: it changes every row of the table. Set protection.allow_update_without_where to true to allow it",
-            ),
-            (
-                Finding::overwrite_from_query("INSERT OR REPLACE fed by a query is not allowed"),
-                "INSERT OR REPLACE fed by a query is not allowed: they can overwrite every row the query names, like an UPDATE without WHERE; a VALUES list names its rows. Set protection.allow_update_without_where to true to allow it",
-            ),
-            (
-                Finding::maintenance("VACUUM is not allowed"),
-                "VACUUM is not allowed: maintenance rewrites or scans whole tables and locks them while it runs. Set protection.allow_maintenance to true to allow it",
-            ),
-        ];
-        for (finding, message) in cases {
-            assert_eq!(judge.decide(finding).unwrap_err().message, message);
-        }
     }
 
     #[test]
     fn functions_and_writes() {
         let mut policy = Policy::default();
-        let judge = Judge::new(policy.clone());
+        let judge = Judge::new(policy.clone(), Mode::ReadWrite);
         let described = || "function pg_read_file()".to_owned();
         assert_eq!(
             judge
@@ -324,17 +231,40 @@ mod tests {
             "function pg_read_file() is not allowed: it reads files. Remove it from protection.blocked_functions to allow it"
         );
         assert_eq!(judge.call("lower", described, || None), Ok(()));
-        assert_eq!(judge.write(|| unreachable!("only worded when refused")), Ok(()));
+        assert_eq!(
+            judge.write(|| unreachable!("only worded when refused"), "it writes"),
+            Ok(())
+        );
+        assert_eq!(
+            judge.lift_read_only(|| unreachable!("only worded when refused"), "it lifts"),
+            Ok(())
+        );
         let f = ["public.f(integer)".to_owned()];
         let mine = ["public.mine_f(text, character varying)".to_owned()];
         assert_eq!(judge.call_in_read_only(&f, described, Some("it may write")), Ok(()));
 
-        policy.read_only = true;
         policy.read_only_functions = vec![super::super::FunctionPattern::new(
             "public.mine_f(text,character varying)",
         )];
-        let judge = Judge::new(policy);
-        assert_eq!(judge.write(|| "no".to_owned()).unwrap_err().rule, Rule::ReadOnly);
+        let judge = Judge::new(policy, Mode::ReadOnly);
+        let written = judge.write(|| "INSERT".to_owned(), "it writes").unwrap_err();
+        assert_eq!(
+            (written.rule, written.message.as_str()),
+            (
+                Rule::ReadOnly,
+                "INSERT is not allowed in read-only mode: it writes (server.read_only is on)"
+            )
+        );
+        assert_eq!(
+            judge
+                .lift_read_only(
+                    || "BEGIN READ WRITE".to_owned(),
+                    "cannot start a read-write transaction"
+                )
+                .unwrap_err()
+                .message,
+            "BEGIN READ WRITE is blocked in read-only mode: cannot start a read-write transaction (server.read_only is on)"
+        );
         let refused = judge
             .call_in_read_only(&f, described, Some("it may write"))
             .unwrap_err();

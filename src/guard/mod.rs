@@ -11,6 +11,7 @@
 
 mod device;
 pub mod duckdb;
+mod finding;
 mod judge;
 mod lexer;
 pub mod outline;
@@ -27,7 +28,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-pub use judge::{Finding, Judge, Remedy};
+pub use finding::{Finding, Remedy};
+pub use judge::{Judge, Mode};
 pub use policy::{DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Policy};
 pub use routines::Routines;
 pub use rule::{Engines, RULES, Rule, Spec, readme_rows};
@@ -76,6 +78,28 @@ pub(crate) fn own_process(rule: Rule, path: &str) -> Result<(), Violation> {
 /// A refusal by `rule`, worded by the caller: the rules no switch turns off.
 pub(crate) fn violation(rule: Rule, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
+}
+
+/// A statement the embedded engine (SQLite, DuckDB) says would write, in
+/// read-only mode: refused before it runs, though the file is read-only too.
+fn write_in_read_only(judge: &Judge, outline: &outline::Outline) -> Result<(), Violation> {
+    let verb = || match outline.verb.is_empty() {
+        true => "this statement".to_owned(),
+        false => outline.verb.clone(),
+    };
+    judge.write(verb, "the database is opened read-only")
+}
+
+/// A statement whose kind the embedded engine (SQLite, DuckDB) reports as
+/// something no rule covers (`reported`, as the engine said it): what no
+/// rule says may run does not, whatever the switches.
+fn unsupported(engine: &str, reported: impl fmt::Debug) -> Result<(), Violation> {
+    violation(
+        Rule::Parse,
+        format!(
+            "this kind of {engine} statement is not supported ({engine} reports {reported:?}, which no rule covers)"
+        ),
+    )
 }
 
 /// A query the guard accepted, with its parse tree for later stages.
@@ -345,7 +369,7 @@ mod param_tests {
     #[test]
     fn relations_mentioned() {
         let checked = check(
-            &Judge::new(Policy::default()),
+            &Judge::new(Policy::default(), Mode::ReadWrite),
             &Routines::default(),
             "SELECT * FROM users u JOIN sales.orders o ON true WHERE EXISTS (SELECT 1 FROM users)",
         )
@@ -394,9 +418,13 @@ mod param_tests {
         ];
         for (sql, n) in cases {
             assert_eq!(
-                check(&Judge::new(Policy::default()), &Routines::default(), sql)
-                    .unwrap()
-                    .param_count(),
+                check(
+                    &Judge::new(Policy::default(), Mode::ReadWrite),
+                    &Routines::default(),
+                    sql
+                )
+                .unwrap()
+                .param_count(),
                 n,
                 "{sql}"
             );

@@ -312,8 +312,8 @@ fn file_operand(tokens: &[Token], verb: &str) -> Option<Operand> {
 /// a grammar of options read here.
 pub fn explained_starts(sql: &str, dialect: Dialect, max: usize) -> Vec<usize> {
     let spans = match dialect {
-        Dialect::Sqlite => lexer::sqlite(sql),
-        Dialect::DuckDb => lexer::duckdb(sql),
+        Dialect::Sqlite => lexer::sqlite::tokens(sql),
+        Dialect::DuckDb => lexer::duckdb::tokens(sql),
     };
     let mut depth = 0usize;
     let mut out = Vec::new();
@@ -370,8 +370,8 @@ fn words(sql: &str, dialect: Dialect) -> impl Iterator<Item = (String, usize)> {
 /// The tokens of `sql` as the engine reads them, with their depths.
 pub(super) fn tokens(sql: &str, dialect: Dialect) -> Vec<Token> {
     let spans: Vec<Span> = match dialect {
-        Dialect::Sqlite => lexer::sqlite(sql),
-        Dialect::DuckDb => lexer::duckdb(sql),
+        Dialect::Sqlite => lexer::sqlite::tokens(sql),
+        Dialect::DuckDb => lexer::duckdb::tokens(sql),
     };
     let mut out = Vec::with_capacity(spans.len());
     let mut depth = 0usize;

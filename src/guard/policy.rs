@@ -1,6 +1,7 @@
-//! What the person running pgmcp allows: which rules are switched off, whether
-//! the session is read-only, and which functions may not run. Data only; the
-//! [`Judge`](super::Judge) applies it.
+//! What the person running pgmcp allows: which rules are switched off, and
+//! which functions may not run. Data only; the [`Judge`](super::Judge)
+//! applies it, in the [`Mode`](super::Mode) the engine gives it (read-only
+//! mode is `server.read_only`, not a protection switch).
 
 use super::rule::{RULES, Rule};
 
@@ -124,9 +125,6 @@ impl FunctionPattern {
 /// unless its switch is on; the others are always applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
-    /// `server.read_only`: nothing that writes, and no change to the
-    /// transaction's read-only state.
-    pub read_only: bool,
     /// By rule, in [`Rule`]'s order: is what it refuses allowed?
     allowed: [bool; RULES.len()],
     /// Functions that may not be called anywhere in a statement, by any route.
@@ -140,7 +138,6 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Policy {
         Policy {
-            read_only: false,
             allowed: RULES.map(|spec| spec.flag.is_some() && spec.default),
             blocked_functions: DEFAULT_BLOCKED_FUNCTIONS
                 .iter()
@@ -152,11 +149,10 @@ impl Default for Policy {
 }
 
 impl Policy {
-    /// Every switch on and no blocked functions; read-only off. For tests
-    /// and for people who want only the always-on rules.
+    /// Every switch on and no blocked functions. For tests and for people
+    /// who want only the always-on rules.
     pub fn permissive() -> Policy {
         Policy {
-            read_only: false,
             allowed: RULES.map(|spec| spec.flag.is_some()),
             blocked_functions: Vec::new(),
             read_only_functions: Vec::new(),
@@ -173,33 +169,20 @@ impl Policy {
         self.allowed[rule as usize] = allowed && rule.flag().is_some();
     }
 
-    /// This policy with read-only mode on or off.
-    pub fn with_read_only(mut self, read_only: bool) -> Policy {
-        self.read_only = read_only;
-        self
-    }
-
     /// This policy with `rules` allowed.
     pub fn allowing(mut self, rules: &[Rule]) -> Policy {
         rules.iter().for_each(|rule| self.allow(*rule, true));
         self
     }
 
-    /// A switch by its config name (`read_only`, `allow_drop`, ...); `None`
-    /// for an unknown name.
+    /// A switch by its config name (`allow_drop`, ...); `None` for an
+    /// unknown name.
     pub fn flag(&self, name: &str) -> Option<bool> {
-        match name {
-            "read_only" => Some(self.read_only),
-            name => Rule::from_flag(name).map(|rule| self.allows(rule)),
-        }
+        Rule::from_flag(name).map(|rule| self.allows(rule))
     }
 
-    /// Set a switch by its config name (`read_only`, `allow_drop`, ...).
+    /// Set a switch by its config name (`allow_drop`, ...).
     pub fn set_flag(&mut self, name: &str, value: bool) -> Result<(), String> {
-        if name == "read_only" {
-            self.read_only = value;
-            return Ok(());
-        }
         let rule = Rule::from_flag(name).ok_or_else(|| format!("unknown protection flag \"{name}\""))?;
         self.allow(rule, value);
         Ok(())
@@ -225,9 +208,9 @@ mod tests {
         p.set_flag("allow_drop", true).unwrap();
         assert!(p.allows(Rule::Drop) && p.flag("allow_drop") == Some(true));
         assert_eq!(p.allowed_flags(), ["allow_drop"]);
-        p.set_flag("read_only", true).unwrap();
-        assert!(p.read_only);
-        assert_eq!(p.flag("read_only"), Some(true));
+        // Read-only mode is `server.read_only`, the judge's mode: no switch.
+        assert!(p.set_flag("read_only", true).is_err());
+        assert_eq!(p.flag("read_only"), None);
         assert!(p.set_flag("allow_everything", true).is_err());
         // No switch turns an always-on rule off.
         p.allow(Rule::Parse, true);

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{Judge, Violation};
 
-const WHY: &str = "read-only mode runs only statements that read: SELECT, VALUES, TABLE, SHOW, COPY ... TO STDOUT, and EXPLAIN of those (server.read_only is on)";
+const WHY: &str = "read-only mode runs only statements that read: SELECT, VALUES, TABLE, SHOW, COPY ... TO STDOUT, and EXPLAIN of those";
 
 /// The statement as a whole: in read-only mode, its kind must be on the list.
 pub(super) fn statement(judge: &Judge, stmt: &Value) -> Result<(), Violation> {
@@ -54,7 +54,7 @@ pub(super) fn node_in_read(judge: &Judge, kind: &str, fields: &Map<String, Value
 /// Refused in read-only mode; `what` is worded only then (this runs for
 /// every statement, in both modes).
 fn refuse(judge: &Judge, what: impl FnOnce() -> String) -> Result<(), Violation> {
-    judge.write(|| format!("{} is not allowed in read-only mode: {WHY}", what()))
+    judge.write(what, WHY)
 }
 
 /// `{"Kind": {fields}}` → (kind, fields).

@@ -22,11 +22,13 @@
 //! (the guard cannot tell overloads apart), so a new overload of a vouched
 //! function is not.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::{Finding, Judge, Violation};
+use super::finding::RUNS_SQL_TEXT;
+use super::{Finding, Judge, Rule, Violation};
 
 /// What the catalog says about every function of one name, in any schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -300,11 +302,7 @@ fn judge_function(
             .try_for_each(|f| reached(judge, routines, f, Route::Runs(name)))?;
     }
     let lower = name.to_ascii_lowercase();
-    judge.call(
-        &lower,
-        || route.describe(&lower, via),
-        || Some(super::statements::function_reason(&lower)),
-    )?;
+    judge.call(&lower, || route.describe(&lower, via), || Some(function_reason(&lower)))?;
     let risk = match routines.functions.get(name) {
         _ if NOT_HARMLESS_STABLE.contains(&lower.as_str()) => {
             Some("it assigns a transaction ID, which changes the server's state")
@@ -326,6 +324,46 @@ fn judge_function(
     judge.call_in_read_only(signatures, || route.describe(name, via), risk)
 }
 
+/// Why a default-blocked function is dangerous, for the message.
+fn function_reason(name: &str) -> Cow<'static, str> {
+    Cow::Borrowed(match name {
+        n if n.starts_with("pg_ls_") || n == "pg_logdir_ls" => "lists files on the database server",
+        "pg_read_file" | "pg_read_binary_file" | "pg_stat_file" => "reads files on the database server",
+        n if n.starts_with("pg_file_") => "writes files on the database server",
+        n if n.starts_with("lo_") || n == "loread" || n == "lowrite" => {
+            "reads or writes large objects, which can import and export server files"
+        }
+        n if n.starts_with("dblink") => "opens connections to other databases, outside this guard",
+        "pg_terminate_backend" | "pg_cancel_backend" | "pg_signal_backend" => "stops other sessions' work",
+        "pg_log_backend_memory_contexts" => "signals another session",
+        n if n.starts_with("pg_logical_slot_get_") => {
+            "consumes a replication slot's changes, which its real consumer then never sees"
+        }
+        "pg_reload_conf" | "pg_rotate_logfile" | "pg_promote" => "controls the database server",
+        n if n.contains("replication") || n.starts_with("pg_logical_") || n.starts_with("pg_wal_") => {
+            "changes replication or WAL state on the server, even in a read-only transaction"
+        }
+        "pg_switch_wal" | "pg_create_restore_point" | "pg_backup_start" | "pg_backup_stop" => {
+            "changes WAL or backup state on the server, even in a read-only transaction"
+        }
+        n if n.starts_with("pg_stat_reset") => "resets the server's statistics, even in a read-only transaction",
+        "pg_import_system_collations" => "writes into the system catalog, even in a read-only transaction",
+        n if n.starts_with("table_to_xml") || n.starts_with("schema_to_xml") || n.starts_with("database_to_xml") => {
+            "runs queries of its own, which the guard and the row cap cannot bound"
+        }
+        n if n.starts_with("query_to_xml") || n.starts_with("cursor_to_xml") => RUNS_SQL_TEXT,
+        "ts_stat" | "ts_rewrite" | "connectby" | "xpath_table" | "pg_background_launch" => RUNS_SQL_TEXT,
+        n if n.starts_with("crosstab") => RUNS_SQL_TEXT,
+        "set_config" => {
+            return Cow::Owned(format!(
+                "changes session settings, which protection.{} governs",
+                Rule::Set.flag().unwrap_or_default()
+            ));
+        }
+        _ => "is listed in protection.blocked_functions",
+    })
+}
+
 /// Judge the functions behind an operator, by its name as written: `op` or
 /// `schema.op`. An operator the catalog does not know is refused in
 /// read-only mode: it may have been defined after the catalog was read.
@@ -345,11 +383,10 @@ pub(super) fn judge_operator(
         Some(functions) => functions
             .iter()
             .try_for_each(|f| reached(judge, routines, f, Route::Operator(&key))),
-        None => judge.write(|| {
-            format!(
-                "operator {key} is not allowed in read-only mode: it is not in the database's catalog, so nothing shows what it runs"
-            )
-        }),
+        None => judge.write(
+            || format!("operator {key}"),
+            "it is not in the database's catalog, so nothing shows what it runs",
+        ),
     }
 }
 
@@ -413,7 +450,7 @@ pub(super) fn judge_implicit(judge: &Judge, routines: &Routines) -> Result<(), V
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::guard::{Policy, Rule};
+    use crate::guard::{Mode, Policy, Rule};
 
     /// PostgreSQL 15's catalog facts, as `backend/postgres/routines.sql`
     /// returned them from a fresh cluster (a test in tests/it compares this
@@ -483,12 +520,12 @@ pub(crate) mod tests {
                 ("SELECT sneaky 'x'".to_owned(), &facts),
                 ("SELECT 1".to_owned(), &implicit),
             ];
-            for read_only in [false, true] {
-                let policy = Policy::default().with_read_only(read_only);
+            for mode in [Mode::ReadWrite, Mode::ReadOnly] {
+                let judge = Judge::new(Policy::default(), mode);
                 for (sql, facts) in &routes {
-                    match crate::guard::check(&Judge::new(policy.clone()), facts, sql) {
+                    match crate::guard::check(&judge, facts, sql) {
                         Err(v) if v.rule == Rule::BlockedFunction => {}
-                        other => failures.push(format!("{sql} (read_only={read_only}): {other:?}")),
+                        other => failures.push(format!("{sql} ({mode:?}): {other:?}")),
                     }
                 }
             }
@@ -543,7 +580,7 @@ pub(crate) mod tests {
             ),
             ("13 planted", pg13_planted(), "SELECT date_part('year', now())", false),
         ];
-        let judge = Judge::new(Policy::default().with_read_only(true));
+        let judge = Judge::new(Policy::default(), Mode::ReadOnly);
         for (server, facts, sql, allowed) in cases {
             let verdict = crate::guard::check(&judge, facts, sql);
             assert_eq!(verdict.is_ok(), *allowed, "{sql} on {server}: {verdict:?}");
@@ -552,13 +589,13 @@ pub(crate) mod tests {
 
     #[test]
     fn judgements() {
-        let ro = Policy::default().with_read_only(true);
-        let rw = Policy::default();
+        let ro = Judge::new(Policy::default(), Mode::ReadOnly);
+        let rw = Judge::new(Policy::default(), Mode::ReadWrite);
         let mut planted = pg15();
         planted.functions.insert("evil".into(), Trust::Untrusted);
         planted.functions.insert("lower".into(), Trust::Untrusted);
-        // (policy, function, allowed?)
-        let cases: &[(&Policy, &str, Option<Rule>)] = &[
+        // (judge, function, allowed?)
+        let cases: &[(&Judge, &str, Option<Rule>)] = &[
             (&ro, "lower", Some(Rule::ReadOnly)),
             (&ro, "upper", None),
             (&ro, "random", None),
@@ -575,23 +612,21 @@ pub(crate) mod tests {
             (&rw, "lo_import", Some(Rule::BlockedFunction)),
             (&rw, "PG_READ_FILE", Some(Rule::BlockedFunction)),
         ];
-        for (policy, name, want) in cases {
-            let got = function(&Judge::new((*policy).clone()), &planted, name, Route::Call)
-                .err()
-                .map(|v| v.rule);
-            assert_eq!(got, *want, "{name} read_only={}", policy.read_only);
+        for (judge, name, want) in cases {
+            let got = function(judge, &planted, name, Route::Call).err().map(|v| v.rule);
+            assert_eq!(got, *want, "{name} read_only={}", judge.read_only());
         }
         planted.signatures.insert("evil".into(), vec!["public.evil()".into()]);
         planted
             .signatures
             .insert("pg_read_file".into(), vec!["pg_catalog.pg_read_file(text)".into()]);
         let vouching = |signatures: &[&str]| {
-            let mut policy = Policy::default().with_read_only(true);
+            let mut policy = Policy::default();
             policy.read_only_functions = signatures
                 .iter()
                 .map(|s| super::super::FunctionPattern::new(s))
                 .collect();
-            Judge::new(policy)
+            Judge::new(policy, Mode::ReadOnly)
         };
         assert!(function(&vouching(&["public.evil()"]), &planted, "evil", Route::Call).is_ok());
         assert!(function(&vouching(&["PUBLIC.evil( )"]), &planted, "evil", Route::Call).is_ok());

@@ -238,7 +238,8 @@ mod tests {
             .stack_size(1 << 20)
             .spawn(move || {
                 let facts = crate::guard::routines::tests::pg15();
-                crate::guard::check(&crate::guard::Judge::new(crate::guard::Policy::default()), &facts, &sql).is_ok()
+                let judge = crate::guard::Judge::new(crate::guard::Policy::default(), crate::guard::Mode::ReadWrite);
+                crate::guard::check(&judge, &facts, &sql).is_ok()
             })
             .unwrap()
             .join()

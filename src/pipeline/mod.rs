@@ -84,9 +84,8 @@ impl QueryInput {
 /// behind an `Arc`; every method may run concurrently.
 pub struct Engine {
     config: Config,
-    /// Applies `config.protection`, with `read_only` taken from
-    /// `config.read_only` (`Engine::new`): the one place the guard's
-    /// read-only mode is set.
+    /// Applies `config.protection` in the mode `config.read_only` says
+    /// (`Engine::new`): the one place the guard's read-only mode is set.
     judge: guard::Judge,
     backend: Backend,
     /// Bounds calls in flight to `pool.max_conns`, and so the connections used.
@@ -145,7 +144,11 @@ impl Engine {
     }
 
     fn new(config: Config, backend: Backend) -> Engine {
-        let judge = guard::Judge::new(config.protection.clone().with_read_only(config.read_only));
+        let mode = match config.read_only {
+            true => guard::Mode::ReadOnly,
+            false => guard::Mode::ReadWrite,
+        };
+        let judge = guard::Judge::new(config.protection.clone(), mode);
         Engine {
             slots: Semaphore::new(config.pool.max_conns),
             waiting: AtomicUsize::new(0),

@@ -894,7 +894,7 @@ async fn read_only_refuses_writes_and_leaves_the_file_unchanged() {
     ] {
         let (rule, message) = refusal(run(&engine, sql).await);
         assert_eq!(rule, Rule::ReadOnly, "{sql}");
-        assert!(message.ends_with("in read-only mode: the database is opened read-only (server.read_only)"));
+        assert!(message.ends_with("in read-only mode: the database is opened read-only (server.read_only is on)"));
     }
     // ...and DuckDB opened the file in its read-only access mode, which
     // refuses any write that would get past the guard.
@@ -939,7 +939,9 @@ async fn read_only_names_no_switch_that_cannot_help() {
         assert_eq!(rule, Rule::ReadOnly, "{sql}: {message}");
         assert_eq!(
             message,
-            format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
+            format!(
+                "{verb} is not allowed in read-only mode: the database is opened read-only (server.read_only is on)"
+            )
         );
     }
     let (rule, message) = refusal(run(&read_only, "SELECT * FROM read_csv('users.csv')").await);
@@ -1273,7 +1275,7 @@ fn stdio_session_on_a_duckdb_file() {
     assert_eq!(result["isError"], true);
     assert_eq!(
         tool_text(&result),
-        "COPY ... TO is not allowed: it writes a file on the server. Set protection.allow_copy_to_file to true to allow it"
+        "COPY TO a server file or program is not allowed: it writes files or runs shell commands on the database server. Set protection.allow_copy_to_file to true to allow it"
     );
     let result = mcp.call_tool("query", json!({"sql": "SELEC 1"}));
     assert_eq!(result["isError"], true);

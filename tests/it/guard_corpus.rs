@@ -7,7 +7,7 @@
 //! - `sql`: the string given to [`guard::check`];
 //! - `expect`: `allow`, or the name of the rule that must refuse it;
 //! - `message` (optional): a prefix the refusal's message must start with;
-//! - `policy` (optional, default `default`): a spec read by [`policy`];
+//! - `policy` (optional, default `default`): a spec read by [`judge`];
 //! - `catalog` (optional, default `pg15`): the catalog facts the guard judges
 //!   functions with: `pg15` (a fresh PostgreSQL 15 database) or `planted` (one
 //!   where a database user planted look-alike functions, operators, a cast and
@@ -21,10 +21,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Judge, Policy, Rule};
+use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Mode, Policy, Rule};
 use serde::Deserialize;
 
-use crate::support::protection::policy;
+use crate::support::protection::{judge, mode, policy};
 
 static PG15: LazyLock<guard::Routines> = LazyLock::new(crate::support::pg15_routines);
 static PLANTED: LazyLock<guard::Routines> = LazyLock::new(|| crate::support::routines_fixture("planted-routines.json"));
@@ -83,8 +83,8 @@ fn corpus() -> Vec<(usize, Case)> {
 
 /// What went wrong with one case, or `None` when it got its verdict.
 fn run(case: &Case) -> Option<String> {
-    let (policy, expected) = match (policy(case.policy_spec()), case.expected_rule()) {
-        (Ok(policy), Ok(expected)) => (policy, expected),
+    let (judge, expected) = match (judge(case.policy_spec()), case.expected_rule()) {
+        (Ok(judge), Ok(expected)) => (judge, expected),
         (Err(e), _) | (_, Err(e)) => return Some(e),
     };
     let facts = match case.catalog.as_deref().unwrap_or("pg15") {
@@ -92,7 +92,7 @@ fn run(case: &Case) -> Option<String> {
         "planted" => &*PLANTED,
         other => return Some(format!("unknown catalog `{other}` (pg15 or planted)")),
     };
-    let got = guard::check(&Judge::new(policy), facts, &case.sql);
+    let got = guard::check(&judge, facts, &case.sql);
     let got_text = match &got {
         Ok(_) => "allow".to_owned(),
         Err(v) => format!("{}: {}", v.rule.name(), v.message),
@@ -192,8 +192,10 @@ fn the_corpus_calls_every_default_blocked_function() {
 
 #[test]
 fn policy_specs_read_like_the_unit_tests() {
-    let p = policy("read_only+allow_set+block:purge_*").unwrap();
-    assert!(p.read_only && p.allows(Rule::Set) && !p.allows(Rule::Drop));
+    let spec = "read_only+allow_set+block:purge_*";
+    let p = policy(spec).unwrap();
+    assert!(mode(spec) == Mode::ReadOnly && p.allows(Rule::Set) && !p.allows(Rule::Drop));
+    assert_eq!(mode("allow_set"), Mode::ReadWrite);
     assert_eq!(p.blocked_functions.last().map(FunctionPattern::as_str), Some("purge_*"));
     assert_eq!(policy("all").unwrap(), Policy::permissive());
     assert_eq!(policy("default").unwrap(), Policy::default());

@@ -5,7 +5,7 @@
 //! random expression is refused, and so is a `DELETE`/`UPDATE` without `WHERE`
 //! however deep it is wrapped. Pure: no database, nothing written to disk.
 
-use pgmcp::guard::{self, Judge, Policy, Rule, Violation};
+use pgmcp::guard::{self, Judge, Mode, Policy, Rule, Violation};
 static FACTS: std::sync::LazyLock<guard::Routines> = std::sync::LazyLock::new(crate::support::pg15_routines);
 
 use proptest::collection::vec;
@@ -33,8 +33,8 @@ fn config() -> ProptestConfig {
 /// (parse, multi-statement), with the same verdict the default policy gets for
 /// those.
 fn verdict(sql: &str) -> Result<(), Violation> {
-    let strict = guard::check(&Judge::new(Policy::default()), &FACTS, sql).map(|_| ());
-    let again = guard::check(&Judge::new(Policy::default()), &FACTS, sql).map(|_| ());
+    let strict = guard::check(&Judge::new(Policy::default(), Mode::ReadWrite), &FACTS, sql).map(|_| ());
+    let again = guard::check(&Judge::new(Policy::default(), Mode::ReadWrite), &FACTS, sql).map(|_| ());
     assert_eq!(strict, again, "two verdicts for {sql:?}");
     if let Err(v) = &strict {
         assert!(
@@ -42,7 +42,7 @@ fn verdict(sql: &str) -> Result<(), Violation> {
             "{v:?} for {sql:?}"
         );
     }
-    let loose = guard::check(&Judge::new(Policy::permissive()), &FACTS, sql).map(|_| ());
+    let loose = guard::check(&Judge::new(Policy::permissive(), Mode::ReadWrite), &FACTS, sql).map(|_| ());
     if let Err(v) = &loose {
         assert!(always_on(v.rule), "the permissive policy refused {sql:?} with {v:?}");
     }
@@ -398,7 +398,7 @@ proptest! {
     ) {
         let (body, rule) = dml;
         // Flags that let every wrapper itself through.
-        let policy = Policy::default().allowing(&[Rule::Prepare, Rule::CreateRule]);
+        let judge = Judge::new(Policy::default().allowing(&[Rule::Prepare, Rule::CreateRule]), Mode::ReadWrite);
         let wrap = |dml: String| {
             let query = queries.iter().fold(
                 format!("WITH d AS ({dml} RETURNING *) SELECT * FROM d"),
@@ -408,10 +408,10 @@ proptest! {
         };
         let without = wrap(body.to_owned());
         gets_a_verdict(&without);
-        let got = guard::check(&Judge::new(policy.clone()), &FACTS, &without).map(|_| ());
+        let got = guard::check(&judge, &FACTS, &without).map(|_| ());
         prop_assert_eq!(rule_of(&got), Some(rule), "{}", without);
         let with = wrap(format!("{body} WHERE id = 1"));
-        prop_assert_eq!(guard::check(&Judge::new(policy.clone()), &FACTS, &with).map(|_| ()), Ok(()), "{}", with);
+        prop_assert_eq!(guard::check(&judge, &FACTS, &with).map(|_| ()), Ok(()), "{}", with);
     }
 }
 

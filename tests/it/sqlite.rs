@@ -463,7 +463,7 @@ async fn read_only_select_with_where_returns_matching_rows() {
 async fn read_only_refuses_every_write() {
     let (_dir, path) = fixture(USERS);
     let read_only = |verb: &str| {
-        format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
+        format!("{verb} is not allowed in read-only mode: the database is opened read-only (server.read_only is on)")
     };
     let defaults = engine_on(&path, |_| {});
     let cases = [
@@ -481,7 +481,7 @@ async fn read_only_refuses_every_write() {
         ("ALTER TABLE users DROP COLUMN score", read_only("ALTER")),
         (
             "PRAGMA query_only = 0",
-            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
+            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only is on)"
                 .to_owned(),
         ),
     ];
@@ -497,11 +497,11 @@ async fn read_only_refuses_every_write() {
     }
     assert_eq!(
         refusal(run(&permissive, "PRAGMA user_version = 5").await),
-        "PRAGMA user_version with a value is not allowed in read-only mode: it may change the database file, which is opened read-only (server.read_only)"
+        "PRAGMA user_version with a value is not allowed in read-only mode: it may change the database file, which is opened read-only (server.read_only is on)"
     );
     assert_eq!(
         refusal(run(&permissive, "PRAGMA query_only = false").await),
-        "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
+        "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only is on)"
     );
     assert_eq!(scalar(&path, "SELECT count(*) FROM users"), 3);
     assert_eq!(scalar(&path, "PRAGMA user_version"), 0);
@@ -518,7 +518,7 @@ async fn one_switch_on_leaves_the_other_rules() {
     let copy = dir.path().join("copy.db");
     let vacuum_into = format!("VACUUM INTO '{}'", copy.display());
     let read_only = |verb: &str| {
-        format!("cannot execute {verb} in read-only mode: the database is opened read-only (server.read_only)")
+        format!("{verb} is not allowed in read-only mode: the database is opened read-only (server.read_only is on)")
     };
     let vacuum_refused = "VACUUM INTO is not allowed: it writes a copy of the database to any path the server can reach. Set protection.allow_vacuum_into to true to allow it";
     // (read-only, switch on, sql, refusal)
@@ -530,20 +530,20 @@ async fn one_switch_on_leaves_the_other_rules() {
             true,
             "allow_pragma_write",
             "PRAGMA query_only = 0".to_owned(),
-            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)".to_owned(),
+            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only is on)".to_owned(),
         ),
         (
             true,
             "allow_pragma_write",
             "PRAGMA user_version = 5".to_owned(),
-            "PRAGMA user_version with a value is not allowed in read-only mode: it may change the database file, which is opened read-only (server.read_only)".to_owned(),
+            "PRAGMA user_version with a value is not allowed in read-only mode: it may change the database file, which is opened read-only (server.read_only is on)".to_owned(),
         ),
         (true, "allow_delete_without_where", "DELETE FROM users".to_owned(), read_only("DELETE")),
         (
             false,
             "allow_update_without_where",
             "ALTER TABLE users DROP COLUMN score".to_owned(),
-            "ALTER TABLE ... DROP COLUMN is not allowed: it destroys the column's data. Set protection.allow_drop to true to allow it".to_owned(),
+            "ALTER TABLE ... DROP COLUMN is not allowed: it destroys the column and the data in it. Set protection.allow_drop to true to allow it".to_owned(),
         ),
     ];
     for (read_only, flag, sql, expected) in &cases {
@@ -772,7 +772,7 @@ async fn each_blocked_operation_is_refused_by_default_and_allowed_by_its_flag() 
         Blocked {
             sql: "DELETE FROM t",
             flag: "allow_delete_without_where",
-            message: "DELETE without WHERE is not allowed: it deletes every row of the table. Set protection.allow_delete_without_where to true to allow it",
+            message: "DELETE without WHERE clause is not allowed: it deletes every row of the table. Add a WHERE clause, or set protection.allow_delete_without_where to true",
             allowed: |path, out| {
                 assert_eq!(out.unwrap().rows_affected, Some(3));
                 assert_eq!(scalar(path, "SELECT count(*) FROM t"), 0);
@@ -781,7 +781,7 @@ async fn each_blocked_operation_is_refused_by_default_and_allowed_by_its_flag() 
         Blocked {
             sql: "UPDATE t SET v = 'x'",
             flag: "allow_update_without_where",
-            message: "UPDATE without WHERE is not allowed: it changes every row of the table. Set protection.allow_update_without_where to true to allow it",
+            message: "UPDATE without WHERE clause is not allowed: it changes every row of the table. Add a WHERE clause, or set protection.allow_update_without_where to true",
             allowed: |path, out| {
                 assert_eq!(out.unwrap().rows_affected, Some(3));
                 assert_eq!(scalar(path, "SELECT count(*) FROM t WHERE v = 'x'"), 3);
@@ -799,7 +799,7 @@ async fn each_blocked_operation_is_refused_by_default_and_allowed_by_its_flag() 
         Blocked {
             sql: "ALTER TABLE t DROP COLUMN v",
             flag: "allow_drop",
-            message: "ALTER TABLE ... DROP COLUMN is not allowed: it destroys the column's data. Set protection.allow_drop to true to allow it",
+            message: "ALTER TABLE ... DROP COLUMN is not allowed: it destroys the column and the data in it. Set protection.allow_drop to true to allow it",
             allowed: |path, out| {
                 out.unwrap();
                 assert_eq!(scalar(path, "SELECT count(*) FROM pragma_table_info('t')"), 1);
@@ -860,7 +860,7 @@ async fn attach_and_detach_need_allow_attach() {
         "CREATE TABLE secret (s TEXT); INSERT INTO secret VALUES ('hidden');",
     );
     let created = elsewhere.path().join("created.db");
-    let attach_message = "ATTACH and DETACH are not allowed: ATTACH opens, and can create, any file the server can reach. Set protection.allow_attach to true to allow it";
+    let attach_message = "ATTACH and DETACH are not allowed: ATTACH opens, and can create, any database file the server can reach. Set protection.allow_attach to true to allow it";
 
     let defaults = engine_on(&path, writable);
     let before = snapshot(&path);
@@ -964,7 +964,10 @@ async fn where_rules_cannot_be_dodged() {
         "UPDATE t SET v = 'WHERE'",
     ] {
         let message = refusal(run(&engine, sql).await);
-        assert!(message.contains("without WHERE is not allowed"), "{sql}: {message}");
+        assert!(
+            message.contains("without WHERE clause is not allowed"),
+            "{sql}: {message}"
+        );
     }
     assert_eq!(scalar(&path, "SELECT count(*) FROM t WHERE v IN ('a', 'b', 'c')"), 3);
     // A WHERE of the statement's own counts, even around a subquery.
@@ -1661,7 +1664,7 @@ fn cli_refused_query_exits_1_with_the_message_on_stderr() {
     assert!(out.stdout.is_empty());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: cannot execute DROP in read-only mode: the database is opened read-only (server.read_only)\n"
+        "error: DROP is not allowed in read-only mode: the database is opened read-only (server.read_only is on)\n"
     );
     // Built-in defaults are read-only.
     let out = pgmcp(dir.path())
@@ -1676,7 +1679,7 @@ fn cli_refused_query_exits_1_with_the_message_on_stderr() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)\n"
+        "error: DELETE is not allowed in read-only mode: the database is opened read-only (server.read_only is on)\n"
     );
     assert_eq!(scalar(&path, "SELECT count(*) FROM users"), 3);
 }

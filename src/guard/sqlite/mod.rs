@@ -1,7 +1,7 @@
 //! The guard for SQLite. SQLite's dialect is not PostgreSQL's, so its own
 //! parser decides what a statement does: the backend prepares the statement
 //! with an authorizer that hands every action SQLite reports to [`authorize`],
-//! and checks [`statement`] on the prepared statement. The protection flags
+//! and checks [`statement()`] on the prepared statement. The protection flags
 //! mean what they mean on PostgreSQL; only the evidence comes from SQLite.
 //!
 //! Every function call comes from the authorizer (`SQLITE_FUNCTION`, at any
@@ -11,71 +11,18 @@
 //! the one statement SQLite accepted, split the way SQLite's own tokenizer
 //! splits them (`super::lexer::sqlite`). All of it is pure.
 
+mod boundaries;
+mod pragma;
+mod statement;
+
 use rusqlite::ffi::{SQLITE_ATTACH, SQLITE_DETACH};
 use rusqlite::hooks::AuthAction;
 
-use super::outline::{Dialect, Token, tokens};
+pub use self::boundaries::statements;
+use self::pragma::pragma;
+pub use self::statement::statement;
 pub use super::outline::{Operand, Outline};
-use super::{Finding, Judge, Rule, Violation, statements, violation};
-
-/// Read-only pragmas that take an argument: `PRAGMA table_info(t)` reports
-/// `t` as the pragma's value, which is not a write.
-const READING_PRAGMAS: &[&str] = &[
-    "table_info",
-    "table_xinfo",
-    "table_list",
-    "index_info",
-    "index_xinfo",
-    "index_list",
-    "foreign_key_list",
-    "foreign_key_check",
-    "integrity_check",
-    "quick_check",
-    "function_list",
-    "module_list",
-    "pragma_list",
-    "collation_list",
-    "database_list",
-    "compile_options",
-];
-
-/// Writing pragmas that change only the connection, never the file: on a
-/// read-only connection `protection.allow_pragma_write` lets them run. Any
-/// other writing pragma may change the file, so in read-only mode it is
-/// refused as a write, and no switch is named that would only lead there.
-const CONNECTION_PRAGMAS: &[&str] = &[
-    "analysis_limit",
-    "automatic_index",
-    "busy_timeout",
-    "cache_size",
-    "cache_spill",
-    "case_sensitive_like",
-    "cell_size_check",
-    "defer_foreign_keys",
-    "foreign_keys",
-    "hard_heap_limit",
-    "ignore_check_constraints",
-    "journal_size_limit",
-    "legacy_alter_table",
-    "locking_mode",
-    "max_page_count",
-    "mmap_size",
-    "read_uncommitted",
-    "recursive_triggers",
-    "reverse_unordered_selects",
-    "secure_delete",
-    "shrink_memory",
-    "soft_heap_limit",
-    "synchronous",
-    "temp_store",
-    "threads",
-    "trusted_schema",
-    "wal_autocheckpoint",
-    "writable_schema",
-];
-
-/// Pragmas that change the database or the connection even without a value.
-const ACTING_PRAGMAS: &[&str] = &["optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"];
+use super::{Finding, Judge, Rule, Violation, violation};
 
 /// Report one action SQLite reported while preparing the statement.
 /// `accessor` is the trigger or view the action comes from (`None` for the
@@ -105,7 +52,7 @@ pub fn authorize(
     // other engines (the statement is refused either way).
     if judge.read_only() && writes(outline, action) {
         outline.calls.iter().try_for_each(|name| function(judge, name))?;
-        statements::write_in_read_only(judge, outline)?;
+        crate::guard::write_in_read_only(judge, outline)?;
     }
     match *action {
         AuthAction::DropTable { .. }
@@ -117,11 +64,7 @@ pub fn authorize(
         | AuthAction::DropTempTrigger { .. }
         | AuthAction::DropTempView { .. }
         | AuthAction::DropVtable { .. } => judge.decide(Finding::drop()),
-        AuthAction::AlterTable { .. } if outline.has("DROP") => decide(
-            Rule::Drop,
-            "ALTER TABLE ... DROP COLUMN is not allowed",
-            "it destroys the column's data",
-        ),
+        AuthAction::AlterTable { .. } if outline.has("DROP") => judge.decide(Finding::drop_column()),
         AuthAction::Delete { table_name }
             if top && outline.verb == "DELETE" && !outline.has_where() && !table_name.starts_with("sqlite_") =>
         {
@@ -177,11 +120,7 @@ pub fn authorize(
         | AuthAction::Unknown {
             code: SQLITE_ATTACH | SQLITE_DETACH,
             ..
-        } if outline.verb != "VACUUM" => decide(
-            Rule::Attach,
-            "ATTACH and DETACH are not allowed",
-            "ATTACH opens, and can create, any file the server can reach",
-        ),
+        } if outline.verb != "VACUUM" => judge.decide(Finding::attach()),
         AuthAction::CreateTrigger { .. } | AuthAction::CreateTempTrigger { .. } => decide(
             Rule::CreateFunction,
             "CREATE TRIGGER is not allowed",
@@ -219,10 +158,7 @@ pub fn authorize(
         } => Ok(()),
         // An action this version of the guard does not know: no rule says
         // it may run, so it does not.
-        _ => violation(
-            Rule::Parse,
-            format!("this kind of SQLite statement is not supported (SQLite reports {action:?}, which no rule covers)"),
-        ),
+        _ => super::unsupported("SQLite", action),
     }
 }
 
@@ -262,37 +198,6 @@ fn writes(outline: &Outline, action: &AuthAction<'_>) -> bool {
     }
 }
 
-fn pragma(judge: &Judge, name: &str, value: Option<&str>) -> Result<(), Violation> {
-    let name = name.to_ascii_lowercase();
-    let writes = match value {
-        Some(_) => !READING_PRAGMAS.contains(&name.as_str()),
-        None => ACTING_PRAGMAS.contains(&name.as_str()),
-    };
-    if !writes {
-        return Ok(());
-    }
-    if name == "query_only" {
-        judge.write(|| {
-            "PRAGMA query_only is blocked in read-only mode: it would lift read-only protection (server.read_only)"
-                .to_owned()
-        })?;
-    }
-    let what = match value {
-        Some(_) => format!("PRAGMA {name} with a value is not allowed"),
-        None => format!("PRAGMA {name} is not allowed"),
-    };
-    if !CONNECTION_PRAGMAS.contains(&name.as_str()) {
-        judge.write(|| {
-            format!("{what} in read-only mode: it may change the database file, which is opened read-only (server.read_only)")
-        })?;
-    }
-    judge.decide(Finding::new(
-        Rule::Pragma,
-        what,
-        "a writing PRAGMA changes how the database file is stored or how the connection behaves",
-    ))
-}
-
 fn function(judge: &Judge, name: &str) -> Result<(), Violation> {
     let name = name.to_ascii_lowercase();
     // No switch allows it: the connection never enables extension loading.
@@ -305,132 +210,27 @@ fn function(judge: &Judge, name: &str) -> Result<(), Violation> {
     judge.call(&name, || format!("function {name}()"), || None)
 }
 
-/// Statement-level rules that need the prepared statement: `VACUUM INTO`
-/// writes a new file anywhere; in read-only mode a statement SQLite says writes
-/// is refused before it runs (the connection is read-only as well).
-pub fn statement(judge: &Judge, outline: &Outline, sqlite_says_read_only: bool) -> Result<(), Violation> {
-    let file_rule = match outline.verb.as_str() {
-        "VACUUM" => Some(Rule::VacuumInto),
-        "ATTACH" => Some(Rule::Attach),
-        _ => None,
-    };
-    if let Some(rule) = file_rule {
-        outline
-            .strings
-            .iter()
-            .try_for_each(|path| super::own_process(rule, path))?;
-        // A computed name is only known when SQLite opens it, past the
-        // guard: it could be pgmcp's own stdin.
-        if outline.file == Some(Operand::Computed) {
-            return violation(
-                rule,
-                format!(
-                    "{} needs its file name as one string literal ('other.db'): the guard checks the name before SQLite opens it, and cannot see a computed one",
-                    if rule == Rule::Attach { "ATTACH" } else { "VACUUM INTO" }
-                ),
-            );
-        }
-    }
-    // A write is refused as a write in read-only mode, before the rule of
-    // its kind (see `authorize`). Transaction statements only frame writes.
-    if !sqlite_says_read_only && !matches!(outline.verb.as_str(), "BEGIN" | "COMMIT" | "END" | "ROLLBACK") {
-        statements::write_in_read_only(judge, outline)?;
-    }
-    if outline.verb == "VACUUM" && outline.has("INTO") {
-        judge.decide(Finding::new(
-            Rule::VacuumInto,
-            "VACUUM INTO is not allowed",
-            "it writes a copy of the database to any path the server can reach",
-        ))?;
-    } else if outline.verb == "VACUUM" {
-        // SQLite's authorizer reports no action of its own for VACUUM.
-        judge.decide(Finding::new(
-            Rule::Maintenance,
-            "VACUUM is not allowed",
-            "it rewrites the whole database file and locks it while it runs",
-        ))?;
-    }
-    Ok(())
-}
-
-/// The statements of `sql` as SQLite splits them: the text up to each `;`
-/// that completes a statement (`sqlite3_complete`, so a trigger body's own
-/// `;` does not split), keeping only pieces that hold more than comments.
-pub fn statements(sql: &str) -> Vec<&str> {
-    let tokens = tokens(sql, Dialect::Sqlite);
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut has_content = false;
-    for token in &tokens {
-        match token {
-            Token::Semicolon(end) => {
-                if has_content && complete(&sql[start..*end]) {
-                    out.push(&sql[start..*end]);
-                    start = *end;
-                    has_content = false;
-                }
-            }
-            _ => has_content = true,
-        }
-    }
-    if has_content {
-        out.push(&sql[start..]);
-    }
-    out
-}
-
-/// SQLite's own test for "this text ends a statement".
-fn complete(text: &str) -> bool {
-    match std::ffi::CString::new(text) {
-        // SAFETY: a valid NUL-terminated string; sqlite3_complete only reads it.
-        Ok(c) => unsafe { rusqlite::ffi::sqlite3_complete(c.as_ptr()) != 0 },
-        Err(_) => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guard::Policy;
+    use crate::guard::{Mode, Policy};
 
-    #[test]
-    fn splitting() {
-        let cases: [(&str, usize); 12] = [
-            ("SELECT 1", 1),
-            ("SELECT 1;", 1),
-            ("SELECT 1; -- done", 1),
-            ("SELECT 1; /* c */ ;", 1),
-            ("SELECT 1; SELECT 2", 2),
-            ("SELECT 1;SELECT 2;", 2),
-            ("SELECT ';' AS a", 1),
-            ("SELECT 1 -- ; DROP TABLE t", 1),
-            (
-                "CREATE TRIGGER g AFTER INSERT ON t BEGIN DELETE FROM u; UPDATE v SET a = 1; END",
-                1,
-            ),
-            (
-                "CREATE TRIGGER g AFTER INSERT ON t BEGIN DELETE FROM u; END; DROP TABLE t",
-                2,
-            ),
-            ("", 0),
-            ("-- nothing\n;", 0),
-        ];
-        for (sql, n) in cases {
-            assert_eq!(statements(sql).len(), n, "{sql}");
-        }
+    /// A judge of `policy` in read-write mode.
+    pub(super) fn read_write(policy: Policy) -> Judge {
+        Judge::new(policy, Mode::ReadWrite)
     }
 
     #[test]
     fn actions() {
-        let default = Policy::default();
+        let default = read_write(Policy::default());
         let mut permissive = Policy::permissive();
         permissive.blocked_functions = vec![super::super::FunctionPattern::new("random")];
-        let read_only = Policy::permissive().with_read_only(true);
-        let mut default_read_only = Policy::default();
-        default_read_only.read_only = true;
-        // (policy, sql, action, accessor, refusing rule)
-        type Case<'a> = (&'a Policy, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
-        let upserts = Policy::default().allowing(&[Rule::UpdateWithoutWhere]);
+        let permissive = read_write(permissive);
+        let read_only = Judge::new(Policy::permissive(), Mode::ReadOnly);
+        let default_read_only = Judge::new(Policy::default(), Mode::ReadOnly);
+        // (judge, sql, action, accessor, refusing rule)
+        type Case<'a> = (&'a Judge, &'a str, AuthAction<'a>, Option<&'a str>, Option<Rule>);
+        let upserts = read_write(Policy::default().allowing(&[Rule::UpdateWithoutWhere]));
         let cases: Vec<Case<'_>> = vec![
             (
                 &default,
@@ -953,90 +753,11 @@ mod tests {
                 Some(Rule::ReadOnly),
             ),
         ];
-        for (policy, sql, action, accessor, want) in cases {
-            let got = authorize(&Judge::new((*policy).clone()), &Outline::sqlite(sql), &action, accessor)
+        for (judge, sql, action, accessor, want) in cases {
+            let got = authorize(judge, &Outline::sqlite(sql), &action, accessor)
                 .err()
                 .map(|v| v.rule);
             assert_eq!(got, want, "{sql} / {action:?}");
         }
-    }
-
-    #[test]
-    fn statement_rules() {
-        let default = Policy::default();
-        let read_only = Policy::default().with_read_only(true);
-        let allow_vacuum = Policy::default().allowing(&[Rule::VacuumInto]);
-        let mut vacuum_read_only = allow_vacuum.clone();
-        vacuum_read_only.read_only = true;
-        let all = Policy::permissive();
-        let cases: Vec<(&Policy, &str, bool, Option<Rule>)> = vec![
-            (&default, "VACUUM INTO '/tmp/copy.db'", true, Some(Rule::VacuumInto)),
-            (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", true, None),
-            (&default, "VACUUM", false, Some(Rule::Maintenance)),
-            (&default, "vacuum main", false, Some(Rule::Maintenance)),
-            // In read-only mode a write is refused as a write: the switch of
-            // its kind would only lead to this refusal.
-            (&read_only, "VACUUM", false, Some(Rule::ReadOnly)),
-            (&all, "VACUUM", false, None),
-            (&read_only, "INSERT INTO t VALUES (1)", false, Some(Rule::ReadOnly)),
-            (&read_only, "SELECT 1", true, None),
-            (&read_only, "BEGIN", false, None),
-            (&default, "INSERT INTO t VALUES (1)", false, None),
-            // VACUUM INTO's switch on does not lift read-only mode, so
-            // read-only mode names read-only mode, with the switch or not.
-            (&read_only, "VACUUM INTO '/tmp/copy.db'", false, Some(Rule::ReadOnly)),
-            (
-                &vacuum_read_only,
-                "VACUUM INTO '/tmp/copy.db'",
-                false,
-                Some(Rule::ReadOnly),
-            ),
-            (&allow_vacuum, "VACUUM INTO '/tmp/copy.db'", false, None),
-            // pgmcp's own stdin and stdout carry the protocol: no switch
-            // lets a statement name them, however spelled.
-            (
-                &allow_vacuum,
-                "VACUUM INTO '/dev/stdout'",
-                false,
-                Some(Rule::VacuumInto),
-            ),
-            (
-                &allow_vacuum,
-                "VACUUM INTO 'file:/proc/self/fd/1'",
-                false,
-                Some(Rule::VacuumInto),
-            ),
-            (&all, "ATTACH '/dev/stdin' AS x", false, Some(Rule::Attach)),
-            (&all, "ATTACH '../../dev//stdin' AS x", false, Some(Rule::Attach)),
-            (&all, "ATTACH 'other.db' AS x", false, None),
-            (&all, "ATTACH DATABASE 'other.db' AS x KEY 'k'", false, None),
-            (&all, "ATTACH '' AS scratch", false, None),
-            (&all, "ATTACH 'a' || '.db' AS x", false, Some(Rule::Attach)),
-            (&all, "ATTACH (SELECT 'x.db') AS x", false, Some(Rule::Attach)),
-            (&allow_vacuum, "VACUUM main INTO 'copy.db'", false, None),
-            (
-                &allow_vacuum,
-                "VACUUM INTO 'copy' || '.db'",
-                false,
-                Some(Rule::VacuumInto),
-            ),
-            (&default, "SELECT '/dev/stdout'", true, None),
-        ];
-        for (policy, sql, reads, want) in cases {
-            let got = statement(&Judge::new((*policy).clone()), &Outline::sqlite(sql), reads)
-                .err()
-                .map(|v| v.rule);
-            assert_eq!(got, want, "{sql}");
-        }
-        assert_eq!(
-            statement(
-                &Judge::new(read_only.clone()),
-                &Outline::sqlite("delete from t where 1"),
-                false
-            )
-            .unwrap_err()
-            .to_string(),
-            "cannot execute DELETE in read-only mode: the database is opened read-only (server.read_only)"
-        );
     }
 }
