@@ -3,6 +3,55 @@
 //! database user defines runs in its place) and kept until a statement finds
 //! the catalog at another version ([`Check`], in the statement's own
 //! round trip), or for [`REREAD`] at most.
+//!
+//! # The quick check
+//!
+//! The catalog check skips its lookups only when the server's snapshot
+//! (`pg_current_snapshot()`) is the one at which the same connection last
+//! found the catalog at the same version: no transaction has committed since,
+//! so no catalog row can differ. A connection whose last two full checks saw
+//! the same snapshot sends the quick check instead (`routines::Check`), which
+//! is only that comparison and fails (SQLSTATE 22003, before the statement
+//! runs) when the snapshot moved; the call is then made again with the full
+//! check. No statement runs after a check that compared nothing: a NULL
+//! snapshot fails the quick check too.
+//!
+//! # What remains between the check and the statement
+//!
+//! What remains between the check and the statement: both are statements of
+//! one READ COMMITTED transaction, sent in one write, and PostgreSQL resolves
+//! a statement's names with the catalog as committed when it looks them up,
+//! not as the check saw it. So the statement is parsed before the check and
+//! bound and run after it (`wire::Prepared::after_parse`; the statement and
+//! its portal named `pgmcp_statement`/`pgmcp_portal`, so the check's own
+//! statement, unnamed behind a pooler, does not replace them, and the
+//! statement closed after the `Sync`, which runs even after an error). `Parse`
+//! resolves names, expands views and applies row-security policies (analysis
+//! and rewriting); the check then takes a newer snapshot, so any change those
+//! lookups saw is one the check sees, and the call fails before the statement
+//! is planned (a test holds the statement's `Parse` on a lock while another
+//! session commits a better-matching overload). The relations the statement
+//! names stay locked from its `Parse` to the commit, so replacing a view,
+//! adding a policy or rule (and, for a statement that writes, a trigger) or
+//! altering one of them waits for the call. What still reads the catalog after
+//! the check's snapshot, with nothing to see a change committed meanwhile:
+//! planning, at `Bind` (microseconds later: the check's reply is not waited
+//! for), reads the bodies of the SQL functions it inlines and runs immutable
+//! functions on constants (stable ones too, for estimates) — the reason `Bind`
+//! stays after the check —, and when a change hit what the parsed statement
+//! depends on (among others a relation or function it resolved to; any schema
+//! or operator) PostgreSQL's plan cache analyzes it again there, resolving its
+//! names anew. Running it reads a function's body at the function's first call
+//! (`CREATE OR REPLACE FUNCTION` takes no lock the statement holds) and a
+//! domain's constraints through the type cache, as late as the statement gets
+//! there: a long statement widens this part of the window. A utility statement
+//! does its own analysis when it runs: `COPY (query) TO STDOUT` resolves the
+//! query's names then, and `EXPLAIN` rewrites and plans its statement then. A
+//! change committed in those windows is not seen by this call; the next call
+//! sees it. PostgreSQL offers no way to close it from a read-only session:
+//! catalog lookups ignore the transaction's snapshot even at REPEATABLE READ,
+//! and the locks that would hold DDL off (`SHARE` on `pg_proc` and its kind)
+//! need privileges and are refused in a read-only transaction.
 
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
