@@ -76,9 +76,44 @@ mod json_depth;
 pub mod pipeline;
 mod process;
 mod suggest;
+#[doc(hidden)]
+pub mod testing;
 
-pub use config::Config;
-pub use error::{DbError, Error, ErrorCode};
+// The engine, one call, and what it returns.
+pub use backend::{Column, Dialect, SessionReport};
 pub use pipeline::answer::QueryAnswer;
 pub use pipeline::shape::QueryOutput;
 pub use pipeline::{Engine, QueryInput};
+
+// Where the database is: what `Engine::postgres`, `Engine::sqlite` and
+// `Engine::duckdb` take.
+pub use backend::location::{DbFile, Root, Target};
+pub use backend::postgres::{ConnectParams, Host, PasswordSource, RootCert, SessionAttrs, SslMode};
+
+// The settings: `Config` and the types of its public fields.
+pub use backend::duckdb::DuckdbConfig;
+pub use backend::postgres::ConnectionConfig;
+pub use config::{
+    Config, HooksConfig, HttpConfig, LogFormat, LogLevel, LogOutput, LoggingConfig, Override, PoolConfig, QueryConfig,
+};
+pub use pipeline::error_prompts::ErrorPrompt;
+pub use pipeline::hooks::{Hook, Stage};
+pub use pipeline::sanitize::SanitizeRule;
+pub use pipeline::timeouts::TimeoutRule;
+
+// The guard's policy and what it reports.
+pub use guard::{Engines, FunctionPattern, Policy, Rule, Spec, Violation};
+
+// What `list_tables` and `describe_table` return.
+pub use pipeline::catalog::{
+    ColumnInfo, ConstraintInfo, ForeignKeyInfo, IndexInfo, PartitionInfo, TableDescription, TableEntry, TableFilter,
+    TableList,
+};
+
+// The errors, and what they carry.
+pub use backend::ChoiceError;
+pub use backend::named::Setting;
+pub use backend::postgres::ParamsError;
+pub use config::{ConfigError, EnvError};
+pub use error::{DbError, Error, ErrorCode};
+pub use pipeline::hooks::HookError;
