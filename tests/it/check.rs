@@ -106,7 +106,7 @@ fn reports_what_is_in_effect() {
         port = server.port(),
         user = server.admin_user(),
         db = db.name,
-        blocked = pgmcp::guard::Policy::default().blocked_functions.len(),
+        blocked = pgmcp::Policy::default().blocked_functions.len(),
         hook = hook("accept.sh"),
     );
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");

@@ -5,10 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use pgmcp::backend::Dialect;
-use pgmcp::backend::sqlite::location::{Root, Target};
-use pgmcp::pipeline::catalog::TableFilter;
-use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
+use pgmcp::{Config, Dialect, Engine, Error, QueryInput, QueryOutput, Root, TableFilter, Target};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -489,7 +486,7 @@ async fn read_only_refuses_every_write() {
     }
     // With every protection flag on, read-only still wins.
     let permissive = engine_on(&path, |c| {
-        c.protection = pgmcp::guard::Policy::permissive();
+        c.protection = pgmcp::Policy::permissive();
     });
     for (sql, verb) in [("DROP TABLE users", "DROP"), ("DELETE FROM users", "DELETE")] {
         assert_eq!(refusal(run(&permissive, sql).await), read_only(verb), "{sql}");
@@ -931,7 +928,7 @@ async fn load_extension_is_always_refused() {
     let (_dir, path) = fixture(GUARD_FIXTURE);
     let permissive = engine_on(&path, |c| {
         c.read_only = false;
-        c.protection = pgmcp::guard::Policy::permissive();
+        c.protection = pgmcp::Policy::permissive();
     });
     for sql in [
         "SELECT load_extension('/tmp/evil.so')",
@@ -1138,7 +1135,7 @@ const CATALOG: &str = "
     INSERT INTO orders (user_id, total) VALUES (1, 150);
 ";
 
-fn names(list: &pgmcp::pipeline::catalog::TableList) -> Vec<(&str, &str)> {
+fn names(list: &pgmcp::TableList) -> Vec<(&str, &str)> {
     list.tables.iter().map(|t| (t.name.as_str(), t.kind.as_str())).collect()
 }
 

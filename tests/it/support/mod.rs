@@ -90,15 +90,15 @@ pub fn stdout_of(out: &std::process::Output, code: i32) -> String {
 
 /// The catalog facts of a fresh PostgreSQL 15 database
 /// (`fixtures/guard/pg15-routines.json`), for pure guard checks.
-pub fn pg15_routines() -> pgmcp::guard::Routines {
+pub fn pg15_routines() -> pgmcp::testing::guard::Routines {
     routines_fixture("pg15-routines.json")
 }
 
 /// Catalog facts from `fixtures/guard/NAME`.
-pub fn routines_fixture(name: &str) -> pgmcp::guard::Routines {
+pub fn routines_fixture(name: &str) -> pgmcp::testing::guard::Routines {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/guard").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    pgmcp::guard::Routines::from_json(serde_json::from_str(&text).unwrap()).unwrap()
+    pgmcp::testing::guard::Routines::from_json(serde_json::from_str(&text).unwrap()).unwrap()
 }
 
 /// An empty dir named `name` in the target's scratch space, for what a

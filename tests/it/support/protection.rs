@@ -1,7 +1,7 @@
 //! Protection policies written as specs, as the guard's tables write them:
 //! `read_only+allow_set+block:purge_*`.
 
-use pgmcp::guard::{FunctionPattern, Policy};
+use pgmcp::{FunctionPattern, Policy};
 
 /// A policy from a spec: `default` (every `allow_*` off, the default blocked
 /// functions) or `all` ([`Policy::permissive`]), then `+`-joined terms (see
