@@ -32,11 +32,11 @@ mod raw;
 mod sections;
 mod stages;
 
-pub use file::{ConfigError, ConfigLocation, LOCAL_CONFIG, LoadError};
+pub use file::{ConfigError, ConfigLocation, LoadError};
 pub use overrides::{EnvError, Override};
 pub use raw::{
     RawConfig, RawConnection, RawDuckdb, RawErrorPrompt, RawHook, RawHooks, RawLogging, RawPool, RawProtection,
-    RawQuery, RawSanitization, RawServer, RawSqlite, RawTimeoutRule,
+    RawQuery, RawSanitization, RawServer, RawSqlite,
 };
 
 use std::path::PathBuf;
