@@ -7,6 +7,9 @@
 //! ([`served`]), a private directory with its config and hooks
 //! ([`confdir`]), and the binary run to its end within a time limit
 //! ([`process`]).
+//!
+//! The stdio bench (`benches/stdio.rs`) includes this module too, for the
+//! harness and the client: nothing here names a feature module of `tests/it`.
 
 // Not every feature module uses every helper, and a helper nobody uses yet must
 // not fail `cargo clippy --all-targets -- -D warnings`.
