@@ -240,7 +240,7 @@ fn serve_recovers_when_the_database_comes_back() {
     let server = pg::private_server();
     server.stop();
     let dir = tempfile::tempdir().unwrap();
-    let config = crate::serve::write_config(dir.path(), "");
+    let config = crate::support::writable_config::write_config(dir.path(), "");
     let url = format!(
         "postgres://{}:{}@127.0.0.1:{}/postgres",
         server.admin_user(),

@@ -14,14 +14,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::confdir::{chmod, private_dir, write_config};
+use crate::support::hook_scripts::script;
 use crate::support::pg;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_text};
-
-pub fn script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/hooks")
-        .join(name)
-}
 
 fn hook(name: &str, pattern: &str, timeout_secs: u64) -> Hook {
     Hook {

@@ -10,8 +10,8 @@ use regex::Regex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::script;
 use crate::support::engine::{engine_for, err_text as err, rows, run, writable};
+use crate::support::hook_scripts::script;
 use crate::support::pg;
 
 fn hook(name: &str, pattern: &str) -> Hook {

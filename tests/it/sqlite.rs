@@ -11,12 +11,12 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::write_config;
 use crate::support::engine::{err_text, rows, run, writable};
 use crate::support::files::sqlite::{allowing, engine_on, fixture, make_db, scalar, text, url};
 use crate::support::files::{listing, snapshot};
 use crate::support::pgmcp;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
+use crate::support::writable_config::write_config;
 
 // ---------------------------------------------------------------------------
 // Helpers

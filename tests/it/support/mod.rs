@@ -6,7 +6,12 @@
 //! into ([`terminal`]), a served binary's config and warmed session
 //! ([`served`]), a private directory with its config and hooks
 //! ([`confdir`]), and the binary run to its end within a time limit
-//! ([`process`]).
+//! ([`process`]). Shared by several feature modules: the configs served
+//! binaries start from ([`writable_config`], [`masking_config`]), `pgmcp
+//! serve --http` and a plain HTTP client ([`http`]), the official MCP Python
+//! SDK as a client ([`python_sdk`]), the hook programs under
+//! `fixtures/hooks/` ([`hook_scripts`]), `pgmcp check` on a config's text
+//! ([`config_check`]) and `cargo xtask` ([`xtask`]).
 //!
 //! The stdio bench (`benches/stdio.rs`) includes this module too, for the
 //! harness and the client: nothing here names a feature module of `tests/it`.
@@ -18,17 +23,24 @@
 pub mod bouncer;
 pub mod certs;
 pub mod confdir;
+pub mod config_check;
 pub mod engine;
 pub mod files;
 pub mod findings;
+pub mod hook_scripts;
+pub mod http;
+pub mod masking_config;
 pub mod pg;
 pub mod planter;
 pub mod process;
 pub mod protection;
+pub mod python_sdk;
 pub mod served;
 pub mod stdio;
 pub mod terminal;
 pub mod tools;
+pub mod writable_config;
+pub mod xtask;
 
 use std::path::{Path, PathBuf};
 
