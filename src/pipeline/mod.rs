@@ -160,14 +160,14 @@ impl Engine {
         }
     }
 
-    /// Resolve the database the usual way (see [`Choice::resolve`]): `url`
+    /// Resolve the database the usual way (see `Choice::resolve`): `url`
     /// (the `--database` flag) if given, else `PGMCP_DATABASE`,
     /// `PGMCP_PG_CONNSTRING`, the config's `database`, and finally the config's
     /// `connection` section with the `PG*` variables.
     ///
     /// The convenience for library users: the process environment is read
     /// here, through `crate::process::environment::var` as the command line reads
-    /// it. [`choose`] takes any lookup instead.
+    /// it. `choose` takes any lookup instead.
     pub fn from_env(config: Config, url: Option<&str>) -> Result<Engine, ChoiceError> {
         let choice = choose(&config, url, &crate::process::environment::var)?;
         Ok(Engine::from_choice(config, choice))
