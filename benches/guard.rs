@@ -7,7 +7,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use pgmcp::guard::{Judge, Mode, Policy, Routines, check};
+use pgmcp::Policy;
+use pgmcp::testing::guard::{Judge, Mode, Routines, check};
 
 const TYPICAL: &str = "SELECT u.id, u.email, count(o.id) AS orders, sum(o.total) AS spent \
                        FROM users u LEFT JOIN orders o ON o.user_id = u.id \

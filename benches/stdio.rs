@@ -2,12 +2,14 @@
 //! the Node reference server and to PostgreSQL alone: `cargo bench --bench stdio`.
 //!
 //! Drives the real release binary over stdin/stdout against a throwaway
-//! PostgreSQL (the integration tests' harness, `tests/it/support/pg.rs`), and
-//! the same client drives `@modelcontextprotocol/server-postgres` (the Node
-//! reference server, pinned to [`NODE_REF_VERSION`]) against the same
-//! database. It prints one line per measurement and, at the end, a markdown
-//! table for BENCHMARKS.md with both servers, PostgreSQL alone (pgbench), the
-//! ratio pgmcp / Node, the targets and whether each is met:
+//! PostgreSQL (the integration tests' harness, `tests/it/support/pg.rs`),
+//! with the integration tests' MCP client (`tests/it/support/stdio.rs`,
+//! through its timed calls), and the same client drives
+//! `@modelcontextprotocol/server-postgres` (the Node reference server, pinned
+//! to [`NODE_REF_VERSION`]) against the same database. It prints one line
+//! per measurement and, at the end, a markdown table for BENCHMARKS.md with
+//! both servers, PostgreSQL alone (pgbench), the ratio pgmcp / Node, the
+//! issue's targets and whether each is met:
 //!
 //! 1. cold start: spawn → `initialize` answered, and idle RSS after one query;
 //! 2. in [`ROUNDS`] interleaved rounds (every round starts both servers afresh,
@@ -45,26 +47,29 @@
 // Off Unix only `main` below is compiled; the rest stays, unused.
 #![cfg_attr(not(unix), allow(dead_code, unused_imports))]
 
-// The harness is shared with the integration tests; this bench uses part of it.
+// The integration tests' support is shared with this bench, which uses part
+// of it: the PostgreSQL harness (`support::pg`) and the MCP client over stdio
+// (`support::stdio`). What it does not use is allowed there (dead_code).
 #[cfg(unix)]
-#[allow(dead_code)]
-#[path = "../tests/it/support/pg.rs"]
-mod pg;
+#[path = "../tests/it/support/mod.rs"]
+mod support;
 
 use std::collections::HashMap;
 use std::env;
 use std::fs;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::{Value, json};
+
+#[cfg(unix)]
+use support::pg;
+#[cfg(unix)]
+use support::stdio::{McpProcess, Response};
 
 /// Set (to a directory of answers) when this executable is to be the canned
 /// server rather than the bench.
@@ -1088,6 +1093,7 @@ fn both(a: Option<bool>, b: Option<bool>) -> Option<bool> {
 /// JIT needs thousands of calls before a `SELECT 1` settles (after 100 it
 /// still took twice as long as at steady state), and a count that suits
 /// pgmcp's 2 ms calls would leave it cold.
+#[cfg(unix)]
 fn sequential(mcp: &mut Mcp, sql: &str, warm_up: usize) -> Stats {
     let started = Instant::now();
     let mut calls = 0;
@@ -1526,51 +1532,23 @@ impl Settings {
     }
 }
 
-/// A running server under test and the client end of its stdio: one writer
-/// (this thread) and one reader thread that timestamps each response as it
-/// arrives.
+/// A running server under test, driven by the tests' client
+/// ([`McpProcess`]) through its timed calls only: one writer (this thread),
+/// and the client's reader thread, which stamps each response as it arrives
+/// and reads only its envelope.
+#[cfg(unix)]
 struct Mcp {
-    child: Child,
-    /// `None` once closed.
-    stdin: Option<ChildStdin>,
-    responses: Receiver<Response>,
-    next_id: u64,
+    process: McpProcess,
     /// `"method":"tools/call","params":{"name":<tool>,"arguments":` for this
     /// server; a request adds the arguments and closes the braces.
     call_prefix: String,
     server: Server,
-    command_line: String,
-    /// HOME, config, log and stderr; removed after the child exits.
-    dir: tempfile::TempDir,
-}
-
-/// One response line, with the time it was read.
-struct Response {
-    id: u64,
-    at: Instant,
-    /// Neither a JSON-RPC error nor a tool result with `isError: true`.
-    ok: bool,
-    line: String,
 }
 
 /// One `query` call's response and how long it took.
 struct Reply {
     latency: Duration,
     line: String,
-}
-
-/// The fields of a response the reader looks at; the rest is skipped, not built.
-#[derive(Deserialize)]
-struct Envelope {
-    id: Option<u64>,
-    error: Option<IgnoredAny>,
-    result: Option<ResultFlags>,
-}
-
-#[derive(Deserialize)]
-struct ResultFlags {
-    #[serde(rename = "isError")]
-    is_error: Option<bool>,
 }
 
 /// What one pipelined run did.
@@ -1580,63 +1558,25 @@ struct Run {
     latencies: Vec<Duration>,
 }
 
+#[cfg(unix)]
 impl Mcp {
     fn spawn(server: &Server, url: &str) -> Mcp {
         let dir = tempfile::Builder::new()
             .prefix("pgmcp-bench-")
             .tempdir()
             .expect("a temp dir for the server");
-        let stderr = fs::File::create(dir.path().join("stderr")).expect("create the stderr file");
-        let (mut cmd, command_line) = server.command(dir.path(), url);
-        cmd.current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {command_line}: {err}"));
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout is piped");
-
-        let (sender, responses) = mpsc::channel();
-        thread::spawn(move || {
-            let mut stdout = BufReader::with_capacity(1 << 16, stdout);
-            let mut raw = Vec::new();
-            loop {
-                raw.clear();
-                match stdout.read_until(b'\n', &mut raw) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-                let at = Instant::now();
-                let line = String::from_utf8_lossy(&raw).trim_end().to_string();
-                let Ok(envelope) = serde_json::from_str::<Envelope>(&line) else {
-                    panic!("stdout carried a line that is not JSON-RPC: {}", preview(&line));
-                };
-                // Notifications have no id; nothing here waits for them.
-                let Some(id) = envelope.id else { continue };
-                let ok = envelope.error.is_none() && envelope.result.is_some_and(|r| r.is_error != Some(true));
-                if sender.send(Response { id, at, ok, line }).is_err() {
-                    return;
-                }
-            }
-        });
-
+        let (cmd, command_line) = server.command(dir.path(), url);
+        let process = McpProcess::start(cmd, command_line, dir, "stderr");
         let tool = serde_json::to_string(server.tool()).expect("a string always serializes");
         Mcp {
-            child,
-            stdin,
-            responses,
-            next_id: 1,
+            process,
             call_prefix: format!("\"method\":\"tools/call\",\"params\":{{\"name\":{tool},\"arguments\":"),
             server: server.clone(),
-            command_line,
-            dir,
         }
     }
 
     fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// The MCP handshake: `initialize`, its response, then
@@ -1739,22 +1679,15 @@ impl Mcp {
     }
 
     fn next_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+        self.process.next_id()
     }
 
     fn write(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        if let Err(err) = stdin.write_all(line.as_bytes()) {
-            panic!("{}", self.debug(&format!("cannot write to the server: {err}")));
-        }
+        self.process.send_line(line);
     }
 
     fn recv(&mut self) -> Response {
-        match self.responses.recv_timeout(RESPONSE_TIMEOUT) {
-            Ok(response) => response,
-            Err(err) => panic!("{}", self.debug(&format!("no response ({err})"))),
-        }
+        self.process.recv_timed(RESPONSE_TIMEOUT)
     }
 
     fn expect(&mut self, id: u64, response: &Response) {
@@ -1769,36 +1702,28 @@ impl Mcp {
         }
     }
 
-    /// `what`, and what is needed to debug it: the command, the server's
-    /// stderr and (pgmcp's) log.
+    /// `what`, and what is needed to debug it: the client's account (the
+    /// command, the server's status and stderr) and pgmcp's log.
     fn debug(&mut self, what: &str) -> String {
-        let read = |name: &str| fs::read_to_string(self.dir.path().join(name)).unwrap_or_default();
-        let status = match self.child.try_wait() {
-            Ok(Some(status)) => status.to_string(),
-            _ => "running".to_string(),
-        };
-        format!(
-            "\n{what}\ncommand: {}\nstatus: {status}\nstderr:\n{}\nlog:\n{}",
-            self.command_line,
-            read("stderr"),
-            read("server.log")
-        )
+        let log = fs::read_to_string(self.process.home().join("server.log")).unwrap_or_default();
+        format!("{}log:\n{log}", self.process.debug(what))
     }
 }
 
+#[cfg(unix)]
 impl Drop for Mcp {
-    /// Close stdin (the end of the session) and give the server a moment to exit.
+    /// Close stdin (the end of the session) and give the server a moment to
+    /// exit; the client then kills it if it is still there.
     fn drop(&mut self) {
-        self.stdin = None;
+        self.process.close_stdin();
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if self.process.try_wait().is_some() {
                 return;
             }
             thread::sleep(Duration::from_millis(5));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.kill();
     }
 }
 

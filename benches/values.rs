@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use pgmcp::backend::postgres::value::{Shape, from_text};
+use pgmcp::testing::postgres::value::{Shape, from_text};
 
 fn main() {
     let array = |element| Shape::Array {

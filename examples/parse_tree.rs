@@ -3,7 +3,7 @@
 
 fn main() {
     for sql in std::env::args().skip(1) {
-        match pgmcp::guard::parse(&sql) {
+        match pgmcp::testing::guard::parse(&sql) {
             Ok(t) => eprintln!("{sql}\n  {}", serde_json::to_string(&t.stmts).unwrap()),
             Err(e) => eprintln!("{sql}\n  ERR {e:?}"),
         }

@@ -3,7 +3,7 @@
 //!
 //! Desktop agents (Claude Desktop, Cursor) start `pgmcp serve` as a child
 //! process and speak MCP to it over stdin/stdout. Every SQL statement goes
-//! through one pipeline ([`pipeline::Engine::query`]): the guard checks the real
+//! through one pipeline ([`Engine::query`]): the guard checks the real
 //! PostgreSQL parse tree, the call gets a deadline and a connection slot, and
 //! the statement runs in its own transaction (read-only by default) with a row
 //! cap. The same pipeline is usable from Rust without MCP.
@@ -28,57 +28,132 @@
 //! | --- | --- | --- |
 //! | `duckdb` | off | DuckDB files (`duckdb:` URLs), with DuckDB compiled in: a C++ build of about 20 minutes on two cores. |
 //!
+//! # The API
+//!
+//! Everything public is re-exported here, at the crate root; every module is
+//! private, so the layout below can change without breaking an embedder.
+//!
+//! - The engine: [`Engine`], one call's [`QueryInput`], its result as Rust
+//!   values ([`QueryOutput`], with [`Column`]s) or as the JSON text a client
+//!   receives ([`QueryAnswer`]), the [`Dialect`] it speaks and the
+//!   [`SessionReport`] that describes its connection.
+//! - Where the database is: [`Engine::from_env`] reads the same settings as
+//!   the command line; [`Engine::postgres`], [`Engine::sqlite`] and (with
+//!   `duckdb`) `Engine::duckdb` take [`ConnectParams`], or a [`Target`] and a
+//!   [`Root`], directly.
+//! - The settings: [`Config`] and the types of its sections, each a public
+//!   field an embedder may set before building an [`Engine`].
+//! - The guard's [`Policy`] (in [`Config::protection`]): which [`Rule`]s it
+//!   applies, and the [`Violation`] a refused statement reports.
+//! - What `list_tables` and `describe_table` return: [`TableList`] and
+//!   [`TableDescription`], asked for with a [`TableFilter`].
+//! - The errors: [`Error`] (with [`ErrorCode`] and [`DbError`]), and those of
+//!   loading a config ([`ConfigError`]) or picking a database
+//!   ([`ChoiceError`]).
+//!
+//! The binary's door (`binary`) and the test surface (`testing`) are public
+//! only so `src/main.rs`, `tests/` and `benches/` can reach them: hidden from
+//! these docs, and no part of the API.
+//!
 //! # Layout
 //!
-//! The library API is what an embedder needs: [`Engine`] and [`QueryInput`]
-//! ([`pipeline`]), [`Config`] ([`config`]), [`QueryOutput`] ([`shape`]) and
-//! [`QueryAnswer`], the same result as the JSON text a client receives
-//! ([`answer`]),
-//! [`Error`] ([`error`]), the guard's [`guard::Policy`] and [`guard::Rule`],
-//! and what `list_tables`/`describe_table` return ([`catalog`]).
+//! The modules, all private:
 //!
-//! - [`pipeline`]: [`Engine`], the one place that shows every stage of a call.
-//! - [`guard`]: the pure SQL check: the rule table, the judge that applies a
+//! - `pipeline`: [`Engine`], the one place that shows every stage of a call,
+//!   and the pure per-call rules beside it: hooks (external programs that
+//!   accept, rewrite or reject queries and results), timeouts, sanitizing,
+//!   error prompts, the result's shape and its encoding as JSON within the
+//!   byte cap, the output fence (the last stage of every answer), and what
+//!   `list_tables`/`describe_table` return.
+//! - `guard`: the pure SQL check: the rule table, the judge that applies a
 //!   policy, and each dialect's guard (PostgreSQL's parse tree, what SQLite's
 //!   and DuckDB's parsers report).
-//! - [`hooks`]: external programs that accept, rewrite or reject queries and results.
-//! - [`timeouts`], [`sanitize`], [`error_prompts`]: the pure per-call rules.
-//! - [`backend`]: database engines; they connect, execute and return neutral
-//!   rows ([`backend::postgres::value`]: PostgreSQL text output → JSON, pure).
-//! - [`shape`]: the `query` result and its truncation metadata (pure).
-//! - [`answer`]: the `query` result written as JSON in one pass, within the
-//!   byte cap (pure).
-//! - [`catalog`]: what `list_tables` and `describe_table` return.
-//! - [`config`]: the settings, layered (defaults → file → environment) and
-//!   validated into [`Config`].
-//! - [`cli`]: the command line (`serve`, `query`, `check`, `configure`,
-//!   `install`); [`wizard`]: `pgmcp configure`'s questions.
-//!
-//! Internal to the crate: the output fence (the last stage of every answer),
-//! the MCP server (tool schemas and wire translation) and the one that says
-//! why `serve` could not start, stdin screening and
-//! how deeply JSON text nests (measured before anything parses it),
-//! logging, `pgmcp check`'s report, `pgmcp install`, environment variables
-//! (an empty value read as unset), who may change the config file and hook
-//! programs, mistakes in a config file worded for the person who wrote it,
-//! and the "did you mean" suggestions.
+//! - `backend`: database engines; they connect, execute and return neutral
+//!   rows (PostgreSQL text output → JSON is pure, in `backend::postgres::value`).
+//! - `config`: the settings, layered (defaults → file → environment) and
+//!   validated into [`Config`]; a mistake in a config file is worded for the
+//!   person who wrote it.
+//! - `door`: how an MCP client reaches the engine: over stdio (stdin screened
+//!   before anything parses it) and over HTTP, the MCP face both serve (tool
+//!   schemas and wire translation only), and the one that says why `serve`
+//!   could not start.
+//! - `cli`: the command line (`serve`, `query`, `check`, `configure`,
+//!   `install`), `pgmcp configure`'s questions among them.
+//! - `process`: the process guarding itself: environment variables (an empty
+//!   value read as unset), who may change the config file and hook programs,
+//!   logging (never stdout), the sandbox around SQL that may name files.
+//! - Beside them: how deeply JSON text nests (measured before anything parses
+//!   it), identifiers as pgmcp quotes them, and the "did you mean"
+//!   suggestions.
 
 #![deny(clippy::print_stdout)]
 
-pub mod backend;
-pub mod cli;
-pub mod config;
+mod backend;
+mod cli;
+mod config;
 mod door;
-pub mod error;
-pub mod guard;
+mod error;
+mod guard;
 mod identifier;
 mod json_depth;
-pub mod pipeline;
+mod pipeline;
 mod process;
 mod suggest;
+#[doc(hidden)]
+pub mod testing;
 
-pub use config::Config;
-pub use error::{ConnectionError, DbError, Error, ErrorCode, InputError, NotFound};
+// The engine, one call, and what it returns.
+pub use backend::{Column, Dialect, SessionReport};
 pub use pipeline::answer::QueryAnswer;
 pub use pipeline::shape::QueryOutput;
 pub use pipeline::{Engine, QueryInput};
+
+// Where the database is: what `Engine::postgres`, `Engine::sqlite` and
+// `Engine::duckdb` take.
+pub use backend::location::{DbFile, Root, Target};
+pub use backend::postgres::{ConnectParams, Host, PasswordSource, RootCert, SessionAttrs, SslMode};
+
+// The settings: `Config` and the types of its public fields.
+pub use backend::duckdb::DuckdbConfig;
+pub use backend::postgres::ConnectionConfig;
+pub use config::{
+    Config, HooksConfig, HttpConfig, LogFormat, LogLevel, LogOutput, LoggingConfig, Override, PoolConfig, QueryConfig,
+};
+pub use pipeline::error_prompts::ErrorPrompt;
+pub use pipeline::hooks::{Hook, Stage};
+pub use pipeline::sanitize::SanitizeRule;
+pub use pipeline::timeouts::TimeoutRule;
+
+// The guard's policy and what it reports.
+pub use guard::{Engines, FunctionPattern, Policy, Rule, Spec, Violation};
+
+// What `list_tables` and `describe_table` return.
+pub use pipeline::catalog::{
+    ColumnInfo, ConstraintInfo, ForeignKeyInfo, IndexInfo, PartitionInfo, TableDescription, TableEntry, TableFilter,
+    TableList,
+};
+
+// The errors, and what they carry.
+pub use backend::ChoiceError;
+pub use backend::named::Setting;
+pub use backend::postgres::ParamsError;
+pub use config::{ConfigError, EnvError};
+pub use error::{ConnectionError, InputError, NotFound};
+pub use error::{DbError, Error, ErrorCode};
+pub use pipeline::hooks::HookError;
+
+/// The `pgmcp` binary's door (`src/main.rs`): not for embedders, and no
+/// part of the API. The command line's types stay private: what comes back
+/// is an exit code, or an error to print as a chain.
+#[doc(hidden)]
+pub mod binary {
+    use std::process::ExitCode;
+
+    use clap::Parser;
+
+    /// Parse the command line (clap prints `--help` or a usage mistake and
+    /// exits) and run the command.
+    pub fn run() -> Result<ExitCode, impl std::error::Error + Send + Sync + 'static> {
+        crate::cli::run(crate::cli::Cli::parse())
+    }
+}

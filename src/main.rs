@@ -5,11 +5,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = pgmcp::cli::Cli::parse();
-    match pgmcp::cli::run(cli) {
+    match pgmcp::binary::run() {
         Ok(code) => code,
         Err(e) => {
             eprintln!("pgmcp: {:#}", anyhow::Error::from(e));

@@ -32,11 +32,11 @@ mod raw;
 mod sections;
 mod stages;
 
-pub use file::{ConfigError, ConfigLocation, LOCAL_CONFIG, LoadError};
+pub use file::{ConfigError, ConfigLocation, LoadError};
 pub use overrides::{EnvError, Override};
 pub use raw::{
     RawConfig, RawDuckdb, RawErrorPrompt, RawHook, RawHooks, RawLogging, RawPool, RawProtection, RawQuery,
-    RawSanitization, RawServer, RawSqlite, RawTimeoutRule,
+    RawSanitization, RawServer, RawSqlite,
 };
 
 use std::path::PathBuf;
@@ -98,7 +98,7 @@ pub struct PoolConfig {
     pub max_conns: usize,
     /// Most calls waiting for a connection at once; a call past it is
     /// refused at once rather than held. Default 1,000 (their SQL and
-    /// parameters are bounded together too: [`crate::pipeline::WAITING_BYTES`]).
+    /// parameters are bounded together too: `crate::pipeline::WAITING_BYTES`).
     pub max_waiting: usize,
     /// A connection older than this is closed instead of reused. Default 1 h.
     pub max_conn_lifetime: Duration,
@@ -183,7 +183,7 @@ pub struct HttpConfig {
     /// Default 100.
     pub max_sessions: usize,
     /// `server.max_body_memory_mb`, in bytes: most request-body bytes held
-    /// at once across all clients. `None`: the default, [`DEFAULT_BODY_MEMORY`]
+    /// at once across all clients. `None`: the default, `DEFAULT_BODY_MEMORY`
     /// or one longest request, whichever is larger.
     pub max_body_memory: Option<usize>,
 }
@@ -207,7 +207,7 @@ impl Config {
     }
 
     /// The request-body memory `pgmcp serve --http` holds at most, in bytes:
-    /// `server.max_body_memory_mb`, or by default [`DEFAULT_BODY_MEMORY`]
+    /// `server.max_body_memory_mb`, or by default `DEFAULT_BODY_MEMORY`
     /// or one longest message, whichever is larger.
     pub fn body_memory(&self) -> usize {
         self.http
@@ -215,7 +215,7 @@ impl Config {
             .unwrap_or_else(|| DEFAULT_BODY_MEMORY.max(self.longest_message()))
     }
 
-    /// What pgmcp runs with when no config file exists: [`RawConfig::defaults`]
+    /// What pgmcp runs with when no config file exists: `RawConfig::defaults`
     /// alone, validated like a file (read-only, 30 s queries, 10 s catalog
     /// calls, 4 connections, 500 rows).
     pub fn builtin() -> Config {

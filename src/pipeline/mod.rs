@@ -20,6 +20,8 @@
 pub mod answer;
 pub mod budget;
 pub mod catalog;
+// `annotate`: only its tests call it; the pipeline appends the prompts itself.
+#[cfg_attr(not(test), allow(dead_code))]
 pub mod error_prompts;
 pub(crate) mod fence;
 pub mod hooks;
@@ -134,7 +136,7 @@ impl Engine {
         Engine::new(config, Backend::DuckDb(backend))
     }
 
-    pub fn from_choice(config: Config, choice: Choice) -> Engine {
+    pub(crate) fn from_choice(config: Config, choice: Choice) -> Engine {
         match choice {
             Choice::Postgres(params) => Engine::postgres(config, params),
             Choice::Sqlite { default, root } => Engine::sqlite(config, default, root),
@@ -161,14 +163,14 @@ impl Engine {
         }
     }
 
-    /// Resolve the database the usual way (see [`Choice::resolve`]): `url`
+    /// Resolve the database the usual way (see `Choice::resolve`): `url`
     /// (the `--database` flag) if given, else `PGMCP_DATABASE`,
     /// `PGMCP_PG_CONNSTRING`, the config's `database`, and finally the config's
     /// `connection` section with the `PG*` variables.
     ///
     /// The convenience for library users: the process environment is read
     /// here, through `crate::process::environment::var` as the command line reads
-    /// it. [`choose`] takes any lookup instead.
+    /// it. `choose` takes any lookup instead.
     pub fn from_env(config: Config, url: Option<&str>) -> Result<Engine, ChoiceError> {
         let choice = choose(&config, url, &crate::process::environment::var)?;
         Ok(Engine::from_choice(config, choice))
@@ -475,7 +477,7 @@ impl Engine {
     /// SQL that creates `role` as a least-privilege reader of the connected
     /// PostgreSQL database, and `login` as its member when given, for
     /// `pgmcp check --suggest-role`.
-    pub async fn suggest_role(
+    pub(crate) async fn suggest_role(
         &self,
         role: &str,
         login: Option<&postgres::NewLogin>,
@@ -494,7 +496,7 @@ impl Engine {
     /// What the connected PostgreSQL server says about pg_hba.conf for a
     /// login connecting the way this engine does, for `pgmcp check
     /// --suggest-role --login`.
-    pub async fn hba_facts(&self, reader: &str, cancel: CancellationToken) -> Result<postgres::HbaFacts, Error> {
+    pub(crate) async fn hba_facts(&self, reader: &str, cancel: CancellationToken) -> Result<postgres::HbaFacts, Error> {
         let call = self.begin(cancel);
         let deadline = self.deadline(self.config.query.default_timeout, call.token.clone());
         let _slot = self.slot(&deadline).await?;

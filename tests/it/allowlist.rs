@@ -5,8 +5,7 @@
 //! mode's `COPY ... TO STDOUT`, whose lines come back as rows, and the
 //! built-in diagnostics read-only mode runs.
 
-use pgmcp::guard::Rule;
-use pgmcp::{Config, Error};
+use pgmcp::{Config, Error, Rule};
 use serde_json::json;
 
 use crate::support::engine::{engine_for, err_text, rows, run, writable};

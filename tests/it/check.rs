@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::support::config_check::check_config;
 use crate::support::pg;
 use crate::support::pgmcp_as_configured as pgmcp;
 
@@ -106,7 +107,7 @@ fn reports_what_is_in_effect() {
         port = server.port(),
         user = server.admin_user(),
         db = db.name,
-        blocked = pgmcp::guard::Policy::default().blocked_functions.len(),
+        blocked = pgmcp::Policy::default().blocked_functions.len(),
         hook = hook("accept.sh"),
     );
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -213,20 +214,6 @@ fn an_invalid_config_exits_2_naming_the_field() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// `pgmcp check` on the demo shop, with `text` written as the config file
-/// at `path`: its exit code and what it said on stderr.
-pub fn check_config(home: &Path, path: &Path, text: &str) -> (Option<i32>, String) {
-    std::fs::write(path, text).unwrap();
-    let demo = format!("sqlite:{}/fixtures/demo.db", env!("CARGO_MANIFEST_DIR"));
-    let out = pgmcp(home)
-        .arg("--config")
-        .arg(path)
-        .args(["--database", &demo, "check"])
-        .output()
-        .unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// A config file with a mistake a person makes by hand: `check` names the

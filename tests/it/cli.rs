@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::serve::write_config;
+use crate::support::writable_config::write_config;
 use crate::support::{pg, pgmcp};
 
 #[test]
@@ -274,7 +274,7 @@ fn a_partial_config_layers_over_the_defaults() {
             "query.describe_table_timeout_seconds: expected a whole number, found the text \"ten\"",
         ),
     ] {
-        let (code, stderr) = crate::check::check_config(home.path(), &path, text);
+        let (code, stderr) = crate::support::config_check::check_config(home.path(), &path, text);
         assert_eq!(code, Some(2), "{text}: {stderr}");
         assert!(
             stderr.starts_with(&format!("pgmcp: config {}: {expected}", path.display())),

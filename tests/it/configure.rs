@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use pgmcp::cli::wizard::{ADVANCED, ADVANCED_QUESTION, FIRST, Question};
+use pgmcp::testing::wizard::{ADVANCED, ADVANCED_QUESTION, FIRST, Question};
 use serde_json::{Value, json};
 
 use crate::support::confdir::{chmod, private_dir};

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::Command;
-use pgmcp::backend::postgres::params;
+use pgmcp::testing::postgres::params;
 use pgmcp::{Engine, Error};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -25,7 +25,7 @@ fn engine(connstring: &str, env: &[(&str, &str)]) -> Engine {
     Engine::postgres(config, params)
 }
 
-async fn session(connstring: &str, env: &[(&str, &str)]) -> Result<pgmcp::backend::SessionReport, Error> {
+async fn session(connstring: &str, env: &[(&str, &str)]) -> Result<pgmcp::SessionReport, Error> {
     let engine = engine(connstring, env);
     let result = engine.session_report(CancellationToken::new()).await;
     engine.close().await;
@@ -240,7 +240,7 @@ fn serve_recovers_when_the_database_comes_back() {
     let server = pg::private_server();
     server.stop();
     let dir = tempfile::tempdir().unwrap();
-    let config = crate::serve::write_config(dir.path(), "");
+    let config = crate::support::writable_config::write_config(dir.path(), "");
     let url = format!(
         "postgres://{}:{}@127.0.0.1:{}/postgres",
         server.admin_user(),

@@ -5,10 +5,7 @@
 
 use std::time::Duration;
 
-use pgmcp::backend::Dialect;
-use pgmcp::guard::Rule;
-use pgmcp::pipeline::catalog::TableFilter;
-use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
+use pgmcp::{Config, Dialect, Engine, Error, QueryInput, QueryOutput, Rule, TableFilter};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -719,7 +716,7 @@ async fn one_switch_on_leaves_the_other_rules() {
             config
                 .protection
                 .blocked_functions
-                .push(pgmcp::guard::FunctionPattern::new("read_csv"));
+                .push(pgmcp::FunctionPattern::new("read_csv"));
         });
         let (got, message) = refusal(run(&engine, &sql).await);
         assert_eq!(got, rule, "{sql} ({flags:?}, read-only {read_only}): {message}");
@@ -882,7 +879,7 @@ async fn multi_statement_queries_are_refused() {
 async fn read_only_refuses_writes_and_leaves_the_file_unchanged() {
     let (_dir, path) = fixture(SHOP);
     let before = snapshot(&path);
-    let engine = engine_on(&path, |c| c.protection = pgmcp::guard::Policy::permissive());
+    let engine = engine_on(&path, |c| c.protection = pgmcp::Policy::permissive());
     // The guard refuses what DuckDB says writes...
     for sql in [
         "INSERT INTO users VALUES (4, 'x', 1)",
@@ -1052,7 +1049,7 @@ const CATALOG: &str = "
 async fn list_tables_lists_tables_and_views_filtered_and_capped() {
     let (_dir, path) = fixture(CATALOG);
     let engine = engine_on(&path, |_| {});
-    let names = |list: &pgmcp::pipeline::catalog::TableList| {
+    let names = |list: &pgmcp::TableList| {
         list.tables
             .iter()
             .map(|t| format!("{}.{}:{}", t.schema, t.name, t.kind))

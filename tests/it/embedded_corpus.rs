@@ -22,8 +22,7 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use pgmcp::guard::Rule;
-use pgmcp::{Config, Engine, Error};
+use pgmcp::{Config, Engine, Error, Rule};
 use serde::Deserialize;
 
 use crate::support::engine::run;

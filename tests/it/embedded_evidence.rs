@@ -7,8 +7,7 @@
 
 use crate::support::engine::run;
 use crate::support::files::sqlite;
-use pgmcp::Error;
-use pgmcp::guard::Rule;
+use pgmcp::{Error, Rule};
 
 /// The rule of a guard refusal; panics on anything else.
 fn refused_by<T: std::fmt::Debug>(sql: &str, result: Result<T, Error>) -> Rule {
@@ -157,7 +156,7 @@ mod duckdb {
     use super::refused_by;
     use crate::support::engine::{rows, run};
     use crate::support::files::duckdb::{allowing, engine_on, fixture, scalar};
-    use pgmcp::guard::Rule;
+    use pgmcp::Rule;
     use serde_json::json;
 
     const ROWS: &str = "

@@ -2,10 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use pgmcp::backend::postgres::params;
-use pgmcp::backend::{Deadline, Statement};
-use pgmcp::guard::Rule;
-use pgmcp::{Config, Engine, Error, QueryInput};
+use pgmcp::testing::postgres::params;
+use pgmcp::testing::statement::{Deadline, Statement};
+use pgmcp::{Config, Engine, Error, QueryInput, Rule};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -88,9 +87,9 @@ async fn server_refuses_multiple_statements_without_the_guard() {
     let db = pg::server().database();
     db.psql("CREATE TABLE keep (x int)");
     let params = params::resolve(Some(&db.url), &Default::default(), &|_| None).unwrap();
-    let backend = pgmcp::backend::postgres::PgBackend::new(
+    let backend = pgmcp::testing::postgres::PgBackend::new(
         params,
-        pgmcp::backend::postgres::PgOptions {
+        pgmcp::testing::postgres::PgOptions {
             read_only: false,
             max_conn_lifetime: Duration::from_secs(60),
             max_conn_idle: Duration::from_secs(60),
@@ -110,7 +109,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
                 sql: "SELECT 1; DROP TABLE keep",
                 params: &[],
                 fetch_limit: 10,
-                budget: pgmcp::pipeline::budget::ReadBudget::for_answer(100_000),
+                budget: pgmcp::testing::statement::ReadBudget::for_answer(100_000),
             },
             // No catalog version: nothing was judged.
             None,
@@ -134,7 +133,7 @@ async fn read_only_mode_is_enforced_by_postgres() {
     let engine = engine_for(&db, |_| {});
     match run(&engine, "INSERT INTO t VALUES (1)").await {
         Err(Error::Guard(v)) => {
-            assert_eq!(v.rule, pgmcp::guard::Rule::ReadOnly);
+            assert_eq!(v.rule, pgmcp::Rule::ReadOnly);
             assert!(v.message.starts_with("INSERT is not allowed in read-only mode"), "{v}");
         }
         other => panic!("expected a read-only error, got {other:?}"),

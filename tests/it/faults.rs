@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::hooks::script;
-use crate::serve::write_config;
+use crate::support::hook_scripts::script;
 use crate::support::pg::{self, PgServer, TestDb};
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
+use crate::support::writable_config::write_config;
 
 /// How long a session may take to exit once its stdin is closed or it gets SIGTERM.
 const EXIT_LIMIT: Duration = Duration::from_secs(2);

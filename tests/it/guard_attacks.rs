@@ -22,10 +22,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use pgmcp::backend::postgres::{PgBackend, PgOptions, params};
-use pgmcp::backend::{Backend, Deadline, Statement};
-use pgmcp::guard::{self, Policy, Rule};
-use pgmcp::{Engine, Error, QueryInput, QueryOutput};
+use pgmcp::testing::guard;
+use pgmcp::testing::postgres::{PgBackend, PgOptions, params};
+use pgmcp::testing::statement::{Deadline, ReadBudget, Statement, encode, shaped};
+use pgmcp::{Engine, Error, Policy, QueryInput, QueryOutput, Rule};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -651,9 +651,9 @@ async fn without_the_guard_read_only_mode_does_not_stop_superuser_side_effects()
 /// does: these tests show what the READ ONLY transaction alone stops. (By
 /// default read-only mode would run them as `pg_read_all_data`: see
 /// `reader::`.)
-fn read_only_backend(db: &TestDb) -> Backend {
+fn read_only_backend(db: &TestDb) -> PgBackend {
     let params = params::resolve(Some(&db.url), &Default::default(), &|_| None).expect("test URL resolves");
-    Backend::Postgres(PgBackend::new(
+    PgBackend::new(
         params,
         PgOptions {
             read_only: true,
@@ -662,11 +662,11 @@ fn read_only_backend(db: &TestDb) -> Backend {
             role: None,
             read_only_as_login: true,
         },
-    ))
+    )
 }
 
 /// Run `sql` on `backend` as a query would run, without the guard.
-async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Error> {
+async fn exec_unguarded(backend: &PgBackend, sql: &str) -> Result<QueryOutput, Error> {
     let deadline = Deadline {
         at: Instant::now() + Duration::from_secs(10),
         timeout: Duration::from_secs(10),
@@ -677,14 +677,11 @@ async fn exec_unguarded(backend: &Backend, sql: &str) -> Result<QueryOutput, Err
         sql,
         params: &[],
         fetch_limit: 10,
-        budget: pgmcp::pipeline::budget::ReadBudget::for_answer(100_000),
-    };
-    let Backend::Postgres(pg) = backend else {
-        panic!("PostgreSQL only")
+        budget: ReadBudget::for_answer(100_000),
     };
     // No catalog version: nothing was judged.
-    pg.execute(stmt, None, &deadline).await.map(|rows| {
-        let answer = pgmcp::pipeline::answer::encode(pgmcp::pipeline::shape::shaped(rows, 10), usize::MAX);
+    backend.execute(stmt, None, &deadline).await.map(|rows| {
+        let answer = encode(shaped(rows, 10), usize::MAX);
         answer.output().expect("an encoded answer reads back")
     })
 }

@@ -21,7 +21,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use pgmcp::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, FunctionPattern, Mode, Policy, Rule};
+use pgmcp::testing::guard::{self, DEFAULT_BLOCKED_FUNCTIONS, Mode};
+use pgmcp::{FunctionPattern, Policy, Rule};
 use serde::Deserialize;
 
 use crate::support::protection::{judge, mode, policy};

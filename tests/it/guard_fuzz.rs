@@ -5,7 +5,8 @@
 //! random expression is refused, and so is a `DELETE`/`UPDATE` without `WHERE`
 //! however deep it is wrapped. Pure: no database, nothing written to disk.
 
-use pgmcp::guard::{self, Judge, Mode, Policy, Rule, Violation};
+use pgmcp::testing::guard::{self, Judge, Mode};
+use pgmcp::{Policy, Rule, Violation};
 static FACTS: std::sync::LazyLock<guard::Routines> = std::sync::LazyLock::new(crate::support::pg15_routines);
 
 use proptest::collection::vec;

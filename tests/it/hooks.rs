@@ -7,20 +7,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pgmcp::pipeline::hooks::{Hook, HookError, Stage, run_chain};
+use pgmcp::testing::hooks::run_chain;
+use pgmcp::{Hook, HookError, Stage};
 use regex::Regex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::confdir::{chmod, private_dir, write_config};
+use crate::support::hook_scripts::script;
 use crate::support::pg;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_text};
-
-pub fn script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/hooks")
-        .join(name)
-}
 
 fn hook(name: &str, pattern: &str, timeout_secs: u64) -> Hook {
     Hook {
@@ -348,7 +344,7 @@ fn hooks_see_no_secret_from_the_environment() {
     let shell = ["PWD", "OLDPWD", "SHLVL", "_"];
     for name in &names {
         assert!(
-            pgmcp::pipeline::hooks::ENV_ALLOWED.contains(name)
+            pgmcp::testing::hooks::ENV_ALLOWED.contains(name)
                 || ["PGMCP_HOOK_STAGE", "PGMCP_TOOL"].contains(name)
                 || shell.contains(name),
             "{name} reached the hook:\n{env}"

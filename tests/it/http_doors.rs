@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::http::{ACCEPT, JSON, Reply, STATELESS, db, query_call, rpc, send, start_with};
+use crate::support::http::{ACCEPT, JSON, Reply, STATELESS, db, query_call, rpc, send, start_with};
 
 /// A tokens file (0600) in `dir` holding `tokens`, and a config edit that
 /// names it.

@@ -489,7 +489,7 @@ fn the_default_places_are_created_when_missing() {
 #[test]
 fn print_shows_the_entry_and_writes_nothing() {
     let home = tempfile::tempdir().unwrap();
-    let config = crate::serve::write_config(home.path(), "");
+    let config = crate::support::writable_config::write_config(home.path(), "");
     let file = home.path().join("claude_desktop_config.json");
     std::fs::write(&file, OTHERS).unwrap();
     let out = install(
@@ -647,7 +647,7 @@ fn the_written_entry_runs_and_answers_a_query() {
     std::fs::create_dir(home.path().join("data")).unwrap();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.db");
     std::fs::copy(&demo, home.path().join("data/demo.db")).unwrap();
-    crate::serve::write_config(home.path(), "");
+    crate::support::writable_config::write_config(home.path(), "");
     let file = home.path().join("claude_desktop_config.json");
     install(
         home.path(),

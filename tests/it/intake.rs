@@ -14,7 +14,7 @@ use crate::support::stdio::{McpProcess, tool_json};
 fn start() -> McpProcess {
     let db = pg::server().database();
     let dir = tempfile::tempdir().unwrap();
-    let config = crate::serve::write_config(dir.path(), "");
+    let config = crate::support::writable_config::write_config(dir.path(), "");
     let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &db.url)]);
     mcp.initialize();
     // The config file may go: it was read at start.

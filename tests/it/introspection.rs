@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pgmcp::pipeline::catalog::{TableDescription, TableFilter};
-use pgmcp::{Engine, Error, QueryInput};
+use pgmcp::{Engine, Error, QueryInput, TableDescription, TableFilter};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -141,7 +140,7 @@ async fn list_tables_on_an_empty_database_and_access_limits() {
         &format!("{role}:pw"),
         1,
     );
-    let params = pgmcp::backend::postgres::params::resolve(Some(&url), &Default::default(), &|_| None).unwrap();
+    let params = pgmcp::testing::postgres::params::resolve(Some(&url), &Default::default(), &|_| None).unwrap();
     let limited = Engine::postgres(pgmcp::Config::builtin(), params);
     let tables = limited
         .list_tables(&TableFilter::default(), CancellationToken::new())

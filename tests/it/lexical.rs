@@ -19,9 +19,8 @@
 //! `allow_delete_without_where` off, the review's examples and their variants
 //! are refused and the table keeps its rows.
 
-use pgmcp::guard::Rule;
-use pgmcp::guard::outline::Outline;
-use pgmcp::{Engine, Error};
+use pgmcp::testing::guard::Outline;
+use pgmcp::{Engine, Error, Rule};
 use rusqlite::Connection;
 
 use crate::support::engine::run;
@@ -232,7 +231,7 @@ fn sqlite_engine() -> (tempfile::TempDir, std::path::PathBuf, Engine) {
         files::sqlite::fixture("CREATE TABLE t (id INTEGER, v INTEGER); INSERT INTO t VALUES (1, 0), (2, 0), (3, 0);");
     let engine = files::sqlite::engine_on(&path, |config| {
         config.read_only = false;
-        config.protection.blocked_functions = vec![pgmcp::guard::FunctionPattern::new("random")];
+        config.protection.blocked_functions = vec![pgmcp::FunctionPattern::new("random")];
     });
     (dir, path, engine)
 }
@@ -443,7 +442,7 @@ mod duckdb_engine {
         );
         let engine = files::duckdb::engine_on(&path, |config| {
             config.read_only = false;
-            config.protection.blocked_functions = vec![pgmcp::guard::FunctionPattern::new("random")];
+            config.protection.blocked_functions = vec![pgmcp::FunctionPattern::new("random")];
         });
         for sql in DUCKDB_EVERY_ROW {
             assert_refused(

@@ -22,8 +22,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::release::{ok, xtask};
-use crate::resources::PYTHON_SDK;
+use crate::support::python_sdk::PYTHON_SDK;
+use crate::support::xtask::{ok, xtask};
 use crate::support::{pg, tools};
 
 fn readme() -> String {

@@ -5,18 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pgmcp::config::HooksConfig;
-use pgmcp::pipeline::error_prompts::ErrorPrompt;
-use pgmcp::pipeline::hooks::Hook;
-use pgmcp::pipeline::sanitize::SanitizeRule;
-use pgmcp::pipeline::timeouts::TimeoutRule;
-use pgmcp::{Config, Engine, Error, QueryInput};
+use pgmcp::{Config, Engine, Error, ErrorPrompt, Hook, HooksConfig, QueryInput, SanitizeRule, TimeoutRule};
 use regex::Regex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::script;
 use crate::support::engine::{engine_for, err_text as err, rows, run, writable};
+use crate::support::hook_scripts::script;
 use crate::support::pg;
 
 fn hook(name: &str, pattern: &str) -> Hook {
@@ -243,7 +238,7 @@ async fn error_prompts_are_appended_to_every_kind_of_error() {
         pattern: Regex::new("cannot reach").unwrap(),
         message: "Is the database up?".into(),
     }];
-    let params = pgmcp::backend::postgres::params::resolve(
+    let params = pgmcp::testing::postgres::params::resolve(
         Some(&format!("postgres://u:p@127.0.0.1:{port}/x")),
         &config.connection,
         &|_| None,
@@ -467,7 +462,7 @@ async fn stress_concurrent_queries_respect_the_slot_limit() {
     config.pool.max_conns = 3;
     config.query.default_timeout = Duration::from_secs(60);
     let url = format!("{}?application_name={app}", db.url);
-    let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
+    let params = pgmcp::testing::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
     let engine = Arc::new(Engine::postgres(config, params));
     // Sample the server while the burst runs; stopped however the test
     // ends (a failing call must not leave the sampler looping forever).

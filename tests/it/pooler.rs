@@ -14,9 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::support::bouncer::Bouncer;
 use crate::support::engine::{rows, run};
 use crate::support::pg::{self, TestDb};
-use pgmcp::backend::postgres::params;
-use pgmcp::guard::Rule;
-use pgmcp::{Config, Engine, Error};
+use pgmcp::testing::postgres::params;
+use pgmcp::{Config, Engine, Error, Rule};
 
 const MODES: [&str; 2] = ["session", "transaction"];
 

@@ -4,9 +4,10 @@
 
 use serde_json::{Value, json};
 
-use crate::resources::{session, write_config};
 use crate::support::files::sqlite::{fixture, url};
+use crate::support::masking_config::write_config;
 use crate::support::pg;
+use crate::support::python_sdk::session;
 
 /// The steps both engines run; `orders` sits in the default schema,
 /// `Order Items` (mixed case, a space) outside it on PostgreSQL.

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use pgmcp::guard::Rule;
+use pgmcp::Rule;
 use serde_json::{Value, json};
 
 use crate::support::files;

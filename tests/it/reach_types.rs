@@ -8,8 +8,7 @@
 //! naming the function and what runs it, and nothing else: the same database
 //! stays usable for statements that reach none.
 
-use pgmcp::Error;
-use pgmcp::guard::{FunctionPattern, Rule};
+use pgmcp::{Error, FunctionPattern, Rule};
 
 use crate::support::engine::{engine_for, rows, run};
 use crate::support::pg;

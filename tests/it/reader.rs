@@ -13,11 +13,9 @@
 
 use std::time::{Duration, Instant};
 
-use pgmcp::backend::postgres::{PgBackend, PgOptions, params};
-use pgmcp::backend::{Deadline, Statement};
-use pgmcp::guard::FunctionPattern;
-use pgmcp::pipeline::catalog::TableFilter;
-use pgmcp::{Config, Engine};
+use pgmcp::testing::postgres::{PgBackend, PgOptions, params};
+use pgmcp::testing::statement::{Deadline, Statement};
+use pgmcp::{Config, Engine, FunctionPattern, TableFilter};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -357,7 +355,7 @@ async fn without_the_guard_the_reader_still_stops_a_superusers_side_effects() {
             sql,
             params: &[],
             fetch_limit: 10,
-            budget: pgmcp::pipeline::budget::ReadBudget::for_answer(100_000),
+            budget: pgmcp::testing::statement::ReadBudget::for_answer(100_000),
         };
         backend
             .execute(stmt, None, &deadline)

@@ -17,38 +17,10 @@ use serde_json::{Map, Value, json};
 
 use crate::support::pg;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
+use crate::support::xtask::{ok, workspace, xtask};
 
 /// The `@anthropic-ai/mcpb` release the tests validate with.
 const MCPB_PACKAGE: &str = "@anthropic-ai/mcpb@2.1.2";
-
-fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `cargo xtask <args>`, run as a person runs it, but built in its own
-/// target directory: the one this test binary came from is locked by the
-/// `cargo test` that started it.
-pub fn xtask(args: &[&str]) -> Output {
-    let binary = Path::new(env!("CARGO_BIN_EXE_pgmcp"));
-    let target = binary
-        .ancestors()
-        .nth(2)
-        .expect("the test binary lives in <target>/<profile>/")
-        .join("xtask-target");
-    Command::new(env!("CARGO"))
-        .current_dir(workspace())
-        .env("CARGO_TARGET_DIR", target)
-        .args(["xtask"])
-        .args(args)
-        .output()
-        .expect("run cargo xtask")
-}
-
-pub fn ok(output: Output, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{what} failed ({}):\n{stderr}", output.status);
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// The official `mcpb` command: `PGMCP_TEST_MCPB`, else the copy in
 /// `~/.cache/pgmcp-tools`, installed there from the npm registry on first use.

@@ -12,9 +12,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pgmcp::guard::{FunctionPattern, Rule};
-use pgmcp::pipeline::catalog::TableFilter;
-use pgmcp::{Config, Engine};
+use pgmcp::testing::login::hba_facts;
+use pgmcp::{Config, Engine, FunctionPattern, Rule, TableFilter};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +27,7 @@ use crate::support::stdio::{McpProcess, tool_json};
 /// has upper case, a space and a double quote: it must be quoted exactly.
 fn reader(db: &TestDb) -> String {
     let role = format!("Rdr \"{}\"", db.name);
-    let quoted = pgmcp::backend::postgres::quote_ident(&role);
+    let quoted = pgmcp::testing::postgres::quote_ident(&role);
     db.psql(&format!(
         "CREATE TYPE mood AS ENUM ('ok', 'sad');
          CREATE TABLE shown (id int PRIMARY KEY, m mood);
@@ -177,7 +176,7 @@ async fn a_role_that_cannot_be_used_is_a_clear_error() {
     let url = format!("postgres://{login}:pw@{}:{}/{}", server.host(), server.port(), db.name);
     let mut config = Config::builtin();
     config.connection.role = Some(role.clone());
-    let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
+    let params = pgmcp::testing::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
     let engine = Engine::postgres(config, params);
     let e = err_text(run(&engine, "SELECT 1").await);
     assert_eq!(
@@ -398,7 +397,7 @@ fn serve_logs_a_superuser_role_once() {
 fn unreadable_tables_are_indistinguishable_from_missing_ones() {
     let db = pg::server().database();
     let role = format!("Cat \"{}\"", db.name);
-    let quoted = pgmcp::backend::postgres::quote_ident(&role);
+    let quoted = pgmcp::testing::postgres::quote_ident(&role);
     db.psql(&format!(
         "CREATE SCHEMA hr;
          CREATE TABLE shown (id int);
@@ -970,12 +969,11 @@ async fn the_readers_memberships_come_from_the_server() {
         "CREATE ROLE {outer} NOLOGIN; CREATE ROLE {inner} NOLOGIN IN ROLE {outer}; CREATE ROLE {reader} NOLOGIN IN ROLE {inner};"
     ));
     let engine = engine_for(&db, |_| {});
-    let facts = engine.hba_facts(&reader, CancellationToken::new()).await.unwrap();
+    let facts = hba_facts(&engine, &reader, CancellationToken::new()).await.unwrap();
     let mut expected = vec![outer.clone(), inner.clone(), reader.clone()];
     expected.sort();
     assert_eq!(facts.reader_groups, Some(expected));
-    let facts = engine
-        .hba_facts(&format!("nobody_{}", db.name), CancellationToken::new())
+    let facts = hba_facts(&engine, &format!("nobody_{}", db.name), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(facts.reader_groups, Some(vec![]));

@@ -14,7 +14,7 @@ use crate::support::pg::{self, TestDb};
 use crate::support::served::{pg_session, write_config};
 use crate::support::stdio::{tool_json, tool_text};
 use pgmcp::Error;
-use pgmcp::guard::{FunctionPattern, Rule};
+use pgmcp::{FunctionPattern, Rule};
 
 const ROUTINES_SQL: &str = include_str!("../../src/backend/postgres/routines.sql");
 const PLANTED_SQL: &str = include_str!("../../fixtures/guard/planted.sql");
@@ -230,7 +230,7 @@ async fn look_alikes_on_the_search_path_never_run_in_pgmcp_own_sql() {
     let engine = engine_for(&db, |_| {});
     let cancel = tokio_util::sync::CancellationToken::new;
     let list = engine
-        .list_tables(&pgmcp::pipeline::catalog::TableFilter::default(), cancel())
+        .list_tables(&pgmcp::TableFilter::default(), cancel())
         .await
         .expect("list_tables");
     let names: Vec<&str> = list.tables.iter().map(|t| t.name.as_str()).collect();
@@ -902,7 +902,7 @@ async fn catalog_changes_behind_a_quiet_snapshot_are_seen() {
         let engine = {
             let mut config = crate::support::engine::builtin_for_server();
             config.pool.max_conns = 1;
-            let params = pgmcp::backend::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
+            let params = pgmcp::testing::postgres::params::resolve(Some(&url), &config.connection, &|_| None).unwrap();
             Engine::postgres(config, params)
         };
         let objects = || db.psql("SELECT count(*) FROM pg_largeobject_metadata");

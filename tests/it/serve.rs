@@ -7,21 +7,7 @@ use serde_json::{Value, json};
 
 use crate::support::pg::{self, TestDb};
 use crate::support::stdio::{McpProcess, tool_json, tool_names, tool_text};
-
-/// A config file in `dir` (writes allowed, logs to `dir/pgmcp.log`).
-pub fn write_config(dir: &Path, extra_query: &str) -> String {
-    let path = dir.join("config.json");
-    let log = dir.join("pgmcp.log");
-    let text = format!(
-        r#"{{
-            "server": {{"read_only": false}},
-            "logging": {{"level": "debug", "output": {log:?}}},
-            "query": {{"default_timeout_seconds": 10, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10{extra_query}}}
-        }}"#
-    );
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_owned()
-}
+use crate::support::writable_config::write_config;
 
 fn start(db: &TestDb, dir: &Path) -> McpProcess {
     let config = write_config(dir, "");

@@ -5,21 +5,18 @@
 use std::path::Path;
 use std::time::Duration;
 
-use pgmcp::backend::Dialect;
-use pgmcp::backend::sqlite::location::{Root, Target};
-use pgmcp::pipeline::catalog::TableFilter;
-use pgmcp::{Config, Engine, Error, QueryInput, QueryOutput};
+use pgmcp::{Config, Dialect, Engine, Error, QueryInput, QueryOutput, Root, TableFilter, Target};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::write_config;
 use crate::support::engine::{err_text, rows, run, writable};
 use crate::support::files::sqlite::{allowing, engine_on, fixture, make_db, scalar, text, url};
 use crate::support::files::{listing, snapshot};
 use crate::support::pgmcp;
 use crate::support::stdio::{McpProcess, tool_json, tool_text};
+use crate::support::writable_config::write_config;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -490,7 +487,7 @@ async fn read_only_refuses_every_write() {
     }
     // With every protection flag on, read-only still wins.
     let permissive = engine_on(&path, |c| {
-        c.protection = pgmcp::guard::Policy::permissive();
+        c.protection = pgmcp::Policy::permissive();
     });
     for (sql, verb) in [("DROP TABLE users", "DROP"), ("DELETE FROM users", "DELETE")] {
         assert_eq!(refusal(run(&permissive, sql).await), read_only(verb), "{sql}");
@@ -932,7 +929,7 @@ async fn load_extension_is_always_refused() {
     let (_dir, path) = fixture(GUARD_FIXTURE);
     let permissive = engine_on(&path, |c| {
         c.read_only = false;
-        c.protection = pgmcp::guard::Policy::permissive();
+        c.protection = pgmcp::Policy::permissive();
     });
     for sql in [
         "SELECT load_extension('/tmp/evil.so')",
@@ -1142,7 +1139,7 @@ const CATALOG: &str = "
     INSERT INTO orders (user_id, total) VALUES (1, 150);
 ";
 
-fn names(list: &pgmcp::pipeline::catalog::TableList) -> Vec<(&str, &str)> {
+fn names(list: &pgmcp::TableList) -> Vec<(&str, &str)> {
     list.tables.iter().map(|t| (t.name.as_str(), t.kind.as_str())).collect()
 }
 

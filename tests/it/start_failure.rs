@@ -213,7 +213,7 @@ fn the_python_sdk_reads_the_reason_as_a_tool_error() {
         {"op": "tools"},
         {"op": "tool", "name": "query", "arguments": {"sql": "SELECT 1"}},
     ]);
-    let seen = crate::resources::session_seen(plan, config.to_str().unwrap(), None, &[]);
+    let seen = crate::support::python_sdk::session_seen(plan, config.to_str().unwrap(), None, &[]);
     assert_eq!(seen["capabilities"], json!({"tools": {}}), "{seen}");
     let instructions = seen["instructions"].as_str().unwrap();
     assert!(instructions.starts_with("pgmcp could not start: "), "{instructions}");

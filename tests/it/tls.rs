@@ -7,9 +7,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use pgmcp::backend::SessionReport;
-use pgmcp::backend::postgres::params;
-use pgmcp::{Config, Engine, Error, QueryInput};
+use pgmcp::testing::postgres::params;
+use pgmcp::{Config, Engine, Error, QueryInput, SessionReport};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::certs::{Ca, Issued};

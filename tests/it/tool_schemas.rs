@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use crate::serve::write_config;
 use crate::support::files::sqlite::{fixture, url};
 use crate::support::pg;
 use crate::support::stdio::McpProcess;
 use crate::support::tools;
+use crate::support::writable_config::write_config;
 
 /// The newest MCP Inspector on npm, pinned (`PGMCP_TEST_INSPECTOR2` names
 /// another copy). Its 2.x line needs Node 22 and lints every tool schema.

@@ -9,8 +9,7 @@
 //! Each family collects every mismatch before it panics, so one run shows
 //! every problem: the SQL, the value, what was expected and what came back.
 
-use pgmcp::pipeline::sanitize::SanitizeRule;
-use pgmcp::{Config, Engine, QueryInput, QueryOutput};
+use pgmcp::{Config, Engine, QueryInput, QueryOutput, SanitizeRule};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};

@@ -48,8 +48,7 @@ use serde_json::Value;
 use deadline::run;
 pub use login::{HbaFacts, NewLogin, Place};
 pub use params::{
-    ConnectParams, ConnectionConfig, ConnectionSettingError, Host, ParamsError, PasswordSource, RawConnection,
-    RootCert, SessionAttrs, SslMode,
+    ConnectParams, ConnectionConfig, Host, ParamsError, PasswordSource, RawConnection, RootCert, SessionAttrs, SslMode,
 };
 use pooler::surfaced;
 use role::SessionRole;

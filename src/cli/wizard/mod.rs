@@ -48,7 +48,7 @@ mod document;
 mod private_file;
 mod questions;
 
-pub use questions::{ADVANCED, ADVANCED_QUESTION, FIRST, Field, Kind, List, Question, Section};
+pub use questions::{ADVANCED, ADVANCED_QUESTION, FIRST, Question};
 
 use std::fs;
 use std::io::{self, BufRead, Write};

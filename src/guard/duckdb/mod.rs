@@ -19,7 +19,10 @@ mod statement;
 mod text;
 
 pub use self::plan::Plan;
+// What the DuckDB backend calls: only built with the `duckdb` feature.
+#[cfg_attr(not(feature = "duckdb"), allow(unused_imports))]
 pub use self::statement::statement;
+#[cfg_attr(not(feature = "duckdb"), allow(unused_imports))]
 pub use self::text::{FILE_FUNCTIONS, text};
 use super::outline::Outline;
 

@@ -2,7 +2,7 @@
 //! edit that allows writes, and calls through the whole pipeline with what
 //! they answered.
 
-use pgmcp::backend::postgres::params;
+use pgmcp::testing::postgres::params;
 use pgmcp::{Config, Engine, Error, QueryInput};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

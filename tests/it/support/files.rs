@@ -45,8 +45,7 @@ fn allow(c: &mut Config, spec: &str) {
 pub mod sqlite {
     use std::path::{Path, PathBuf};
 
-    use pgmcp::backend::sqlite::location::Target;
-    use pgmcp::{Config, Engine};
+    use pgmcp::{Config, Engine, Target};
     use rusqlite::Connection;
     use tempfile::TempDir;
 
@@ -105,8 +104,7 @@ pub mod sqlite {
 pub mod duckdb {
     use std::path::{Path, PathBuf};
 
-    use pgmcp::backend::location::Target;
-    use pgmcp::{Config, Engine};
+    use pgmcp::{Config, Engine, Target};
     use tempfile::TempDir;
 
     /// A fresh directory holding `data.duckdb`, built by `sql` with the duckdb

@@ -6,7 +6,15 @@
 //! into ([`terminal`]), a served binary's config and warmed session
 //! ([`served`]), a private directory with its config and hooks
 //! ([`confdir`]), and the binary run to its end within a time limit
-//! ([`process`]).
+//! ([`process`]). Shared by several feature modules: the configs served
+//! binaries start from ([`writable_config`], [`masking_config`]), `pgmcp
+//! serve --http` and a plain HTTP client ([`http`]), the official MCP Python
+//! SDK as a client ([`python_sdk`]), the hook programs under
+//! `fixtures/hooks/` ([`hook_scripts`]), `pgmcp check` on a config's text
+//! ([`config_check`]) and `cargo xtask` ([`xtask`]).
+//!
+//! The stdio bench (`benches/stdio.rs`) includes this module too, for the
+//! harness and the client: nothing here names a feature module of `tests/it`.
 
 // Not every feature module uses every helper, and a helper nobody uses yet must
 // not fail `cargo clippy --all-targets -- -D warnings`.
@@ -15,17 +23,24 @@
 pub mod bouncer;
 pub mod certs;
 pub mod confdir;
+pub mod config_check;
 pub mod engine;
 pub mod files;
 pub mod findings;
+pub mod hook_scripts;
+pub mod http;
+pub mod masking_config;
 pub mod pg;
 pub mod planter;
 pub mod process;
 pub mod protection;
+pub mod python_sdk;
 pub mod served;
 pub mod stdio;
 pub mod terminal;
 pub mod tools;
+pub mod writable_config;
+pub mod xtask;
 
 use std::path::{Path, PathBuf};
 
@@ -90,15 +105,15 @@ pub fn stdout_of(out: &std::process::Output, code: i32) -> String {
 
 /// The catalog facts of a fresh PostgreSQL 15 database
 /// (`fixtures/guard/pg15-routines.json`), for pure guard checks.
-pub fn pg15_routines() -> pgmcp::guard::Routines {
+pub fn pg15_routines() -> pgmcp::testing::guard::Routines {
     routines_fixture("pg15-routines.json")
 }
 
 /// Catalog facts from `fixtures/guard/NAME`.
-pub fn routines_fixture(name: &str) -> pgmcp::guard::Routines {
+pub fn routines_fixture(name: &str) -> pgmcp::testing::guard::Routines {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/guard").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    pgmcp::guard::Routines::from_json(serde_json::from_str(&text).unwrap()).unwrap()
+    pgmcp::testing::guard::Routines::from_json(serde_json::from_str(&text).unwrap()).unwrap()
 }
 
 /// An empty dir named `name` in the target's scratch space, for what a

@@ -1,7 +1,8 @@
 //! Protection policies written as specs, as the guard's tables write them:
 //! `read_only+allow_set+block:purge_*`.
 
-use pgmcp::guard::{FunctionPattern, Judge, Mode, Policy};
+use pgmcp::testing::guard::{Judge, Mode};
+use pgmcp::{FunctionPattern, Policy};
 
 /// The judge a spec describes: its [`policy`] in its [`mode`].
 pub fn judge(spec: &str) -> Result<Judge, String> {

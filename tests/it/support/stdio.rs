@@ -7,21 +7,27 @@
 //! [`McpProcess`] panics with it, since on a real desktop it would kill the
 //! session. Every panic here carries the command line, the binary's stderr so
 //! far and its last stdout lines.
+//!
+//! The stdio bench (`benches/stdio.rs`) drives its servers with this client
+//! too, through its timed calls ([`McpProcess::send_line`],
+//! [`McpProcess::recv_timed`]): there, what a call costs is the measurement,
+//! so the reader thread stamps each line with the time it was read and reads
+//! only its envelope (id, error, `isError`), and the messages as JSON values
+//! are built on the caller's side, only by the calls the tests use.
 
 use std::{
     collections::VecDeque,
     env, fs,
     io::{BufRead as _, BufReader, Write as _},
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::{Child, ChildStdin, Command, ExitStatus, Stdio},
-    sync::{
-        Arc, Mutex,
-        mpsc::{self, Receiver, RecvTimeoutError},
-    },
+    sync::mpsc::{self, Receiver, RecvTimeoutError},
     thread,
     time::{Duration, Instant},
 };
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
 /// How long [`McpProcess::request`] waits for its response.
@@ -48,21 +54,58 @@ pub struct McpProcess {
     /// The first line on stdout that was not JSON-RPC.
     violation: Option<String>,
     stdout_closed: bool,
-    /// The last lines on stdout, raw, for panic messages.
-    recent: Arc<Mutex<VecDeque<String>>>,
+    /// The last lines on stdout taken as messages, raw, for panic messages.
+    recent: VecDeque<String>,
     next_id: u64,
     command_line: String,
     stderr_path: PathBuf,
     /// HOME, XDG dirs, cwd and the stderr file; removed after the child is killed.
-    _home: tempfile::TempDir,
+    home: tempfile::TempDir,
 }
 
 /// What the reader thread saw on stdout.
 enum Event {
-    Message(Value),
-    Violation(String),
+    /// One line, without its newline: when it was read, and what its
+    /// envelope says (`None` when it has none a timed call can read).
+    Line {
+        at: Instant,
+        text: String,
+        envelope: Option<Envelope>,
+    },
     /// End of stdout, with the read error if it was one.
     Closed(Option<String>),
+}
+
+/// The fields of a line a timed call looks at; the rest is skipped, not built.
+#[derive(Deserialize)]
+struct Frame {
+    id: Option<u64>,
+    error: Option<IgnoredAny>,
+    result: Option<ResultFlags>,
+}
+
+#[derive(Deserialize)]
+struct ResultFlags {
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+}
+
+/// What the reader thread read of a line's [`Frame`].
+struct Envelope {
+    /// `None`: a notification.
+    id: Option<u64>,
+    /// Neither a JSON-RPC error nor a tool result with `isError: true`.
+    ok: bool,
+}
+
+/// A response as a timed call reads it.
+pub struct Response {
+    pub id: u64,
+    /// When the reader thread read its line.
+    pub at: Instant,
+    /// Neither a JSON-RPC error nor a tool result with `isError: true`.
+    pub ok: bool,
+    pub line: String,
 }
 
 impl McpProcess {
@@ -83,15 +126,9 @@ impl McpProcess {
             .prefix("pgmcp-home-")
             .tempdir()
             .expect("create a temp HOME for pgmcp");
-        let stderr_path = home.path().join("pgmcp.stderr");
-        let stderr = fs::File::create(&stderr_path).expect("create pgmcp's stderr file");
 
         let mut cmd = Command::new(program);
-        cmd.args(args)
-            .current_dir(home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
+        cmd.args(args);
         for (key, _) in env::vars_os() {
             if key.to_string_lossy().starts_with("PG") {
                 cmd.env_remove(key);
@@ -117,36 +154,45 @@ impl McpProcess {
             .chain(envs.iter().map(|(key, value)| format!("[env {key}={value:?}]")))
             .collect::<Vec<_>>()
             .join(" ");
+        McpProcess::start(cmd, command_line, home, "pgmcp.stderr")
+    }
+
+    /// Starts `cmd` (program, arguments and environment set; shown as
+    /// `command_line`) in `home`, which becomes its working directory and
+    /// holds its stderr, in the file `stderr`: how [`McpProcess::spawn`]
+    /// starts pgmcp, and how the bench starts each server it measures.
+    pub fn start(mut cmd: Command, command_line: String, home: tempfile::TempDir, stderr: &str) -> McpProcess {
+        let stderr_path = home.path().join(stderr);
+        let stderr = fs::File::create(&stderr_path).expect("create the server's stderr file");
+        cmd.current_dir(home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|err| panic!("cannot start {command_line}: {err}"));
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
 
-        let recent = Arc::new(Mutex::new(VecDeque::new()));
         let (sender, events) = mpsc::channel();
-        let seen = Arc::clone(&recent);
         thread::spawn(move || {
-            let mut stdout = BufReader::new(stdout);
+            let mut stdout = BufReader::with_capacity(1 << 16, stdout);
             let mut raw = Vec::new();
             loop {
                 raw.clear();
                 let event = match stdout.read_until(b'\n', &mut raw) {
                     Ok(0) => Event::Closed(None),
                     Ok(_) => {
-                        let line = String::from_utf8_lossy(&raw);
-                        let line = line.strip_suffix('\n').unwrap_or(&line).to_string();
-                        {
-                            let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-                            if seen.len() == RECENT_LINES {
-                                seen.pop_front();
-                            }
-                            seen.push_back(line.clone());
-                        }
-                        match serde_json::from_str::<Value>(&line) {
-                            Ok(msg) if msg.get("jsonrpc") == Some(&json!("2.0")) => Event::Message(msg),
-                            _ => Event::Violation(line),
-                        }
+                        // Stamped before anything else is done with the line:
+                        // a timed call's latency ends here.
+                        let at = Instant::now();
+                        let text = String::from_utf8_lossy(&raw);
+                        let text = text.strip_suffix('\n').unwrap_or(&text).to_string();
+                        let envelope = serde_json::from_str::<Frame>(&text).ok().map(|frame| Envelope {
+                            id: frame.id,
+                            ok: frame.error.is_none() && frame.result.is_some_and(|r| r.is_error != Some(true)),
+                        });
+                        Event::Line { at, text, envelope }
                     }
                     Err(err) => Event::Closed(Some(err.to_string())),
                 };
@@ -164,11 +210,11 @@ impl McpProcess {
             pending: Vec::new(),
             violation: None,
             stdout_closed: false,
-            recent,
+            recent: VecDeque::new(),
             next_id: 1,
             command_line,
             stderr_path,
-            _home: home,
+            home,
         }
     }
 
@@ -200,11 +246,62 @@ impl McpProcess {
         }
     }
 
+    /// Writes `line`, which ends with its newline, in one write, with no
+    /// other work: what a timed call sends.
+    pub fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        if let Err(err) = stdin.write_all(line.as_bytes()) {
+            panic!("{}", self.debug(&format!("cannot write to the server: {err}")));
+        }
+    }
+
+    /// The next response to any request, as a timed call reads it:
+    /// notifications are skipped (nothing waits for them). Panics when stdout
+    /// carries a line that is not JSON-RPC, when it closes, or when nothing
+    /// comes within `timeout`.
+    pub fn recv_timed(&mut self, timeout: Duration) -> Response {
+        loop {
+            match self.events.recv_timeout(timeout) {
+                Ok(Event::Line {
+                    at,
+                    text,
+                    envelope: Some(Envelope { id: Some(id), ok }),
+                }) => return Response { id, at, ok, line: text },
+                Ok(Event::Line {
+                    envelope: Some(Envelope { id: None, .. }),
+                    ..
+                }) => {}
+                Ok(Event::Line {
+                    text, envelope: None, ..
+                }) => {
+                    let shown: String = text.chars().take(300).collect();
+                    panic!(
+                        "{}",
+                        self.debug(&format!(
+                            "stdout carried a line that is not JSON-RPC with a numeric id: {shown} ({} bytes)",
+                            text.len()
+                        ))
+                    );
+                }
+                Ok(Event::Closed(err)) => {
+                    self.stdout_closed = true;
+                    panic!("{}", self.debug(&format!("stdout closed ({err:?})")));
+                }
+                Err(err) => panic!("{}", self.debug(&format!("no response ({err})"))),
+            }
+        }
+    }
+
+    /// The id for the next request.
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
     /// Sends a request with the next id and returns the whole response
     /// (`result` or `error`). `params` of `null` are left out.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = json!(self.next_id);
-        self.next_id += 1;
+        let id = json!(self.next_id());
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if !params.is_null() {
             msg["params"] = params;
@@ -398,6 +495,16 @@ impl McpProcess {
         self.child.id()
     }
 
+    /// The binary's exit status, if it has exited; does not wait.
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// The binary's HOME and working directory, which holds its stderr file.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// Kills the binary (SIGKILL) and reaps it; fine if it already exited.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
@@ -425,11 +532,21 @@ impl McpProcess {
         }
     }
 
+    /// Takes one line as a message: kept for later calls when it is a
+    /// JSON-RPC 2.0 object, else remembered as the violation.
     fn handle(&mut self, event: Event) {
         match event {
-            Event::Message(msg) => self.pending.push(msg),
-            Event::Violation(line) => {
-                self.violation.get_or_insert(line);
+            Event::Line { text, .. } => {
+                if self.recent.len() == RECENT_LINES {
+                    self.recent.pop_front();
+                }
+                self.recent.push_back(text.clone());
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(msg) if msg.get("jsonrpc") == Some(&json!("2.0")) => self.pending.push(msg),
+                    _ => {
+                        self.violation.get_or_insert(text);
+                    }
+                }
             }
             Event::Closed(_) => self.stdout_closed = true,
         }
@@ -447,21 +564,16 @@ impl McpProcess {
         }
     }
 
-    /// `what`, and everything needed to debug it.
-    fn debug(&mut self, what: &str) -> String {
+    /// `what`, and everything needed to debug it. The last stdout lines are
+    /// those taken as messages (a timed call takes none).
+    pub fn debug(&mut self, what: &str) -> String {
         let status = match self.child.try_wait() {
             Ok(Some(status)) => status.to_string(),
             Ok(None) => "still running".to_string(),
             Err(err) => format!("unknown ({err})"),
         };
-        let recent = self
-            .recent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
+        self.pump();
+        let recent = self.recent.iter().cloned().collect::<Vec<_>>().join("\n");
         format!(
             "\n\n==========\n{what}\n\ncommand: {}\npid: {}\nstatus: {status}\n\n\
              last {RECENT_LINES} stdout lines:\n{recent}\n\nstderr:\n{}\n==========\n",

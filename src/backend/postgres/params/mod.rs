@@ -33,7 +33,7 @@ mod tests;
 
 pub use password::{WithoutPassword, split_password};
 pub use resolution::{resolve, resolve_from};
-pub use section::{ConnectionConfig, ConnectionSettingError, RawConnection};
+pub use section::{ConnectionConfig, RawConnection};
 pub use settings::{ConnectParams, Host, PasswordSource, RootCert, SessionAttrs, SslMode};
 
 /// A connection string or setting that cannot be used. Never contains a password.
