@@ -136,3 +136,154 @@ fn the_crate_check_finds_what_it_looks_for() {
         ]
     );
 }
+
+/// The code lines of `path` before its test module: what the crate runs.
+fn non_test_code_lines(path: &Path) -> Vec<(usize, String)> {
+    code_lines(path)
+        .into_iter()
+        .take_while(|(_, line)| line.trim() != "#[cfg(test)]")
+        .collect()
+}
+
+/// Lines of the files under `dirs` (relative to `src/`) whose code names one of `needles`.
+fn naming(dirs: &[&str], needles: &[&str], lines: fn(&Path) -> Vec<(usize, String)>) -> Vec<String> {
+    dirs.iter()
+        .flat_map(|dir| sources(&src().join(dir)))
+        .flat_map(|path| {
+            lines(&path)
+                .into_iter()
+                .filter(|(_, line)| needles.iter().any(|n| line.contains(n)))
+                .map(move |(n, line)| format!("{}:{n}: {}", path.display(), line.trim()))
+        })
+        .collect()
+}
+
+/// "Nothing under src/pipeline/, src/guard/, src/backend/ or src/config/
+/// names crate::door or crate::cli: the core does not know who calls it."
+#[test]
+fn the_core_does_not_know_its_doors() {
+    let offending = naming(
+        &["pipeline", "guard", "backend", "config"],
+        &["crate::door", "crate::cli"],
+        code_lines,
+    );
+    assert!(
+        offending.is_empty(),
+        "the core naming a door or a command:\n{}",
+        offending.join("\n")
+    );
+}
+
+/// "Nothing under src/guard/ does IO outside its tests: the guard is pure."
+#[test]
+fn the_guard_does_no_io() {
+    let offending = naming(
+        &["guard"],
+        &[
+            "std::fs",
+            "std::net",
+            "std::process",
+            "tokio::",
+            "std::io::stdin",
+            "File::open",
+        ],
+        non_test_code_lines,
+    );
+    assert!(offending.is_empty(), "IO in the guard:\n{}", offending.join("\n"));
+}
+
+/// "No module outside src/door/ names rmcp (but process/logging.rs, which
+/// sets rmcp's log level)."
+#[test]
+fn only_the_doors_speak_mcp() {
+    let root = src();
+    let offending: Vec<String> = sources(&root)
+        .iter()
+        .filter(|path| !path.starts_with(root.join("door")) && **path != root.join("process").join("logging.rs"))
+        .flat_map(|path| names_a_crate(path, &["rmcp"]))
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "rmcp named outside the doors:\n{}",
+        offending.join("\n")
+    );
+}
+
+/// "No source file under src/ is longer than 800 lines": a longer one is
+/// split by concept, not left to grow.
+#[test]
+fn no_source_file_is_longer_than_800_lines() {
+    const LIMIT: usize = 800;
+    let offending: Vec<String> = sources(&src())
+        .iter()
+        .filter_map(|path| {
+            let lines = std::fs::read_to_string(path).unwrap().lines().count();
+            (lines > LIMIT).then(|| format!("{}: {lines} lines", path.display()))
+        })
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "files over {LIMIT} lines:\n{}",
+        offending.join("\n")
+    );
+}
+
+/// "Every module is private; lib.rs exports the embedder API by name
+/// (`pub use`), the binary's door and the hidden test surface."
+#[test]
+fn no_module_of_the_crate_is_public_but_the_doors_of_binary_and_tests() {
+    let lib = src().join("lib.rs");
+    let public_modules: Vec<String> = code_lines(&lib)
+        .into_iter()
+        .filter(|(_, line)| line.trim_start().starts_with("pub mod "))
+        .map(|(_, line)| line.trim().to_owned())
+        .collect();
+    assert_eq!(
+        public_modules,
+        ["pub mod testing;", "pub mod binary {"],
+        "public modules of lib.rs"
+    );
+}
+
+/// "No backend holds a Policy: the guard gets the engine's evidence and a
+/// Judge, and decides."
+#[test]
+fn no_backend_reads_a_policy() {
+    let offending = naming(&["backend"], &["Policy"], code_lines);
+    assert!(
+        offending.is_empty(),
+        "backends naming a Policy:\n{}",
+        offending.join("\n")
+    );
+}
+
+/// "Nothing but the commands for people (src/cli/) and the channel that
+/// takes stdout for the protocol writes to stdout": under `serve` it carries
+/// JSON-RPC alone.
+#[test]
+fn only_the_commands_and_the_channel_write_to_stdout() {
+    let root = src();
+    let offending: Vec<String> = sources(&root)
+        .iter()
+        .filter(|path| {
+            !path.starts_with(root.join("cli")) && **path != root.join("door").join("stdio").join("channel.rs")
+        })
+        .flat_map(|path| {
+            code_lines(path)
+                .into_iter()
+                .filter(|(_, line)| {
+                    let prints = ["print!(", "println!("].iter().any(|mac| {
+                        line.match_indices(mac)
+                            .any(|(at, _)| !line[..at].ends_with(|c: char| c == 'e' || c.is_alphanumeric() || c == '_'))
+                    });
+                    prints || line.contains("io::stdout()")
+                })
+                .map(move |(n, line)| format!("{}:{n}: {}", path.display(), line.trim()))
+        })
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "stdout written outside cli/:\n{}",
+        offending.join("\n")
+    );
+}
