@@ -148,7 +148,7 @@ impl Checked {
 }
 
 /// Parse `sql` once and report every node to `judge`. `routines` are the
-/// catalog's facts about functions (see [`routines`]): every function the
+/// catalog's facts about functions (see the `routines` module): every function the
 /// statement can run, by any route, is judged with them.
 pub fn check(judge: &Judge, routines: &Routines, sql: &str) -> Result<Checked, Violation> {
     let tree = parse(sql).map_err(|e| Violation {

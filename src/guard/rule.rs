@@ -291,7 +291,7 @@ impl Rule {
         all
     };
 
-    /// This rule's row of [`RULES`].
+    /// This rule's row of the rule table (`RULES`).
     pub fn spec(self) -> &'static Spec {
         // RULES is in the enum's order (tested), so the discriminant is the row.
         &RULES[self as usize]

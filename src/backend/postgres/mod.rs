@@ -71,7 +71,7 @@ pub struct PgOptions {
     pub role: Option<String>,
     /// `connection.read_only_as_login`: in read-only mode without
     /// `connection.role`, run as the login even when it can do more than
-    /// read (see [`role::LOGIN_POWERS`]), instead of as `pg_read_all_data`.
+    /// read (see `role::LOGIN_POWERS`), instead of as `pg_read_all_data`.
     pub read_only_as_login: bool,
 }
 
