@@ -52,8 +52,8 @@
 //!   ([`ChoiceError`]).
 //!
 //! The binary's door (`binary`) and the test surface (`testing`) are public
-//! only so `src/main.rs`, `tests/` and `benches/` can reach them: hidden from
-//! these docs, and no part of the API.
+//! only so `src/main.rs`, and `tests/`, `benches/` and `examples/`, can reach
+//! them: hidden from these docs, and no part of the API.
 //!
 //! # Layout
 //!

@@ -149,11 +149,7 @@ fn failures_exit_1_with_the_reason() {
         true,
         &[missing.display().to_string(), not_executable.display().to_string()],
     );
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = crate::support::net::free_port();
     let url = format!(
         "postgres://{}:{}@127.0.0.1:{closed}/postgres",
         server.admin_user(),

@@ -211,11 +211,7 @@ const MUST_PASS: &[&str] = &[
     "http-header-validation",
 ];
 
-/// A port nothing listens on right now.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+use crate::support::net::free_port;
 
 /// `pgmcp serve --http` on a loopback port, without tokens (the suite
 /// sends no headers of its own), on an SQLite file.

@@ -152,11 +152,7 @@ async fn errors_say_what_to_fix() {
     let server = pg::server();
     let (port, user, pw) = (server.port(), server.admin_user(), server.admin_password());
     // A port where nothing listens.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = crate::support::net::free_port();
     // A port that accepts connections (the kernel does, into the backlog) but
     // never answers: the connect timeout must end the wait.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -335,11 +331,7 @@ fn connection_errors_name_the_likeliest_cause() {
     let home = tempfile::tempdir().unwrap();
     let pgpass = home.path().join(".pgpass");
     let url = |user: &str, db: &str| format!("postgres://{user}@127.0.0.1:{port}/{db}");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = crate::support::net::free_port();
     let nobody = format!("nobody_{}", std::process::id());
 
     // No password anywhere, and the server asks for one.

@@ -434,11 +434,7 @@ async fn list_and_describe_tables() {
 async fn unreachable_database_is_a_clear_error() {
     let db = pg::server().database();
     // A port where nothing listens.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::net::free_port();
     let mut config = Config::builtin();
     config.query.default_timeout = Duration::from_secs(5);
     let url = db

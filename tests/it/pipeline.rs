@@ -228,11 +228,7 @@ async fn error_prompts_are_appended_to_every_kind_of_error() {
     );
 
     // Connection errors too.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::net::free_port();
     let mut config = Config::builtin();
     config.error_prompts = vec![ErrorPrompt {
         pattern: Regex::new("cannot reach").unwrap(),

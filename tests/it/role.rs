@@ -331,11 +331,7 @@ async fn suggested_sql_creates_a_role_that_works() {
     assert!(e.starts_with("permission denied for function pg_ls_dir"), "{e}");
 
     // Without a database, a template, and exit 1.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = crate::support::net::free_port();
     let url = format!("postgres://nobody@127.0.0.1:{closed}/x");
     let (code, sql, stderr) = check(dir.path(), &path, &url, &["--suggest-role", "r"]);
     assert_eq!(code, Some(1), "{sql}\n{stderr}");
@@ -664,11 +660,7 @@ fn the_login_recipe_adds_no_pg_hba_line_when_none_is_needed() {
 
     // Without a connection: the template, the login in it, and the steps,
     // which say that pg_hba.conf could not be read (exit 1).
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = crate::support::net::free_port();
     let out = pgmcp(home.path())
         .args(["check", "--suggest-role", "--login", "agent"])
         .env(

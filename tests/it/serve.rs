@@ -226,11 +226,7 @@ fn the_stateless_protocol_needs_no_session() {
 /// then reports the connection error as a tool error.
 #[test]
 fn starts_without_a_database() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::net::free_port();
     let url = format!("postgres://nobody:secret-pw@127.0.0.1:{port}/nodb");
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), "");

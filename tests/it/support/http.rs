@@ -13,11 +13,7 @@ use crate::support::pg::{self, TestDb};
 use crate::support::stdio::McpProcess;
 use crate::support::writable_config::write_config;
 
-/// A port nothing listens on right now.
-pub(crate) fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+pub(crate) use crate::support::net::free_port;
 
 /// What came back: status, headers (lower-case names), body.
 pub(crate) struct Reply {

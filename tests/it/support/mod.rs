@@ -30,6 +30,7 @@ pub mod findings;
 pub mod hook_scripts;
 pub mod http;
 pub mod masking_config;
+pub mod net;
 pub mod pg;
 pub mod planter;
 pub mod process;
