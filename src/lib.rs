@@ -10,15 +10,28 @@
 //!
 //! # Example
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use pgmcp::{Config, Engine, QueryInput};
+//! ```
+//! use pgmcp::{Config, Engine, Error, InputError, QueryInput, Rule};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! let engine = Engine::from_env(Config::builtin(), None)?;
-//! let input = QueryInput::new("SELECT now() AS t");
-//! let out = engine.query(&input, CancellationToken::new()).await?;
-//! println!("{}", serde_json::to_string(&out)?);
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The same settings as the command line: a URL, else PGMCP_DATABASE and
+//! // the rest. Read-only unless the config says otherwise.
+//! let engine = Engine::from_env(Config::builtin(), Some("sqlite::memory:"))?;
+//! let out = engine.query(&QueryInput::new("SELECT 1 AS one"), CancellationToken::new()).await?;
+//! assert_eq!(out.rows[0]["one"], 1);
+//!
+//! // Every way a call fails is a variant to match: a refusal names its rule,
+//! // an unusable argument its kind.
+//! match engine.query(&QueryInput::new("CREATE TABLE t (x int)"), CancellationToken::new()).await {
+//!     Err(Error::Guard(refusal)) => assert_eq!(refusal.rule, Rule::ReadOnly),
+//!     other => panic!("expected a refusal, got {other:?}"),
+//! }
+//! let mut zero = QueryInput::new("SELECT 1");
+//! zero.limit = Some(0);
+//! let refused = engine.query(&zero, CancellationToken::new()).await;
+//! assert!(matches!(refused, Err(Error::Input(InputError::ZeroLimit))));
 //! # Ok(()) }
 //! ```
 //!

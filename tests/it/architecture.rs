@@ -287,3 +287,31 @@ fn only_the_commands_and_the_channel_write_to_stdout() {
         offending.join("\n")
     );
 }
+
+/// The README's library example is the crate documentation's, which
+/// `cargo test --doc` runs: the two cannot drift apart.
+#[test]
+fn the_readme_library_example_is_the_tested_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("## Use it as a library")
+        .expect("the README's library section")..];
+    let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let readme_example = &section[start..start + section[start..].find("```").unwrap()];
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let doc: String = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .map(|line| line.strip_prefix(' ').unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let example = &doc[doc.find("# Example").unwrap()..];
+    let start = example.find("```\n").unwrap() + 4;
+    let doc_example: String = example[start..start + example[start..].find("```").unwrap()]
+        .lines()
+        .filter(|line| !line.starts_with("# "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(readme_example, doc_example);
+}
