@@ -9,9 +9,10 @@ use std::sync::Mutex;
 use postgres_types::{Kind, Type};
 
 use super::value::Shape;
-use super::wire::{Connection, Exchange, WireColumn};
+use super::wire::{Connection, Exchange, StatementResult, WireColumn};
 use super::{catalog, run};
 use crate::backend::Deadline;
+use crate::error::Error;
 
 /// A column's declared type is keyed by where it came from: a table column
 /// (its declared type may be a domain, which the protocol reports as the base
@@ -61,17 +62,7 @@ impl TypeCatalog {
         role: Option<&str>,
         deadline: &Deadline,
     ) {
-        let missing: Vec<NameKey> = {
-            let names = self.names.lock().unwrap_or_else(|p| p.into_inner());
-            let mut m: Vec<_> = columns
-                .iter()
-                .map(name_key)
-                .filter(|k| !names.contains_key(k))
-                .collect();
-            m.sort_unstable();
-            m.dedup();
-            m
-        };
+        let missing = unseen(&self.names, columns.iter().map(name_key));
         if missing.is_empty() {
             return;
         }
@@ -81,18 +72,7 @@ impl TypeCatalog {
             Some(array_literal(missing.iter().map(|k| k.2))),
             Some(array_literal(missing.iter().map(|k| k.3))),
         ];
-        let (setup, finish) = as_role(role);
-        let ex = Exchange {
-            setup: &setup,
-            sql: catalog::COLUMN_TYPE_NAMES,
-            params: &params,
-            max_rows: 0,
-            budget: None,
-            finish,
-            deferred: &[],
-            prepared: &[],
-        };
-        if let Ok(result) = run(conn, &ex, deadline).await {
+        if let Ok(result) = lookup(conn, catalog::COLUMN_TYPE_NAMES, &params, role, deadline).await {
             let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
             for (key, row) in missing.iter().zip(&result.rows) {
                 if let Some(Some(name)) = row.first() {
@@ -109,33 +89,16 @@ impl TypeCatalog {
         role: Option<&str>,
         deadline: &Deadline,
     ) {
-        let missing: Vec<u32> = {
-            let shapes = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
-            let mut m: Vec<_> = columns
-                .iter()
-                .map(|c| c.type_oid)
-                .filter(|o| builtin_shape(*o).is_none() && !shapes.contains_key(o))
-                .collect();
-            m.sort_unstable();
-            m.dedup();
-            m
-        };
+        let oids = columns
+            .iter()
+            .map(|c| c.type_oid)
+            .filter(|o| builtin_shape(*o).is_none());
+        let missing = unseen(&self.shapes, oids);
         if missing.is_empty() {
             return;
         }
         let params = [Some(array_literal(missing.iter().copied()))];
-        let (setup, finish) = as_role(role);
-        let ex = Exchange {
-            setup: &setup,
-            sql: catalog::TYPE_SHAPES,
-            params: &params,
-            max_rows: 0,
-            budget: None,
-            finish,
-            deferred: &[],
-            prepared: &[],
-        };
-        let Ok(result) = run(conn, &ex, deadline).await else {
+        let Ok(result) = lookup(conn, catalog::TYPE_SHAPES, &params, role, deadline).await else {
             return;
         };
         let mut shapes = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
@@ -176,6 +139,37 @@ fn as_role(role: Option<&str>) -> (Vec<&str>, &'static [&'static str]) {
         Some(set) => (vec!["BEGIN READ ONLY", set], &["COMMIT"]),
         None => (Vec::new(), &[]),
     }
+}
+
+/// One catalog lookup of the type cache, as `role` (see [`as_role`]).
+async fn lookup(
+    conn: &mut Connection,
+    sql: &str,
+    params: &[Option<String>],
+    role: Option<&str>,
+    deadline: &Deadline,
+) -> Result<StatementResult, Error> {
+    let (setup, finish) = as_role(role);
+    let ex = Exchange {
+        setup: &setup,
+        sql,
+        params,
+        max_rows: 0,
+        budget: None,
+        finish,
+        deferred: &[],
+        prepared: &[],
+    };
+    run(conn, &ex, deadline).await
+}
+
+/// The keys not yet in `cache`, each once, in order.
+fn unseen<K: Copy + Ord + std::hash::Hash, V>(cache: &Mutex<HashMap<K, V>>, keys: impl Iterator<Item = K>) -> Vec<K> {
+    let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let mut missing: Vec<K> = keys.filter(|k| !cache.contains_key(k)).collect();
+    missing.sort_unstable();
+    missing.dedup();
+    missing
 }
 
 fn name_key(c: &WireColumn) -> NameKey {
