@@ -20,11 +20,10 @@
 //! fail once with all of them, so one run shows the whole picture.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pgmcp::testing::guard;
 use pgmcp::testing::postgres::{PgBackend, PgOptions, params};
-use pgmcp::testing::statement::{Deadline, ReadBudget, Statement, encode, shaped};
 use pgmcp::{Engine, Error, Policy, QueryInput, QueryOutput, Rule};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -32,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::support::engine::{engine_for, writable};
 use crate::support::findings::{Findings, verdict};
 use crate::support::pg::{self, TestDb};
+use crate::support::unguarded::exec_unguarded;
 
 /// `read_only_sql_transaction`: a write refused by a READ ONLY transaction.
 const READ_ONLY_SQL_TRANSACTION: &str = "25006";
@@ -663,27 +663,6 @@ fn read_only_backend(db: &TestDb) -> PgBackend {
             read_only_as_login: true,
         },
     )
-}
-
-/// Run `sql` on `backend` as a query would run, without the guard.
-async fn exec_unguarded(backend: &PgBackend, sql: &str) -> Result<QueryOutput, Error> {
-    let deadline = Deadline {
-        at: Instant::now() + Duration::from_secs(10),
-        timeout: Duration::from_secs(10),
-        cancel: CancellationToken::new(),
-    };
-    let stmt = Statement {
-        database: None,
-        sql,
-        params: &[],
-        fetch_limit: 10,
-        budget: ReadBudget::for_answer(100_000),
-    };
-    // No catalog version: nothing was judged.
-    backend.execute(stmt, None, &deadline).await.map(|rows| {
-        let answer = encode(shaped(rows, 10), usize::MAX);
-        answer.output().expect("an encoded answer reads back")
-    })
 }
 
 fn db_count(db: &TestDb, table: &str) -> u64 {

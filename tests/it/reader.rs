@@ -11,16 +11,16 @@
 //! The harness's login is a superuser. Roles belong to the cluster: every
 //! name here carries the test database's name.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pgmcp::testing::postgres::{PgBackend, PgOptions, params};
-use pgmcp::testing::statement::{Deadline, Statement};
 use pgmcp::{Config, Engine, FunctionPattern, TableFilter};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::engine::{err_text, rows, run, writable};
 use crate::support::pg::{self, TestDb};
+use crate::support::unguarded::exec_unguarded;
 
 /// An engine on `db` with built-in defaults, adjusted by `edit`: unlike
 /// `support::engine::engine_for`, without the opt-out on any version.
@@ -345,20 +345,7 @@ async fn without_the_guard_the_reader_still_stops_a_superusers_side_effects() {
         },
     );
     let exec = async |sql: &str| {
-        let deadline = Deadline {
-            at: Instant::now() + Duration::from_secs(10),
-            timeout: Duration::from_secs(10),
-            cancel: CancellationToken::new(),
-        };
-        let stmt = Statement {
-            database: None,
-            sql,
-            params: &[],
-            fetch_limit: 10,
-            budget: pgmcp::testing::statement::ReadBudget::for_answer(100_000),
-        };
-        backend
-            .execute(stmt, None, &deadline)
+        exec_unguarded(&backend, sql)
             .await
             .map(|_| ())
             .map_err(|e| e.to_string())

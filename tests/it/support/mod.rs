@@ -40,6 +40,7 @@ pub mod served;
 pub mod stdio;
 pub mod terminal;
 pub mod tools;
+pub mod unguarded;
 pub mod writable_config;
 pub mod xtask;
 
