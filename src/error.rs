@@ -264,21 +264,33 @@ pub enum ConnectionError {
 }
 
 impl InputError {
-    /// The same error with `mask` applied to every text a call or an engine
-    /// supplied.
+    /// The same error with `mask` applied to every text it carries.
     pub fn masked(self, mask: impl Fn(&str) -> String) -> InputError {
         match self {
             InputError::Params(text) => InputError::Params(mask(&text)),
             InputError::TableName(text) => InputError::TableName(mask(&text)),
             InputError::DatabasePath(text) => InputError::DatabasePath(mask(&text)),
-            other => other,
+            InputError::OutOfRange { index, value } => InputError::OutOfRange {
+                index,
+                value: mask(&value),
+            },
+            // Every other kind carries no text but numbers and pgmcp's own
+            // words; listed, so a new kind with a text is masked on purpose.
+            other @ (InputError::SqlTooLong { .. }
+            | InputError::ParamsTooLarge { .. }
+            | InputError::ZeroLimit
+            | InputError::NotScalar { .. }
+            | InputError::DatabaseNotServed { .. }
+            | InputError::DatabaseNeedsRoot
+            | InputError::NoDatabaseGiven
+            | InputError::NoDatabaseConfigured
+            | InputError::NoRoles) => other,
         }
     }
 }
 
 impl NotFound {
-    /// The same error with `mask` applied to every text a call or an engine
-    /// supplied.
+    /// The same error with `mask` applied to every text it carries.
     pub fn masked(self, mask: impl Fn(&str) -> String) -> NotFound {
         match self {
             NotFound::Table {
@@ -290,28 +302,44 @@ impl NotFound {
                 unreadable,
                 advice: mask(&advice),
             },
+            NotFound::TableElsewhere { schema, name, others } => NotFound::TableElsewhere {
+                schema: mask(&schema),
+                name: mask(&name),
+                others: others.iter().map(|o| mask(o)).collect(),
+            },
+            NotFound::AmbiguousTable { name, schemas } => NotFound::AmbiguousTable {
+                name: mask(&name),
+                schemas: schemas.iter().map(|s| mask(s)).collect(),
+            },
+            NotFound::SqliteSchema { schema } => NotFound::SqliteSchema { schema: mask(&schema) },
             NotFound::DatabaseFile { shown } => NotFound::DatabaseFile { shown: mask(&shown) },
-            other => other,
         }
     }
 }
 
 impl ConnectionError {
-    /// The same error with `mask` applied to every text an engine or a
-    /// person supplied (an engine's message can name its file).
+    /// The same error with `mask` applied to every text it carries (an
+    /// engine's message can name its file, a person's setting its path).
     pub fn masked(self, mask: impl Fn(&str) -> String) -> ConnectionError {
         match self {
             ConnectionError::Connect(text) => ConnectionError::Connect(mask(&text)),
             ConnectionError::NoSuitableHost(text) => ConnectionError::NoSuitableHost(mask(&text)),
+            ConnectionError::TimedOut { target, seconds, limit } => ConnectionError::TimedOut {
+                target: mask(&target),
+                seconds,
+                limit: mask(&limit),
+            },
+            // `shown` is the name as given: a path when the server's
+            // configuration named the file, which the mask shows bare.
             ConnectionError::Open { shown, reason } => ConnectionError::Open {
-                shown,
+                shown: mask(&shown),
                 reason: mask(&reason),
             },
+            ConnectionError::PathNotUtf8 { shown } => ConnectionError::PathNotUtf8 { shown: mask(&shown) },
             ConnectionError::Worker { engine, reason } => ConnectionError::Worker {
                 engine,
                 reason: mask(&reason),
             },
-            other => other,
         }
     }
 }

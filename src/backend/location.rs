@@ -349,6 +349,11 @@ impl PathMask {
             Error::Connection(e) => Error::Connection(e.masked(|t| self.text(t).into_owned())),
             Error::Input(e) => Error::Input(e.masked(|t| self.text(t).into_owned())),
             Error::NotFound(e) => Error::NotFound(e.masked(|t| self.text(t).into_owned())),
+            Error::UnexpectedReply { what, detail } => Error::UnexpectedReply {
+                what,
+                detail: self.text(&detail).into_owned(),
+            },
+            Error::Internal(text) => Error::Internal(self.text(&text).into_owned()),
             other => other,
         }
     }
@@ -601,6 +606,44 @@ mod tests {
             shown: ":memory:".into(),
         };
         assert_eq!(PathMask::new(&memory, None).text("/srv/x"), "/srv/x");
+    }
+
+    /// Every text an error carries is masked, as it was when the errors
+    /// were strings: a DuckDB file the server's configuration names by its
+    /// absolute path is shown bare when it cannot be opened.
+    #[cfg(unix)]
+    #[test]
+    fn masks_hide_the_directories_in_every_error() {
+        use crate::error::{ConnectionError, Error, InputError, NotFound};
+        let target = Target {
+            file: DbFile::Path(PathBuf::from("/srv/data/shop.duckdb")),
+            shown: "/srv/data/shop.duckdb".into(),
+        };
+        let mask = PathMask::new(&target, None);
+        let path = "/srv/data/shop.duckdb";
+        let errors = [
+            Error::Connection(ConnectionError::Open {
+                shown: path.into(),
+                reason: format!("Could not set lock on file \"{path}\""),
+            }),
+            Error::Connection(ConnectionError::PathNotUtf8 { shown: path.into() }),
+            Error::Connection(ConnectionError::Worker {
+                engine: "DuckDB",
+                reason: path.into(),
+            }),
+            Error::Input(InputError::DatabasePath(path.into())),
+            Error::NotFound(NotFound::DatabaseFile { shown: path.into() }),
+            Error::NotFound(NotFound::AmbiguousTable {
+                name: path.into(),
+                schemas: vec![path.into()],
+            }),
+            Error::Internal(path.into()),
+        ];
+        for error in errors {
+            let text = mask.error(error).to_string();
+            assert!(!text.contains("/srv/data"), "{text}");
+            assert!(text.contains("shop.duckdb"), "{text}");
+        }
     }
 
     // Written in Unix paths.

@@ -38,6 +38,10 @@ use crate::door::start_failure::{Audience, StartFailure};
 use crate::process::logging;
 use explain::{Explain, cannot_start, failure_log};
 
+// The `///` comments of the command line's types are its `--help`, written
+// for a terminal: `<config dir>` and `[HOST:]PORT` are meant as printed, so
+// rustdoc's reading of them as HTML and links is turned off here.
+#[allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Parser)]
 #[command(
     name = "pgmcp",
@@ -60,6 +64,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// `--help` text, as for `Cli`.
+#[allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Speak MCP on stdin/stdout. This is what Claude Desktop or Cursor runs.

@@ -64,8 +64,9 @@ impl ReadBudget {
     }
 
     /// Another row: whether to read it. It is read while the budget is not
-    /// [spent](ReadBudget::spent), and pays `row_cost` ([`row_cost`]) as it
-    /// is, so every backend stops at the same row for the same answer.
+    /// [spent](ReadBudget::spent), and pays `row_cost` (as the function
+    /// `row_cost` counts it) as it is, so every backend stops at the same
+    /// row for the same answer.
     pub fn admit(&mut self, row_cost: usize) -> bool {
         if self.spent() {
             return false;

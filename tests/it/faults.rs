@@ -38,8 +38,8 @@ struct Session {
 }
 
 impl Session {
-    /// Starts `pgmcp serve` on `db` with `serve::write_config`'s config plus
-    /// `extra` (merged section by section), and initializes it.
+    /// Starts `pgmcp serve` on `db` with `writable_config::write_config`'s
+    /// config plus `extra` (merged section by section), and initializes it.
     fn start(db: &TestDb, extra: Value) -> Session {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let app = format!(
@@ -138,7 +138,7 @@ fn clip(line: &str) -> &str {
     &line[..end]
 }
 
-/// `serve::write_config`'s file with `extra` merged in.
+/// `writable_config::write_config`'s file with `extra` merged in.
 fn config(dir: &Path, extra: Value) -> String {
     fn merge(into: &mut Value, from: Value) {
         match (into, from) {

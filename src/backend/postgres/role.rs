@@ -86,7 +86,8 @@ pub struct LoginPowers {
     pub superuser: Option<Vec<String>>,
     /// Roles with `REPLICATION`.
     pub replication: Option<Vec<String>>,
-    /// Of [`OUTSIDE_ROLES`].
+    /// Roles that reach outside the database (`pg_execute_server_program`,
+    /// `pg_read_server_files`, `pg_write_server_files`).
     pub server_roles: Option<Vec<String>>,
 }
 

@@ -187,6 +187,8 @@ fn keep_both(free_name: &str, rerun: Option<&str>) -> String {
 
 /// `pgmcp install`'s own options; `--config` and `--database` are the
 /// global ones, naming what the installed entry uses.
+// `--help` text: `<config dir>` is meant as printed, not as HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// The desktop client to add pgmcp to.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::client_file::{describe, free_name, merge, named_database, same_database};
 use super::{Client, Entry, InstallError, Malformed, OtherDatabase};
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     /// The file written (a symlink's target, when the file was a symlink).

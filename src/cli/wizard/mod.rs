@@ -8,9 +8,9 @@
 //! current value: the file's, else the built-in default
 //! ([`RawConfig::defaults`], the same a file is layered over). Enter keeps
 //! it, `-` removes the file's value so the default applies; a list
-//! ([`List`]) offers add, remove or continue.
+//! ([`List`](questions::List)) offers add, remove or continue.
 //!
-//! Every answer is first read as its kind ([`Kind`]: a whole number in its
+//! Every answer is first read as its kind ([`Kind`](questions::Kind): a whole number in its
 //! range, yes or no, one of a few names, ...), and a mistake is said in the
 //! person's words, naming the field; then it is validated by the same code
 //! that loads the file ([`Config::from_json`]). A bad answer is asked again.
@@ -27,7 +27,7 @@
 //! - `mod.rs`: [`run`] (read the file, ask, check the whole, write) and
 //!   [`WizardError`].
 //! - `questions.rs`: the question tables ([`FIRST`], [`ADVANCED`]) and how
-//!   each answer is read ([`Kind`]).
+//!   each answer is read ([`Kind`](questions::Kind)).
 //! - `dialogue.rs`: asking them, one field or list entry at a time, each
 //!   answer checked on its own.
 //! - `answer.rs`: an answer read as its kind, and a value shown as one.

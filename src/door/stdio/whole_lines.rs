@@ -13,7 +13,7 @@ use tokio_util::sync::PollSemaphore;
 
 /// A writer that several handles share, one whole line at a time: a handle
 /// that starts a line keeps the writer until it has written the line's
-/// newline, and the others wait. rmcp's messages and [`Screened`]'s answers
+/// newline, and the others wait. rmcp's messages and [`Screened`](super::intake::Screened)'s answers
 /// go to stdout through it, so neither lands inside the other.
 ///
 /// Every use of the inner writer (writes and flushes) is under the turn, so

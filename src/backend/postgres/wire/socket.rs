@@ -54,7 +54,7 @@ impl Connection {
 }
 
 /// A connected socket, and its descriptor where the kernel can be asked
-/// about it directly ([`peer_closed`]).
+/// about it directly (`kernel_view`, on Unix).
 pub(super) type Socket = (Box<dyn Io>, Option<RawSocket>);
 
 #[cfg(unix)]
