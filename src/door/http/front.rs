@@ -77,10 +77,16 @@ impl Front {
         if !conn.admit_member().await {
             // Dropped for room while this request was read: the
             // connection is closing, and this answer may not reach anyone.
-            return answer(
+            // Should it, it says what every busy answer says: try again in
+            // a second, on a new connection.
+            let mut response = answer(
                 StatusCode::SERVICE_UNAVAILABLE,
-                r#"{"error":"the connection was closed to make room"}"#.to_owned(),
+                r#"{"error":"the connection was closed to make room: try again on a new connection"}"#.to_owned(),
             );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+            return response;
         }
         // A session belongs to the token that opened it. A request naming
         // one that is not its caller's goes on naming a session no one has,
