@@ -148,6 +148,8 @@ impl Error {
 
 /// Why a call's arguments were unusable. Each says what was wrong and what
 /// to send instead.
+// More kinds may come: an embedder matches the ones it handles.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     /// `how` says which text was measured: the SQL as sent (empty), or as
@@ -198,6 +200,8 @@ pub enum InputError {
 }
 
 /// What a call names that is not there, or not only once.
+// More kinds may come: an embedder matches the ones it handles.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotFound {
     /// `what` is the table as the engine names it (`table "a"`, `table
@@ -233,6 +237,8 @@ pub enum NotFound {
 /// Why the database could not be reached or opened, or the connection
 /// broke. Each message says what happened and, where pgmcp can tell, why
 /// and what to do.
+// More kinds may come: an embedder matches the ones it handles.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectionError {
     /// Connecting to the server failed; the backend worded it for people
