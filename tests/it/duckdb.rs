@@ -466,6 +466,32 @@ async fn missing_file_is_not_found_and_not_created() {
     assert_eq!(listing(dir.path()), Vec::<String>::new());
 }
 
+/// A file DuckDB cannot open, named by its absolute path: every tool's error
+/// names the file, never its directory, in both modes, and the file is left
+/// as it was. (The open error's texts are masked as every other error's.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_duckdb_cannot_open_is_named_without_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.duckdb");
+    let bytes = b"these are notes, not a DuckDB database\n".repeat(200);
+    std::fs::write(&path, &bytes).unwrap();
+    let shown_dir = dir.path().display().to_string();
+    for read_only in [true, false] {
+        let engine = engine_on(&path, |c| c.read_only = read_only);
+        let texts = [
+            err_text(run(&engine, "SELECT 1").await),
+            err_text(engine.list_tables(&TableFilter::default(), ct()).await),
+            err_text(engine.describe_table("t", None, ct()).await),
+        ];
+        for text in texts {
+            assert!(text.contains("notes.duckdb"), "read_only {read_only}: {text}");
+            assert!(!text.contains(&shown_dir), "read_only {read_only}: {text}");
+        }
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    assert_eq!(listing(dir.path()), ["notes.duckdb"]);
+}
+
 // ---------------------------------------------------------------------------
 // Timeouts and cancellation
 // ---------------------------------------------------------------------------
