@@ -197,6 +197,13 @@ pub enum InputError {
     DatabasePath(String),
     #[error("database roles are a PostgreSQL feature: SQLite and DuckDB files have none")]
     NoRoles,
+    /// A curated tool's argument that is missing, unknown or not of its
+    /// parameter's type: the words name the tool and the argument.
+    #[error("{0}")]
+    Argument(String),
+    /// The `database` argument names no database of the config's.
+    #[error("no database is named {given:?}: this server's databases are {}", .known.join(", "))]
+    UnknownDatabase { given: String, known: Vec<String> },
 }
 
 /// What a call names that is not there, or not only once.
@@ -276,6 +283,11 @@ impl InputError {
             InputError::Params(text) => InputError::Params(mask(&text)),
             InputError::TableName(text) => InputError::TableName(mask(&text)),
             InputError::DatabasePath(text) => InputError::DatabasePath(mask(&text)),
+            InputError::Argument(text) => InputError::Argument(mask(&text)),
+            InputError::UnknownDatabase { given, known } => InputError::UnknownDatabase {
+                given: mask(&given),
+                known,
+            },
             InputError::OutOfRange { index, value } => InputError::OutOfRange {
                 index,
                 value: mask(&value),

@@ -111,15 +111,22 @@ mod identifier;
 mod json_depth;
 mod pipeline;
 mod process;
+mod service;
 mod suggest;
 #[doc(hidden)]
 pub mod testing;
+mod toolbox;
 
 // The engine, one call, and what it returns.
 pub use backend::{Column, Dialect, SessionReport};
 pub use pipeline::answer::QueryAnswer;
 pub use pipeline::shape::QueryOutput;
 pub use pipeline::{Engine, QueryInput};
+
+// Several databases and curated tools: what a server offers.
+pub use config::{NamedDatabase, ToolsEnabled};
+pub use service::{Curated, Database, OpenError, Service};
+pub use toolbox::{CuratedTool, ParamType, Parameter, Scalar};
 
 // Where the database is: what `Engine::postgres`, `Engine::sqlite` and
 // `Engine::duckdb` take.

@@ -35,6 +35,17 @@ pub(super) const NO_DATABASE: &str = "no database given: name one with --databas
 
 /// `pgmcp check`: print the report; exit 1 when it found a problem.
 pub(super) async fn check(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
+    if !config.databases.is_empty() {
+        return check_databases(config, database).await;
+    }
+    // The curated tools are judged as `serve` judges them: a refused
+    // statement is the config's mistake, whatever the database says.
+    if !config.tools.is_empty()
+        && let Err(crate::service::OpenError::Config(e)) =
+            crate::service::Service::open(config.clone(), database.as_deref(), &crate::process::environment::var)
+    {
+        return Err(e.into());
+    }
     let given = names_a_database(&config, database.as_deref());
     let (choice, named) =
         match crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var) {
@@ -109,6 +120,41 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
         *e = format!("{NO_DATABASE} (PostgreSQL's defaults were tried: {e})");
     }
     Ok(print_report(&report))
+}
+
+/// `check` of a config with `databases`: every database's report under its
+/// name (one that cannot be reached is a problem of its own, the others
+/// are still checked), then the curated tools as admitted; exit 1 when any
+/// report found a problem. The curated tools and the databases' settings
+/// are judged first, as `serve` judges them: a mistake there is the
+/// config's.
+async fn check_databases(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
+    let service = crate::service::Service::open(config, database.as_deref(), &crate::process::environment::var)?;
+    let mut failed = false;
+    let mut stdout = std::io::stdout().lock();
+    for db in service.databases() {
+        let engine = &db.engine;
+        let target = match &engine.config().database {
+            Some(url) => crate::backend::location::redacted(url).into_owned(),
+            None => "PostgreSQL from its \"connection\" section".to_owned(),
+        };
+        let report = Report::gather(engine.config(), engine, target).await;
+        engine.close().await;
+        let _ = writeln!(stdout, "== database {} ==\n{report}", db.name);
+        failed |= !report.problems().is_empty();
+    }
+    if !service.tools().is_empty() {
+        let _ = writeln!(stdout, "== curated tools ==");
+        for curated in service.tools() {
+            let on = curated.tool.database.as_deref().unwrap_or(&service.databases()[0].name);
+            let mode = match curated.reads_only {
+                true => "reads only",
+                false => "may write",
+            };
+            let _ = writeln!(stdout, "{} (on {on}, {mode}): admitted by the guard", curated.tool.name);
+        }
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Print a check report; the exit code says whether it found a problem.

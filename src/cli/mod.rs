@@ -201,6 +201,9 @@ pub enum CliError {
     /// from (`--login`, ...), the name, and why.
     #[error("{what} {name:?} cannot be used: {why}")]
     BadName { what: String, name: String, why: String },
+    /// A database of `databases` or a curated tool that cannot be served.
+    #[error(transparent)]
+    Open(#[from] crate::service::OpenError),
     /// `serve` could not start, in a person's words.
     #[error("could not start: {0}")]
     Start(StartFailure),

@@ -33,6 +33,9 @@ pub(super) async fn query_once(
         limit,
         database: None,
     };
+    if !config.databases.is_empty() {
+        return query_named(config, database, input).await;
+    }
     let (choice, named) =
         crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var)?;
     let missing = choice.missing_file_note(named.as_ref());
@@ -60,6 +63,31 @@ pub(super) async fn query_once(
         }
     }
     engine.close().await;
+    answer(&engine, result, missing)
+}
+
+/// `query` on a config with `databases`: `--database` names one of them
+/// (the first by default).
+async fn query_named(config: Config, database: Option<String>, input: QueryInput) -> Result<ExitCode, CliError> {
+    let service = crate::service::Service::open(config, None, &crate::process::environment::var)?;
+    let engine = match service.engine(database.as_deref()) {
+        Ok(engine) => engine,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let result = engine.query(&input, CancellationToken::new()).await;
+    engine.close().await;
+    answer(engine, result, None)
+}
+
+/// The result as JSON on stdout, or the error (fenced) on stderr and exit 1.
+fn answer(
+    engine: &Engine,
+    result: Result<crate::pipeline::shape::QueryOutput, QueryError>,
+    missing: Option<String>,
+) -> Result<ExitCode, CliError> {
     match result {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();

@@ -12,7 +12,7 @@ use super::{CliError, names_a_database};
 use crate::config::{Config, LogOutput};
 use crate::door::start_failure::{Audience, StartFailure};
 use crate::door::{SHUTDOWN_GRACE, shutdown_signal};
-use crate::pipeline::Engine;
+use crate::service::{OpenError, Service};
 
 /// `pgmcp serve` over stdio: the engine for the chosen database, served
 /// until the client closes stdin or a signal comes. A database that cannot
@@ -27,31 +27,22 @@ pub(super) async fn serve(
         LogOutput::Stderr => "stderr".to_owned(),
     };
     let max_line = max_line(&config);
-    let (choice, named) =
-        match crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var) {
-            Ok(chosen) => chosen,
-            Err(e) => {
-                let named_any = names_a_database(&config, database.as_deref());
-                let failure = |audience| StartFailure::choice(&e, config.source.as_deref(), named_any, audience);
-                return match explain {
-                    Some(explain) => {
-                        tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
-                        explain.say(&failure(explain.audience), &e);
-                        start_failure(failure(explain.audience)).await
-                    }
-                    None => Err(CliError::Start(failure(Audience::Terminal))),
-                };
-            }
-        };
-    if let Some(named) = &named {
-        tracing::info!(from = named.setting.name(), "database setting");
-    }
-    if let Some(note) = choice.missing_file_note(named.as_ref()) {
-        tracing::warn!("the database file is not there: {note}");
-    }
-    let engine = Arc::new(Engine::from_choice(config, choice));
+    let service = match open(config, database.as_deref()) {
+        Ok(service) => service,
+        Err(failure) => {
+            return match explain {
+                Some(explain) => {
+                    let failure = failure(explain.audience);
+                    tracing::error!("pgmcp {} cannot start: {}", env!("CARGO_PKG_VERSION"), failure.text());
+                    explain.say(&failure, &failure.text());
+                    start_failure(failure).await
+                }
+                None => Err(CliError::Start(failure(Audience::Terminal))),
+            };
+        }
+    };
     tracing::info!(log = %log_hint, "serving MCP on stdio");
-    crate::door::stdio::serve(engine, max_line)
+    crate::door::stdio::serve(Arc::new(service), max_line)
         .await
         .map_err(CliError::Channel)?;
     Ok(ExitCode::SUCCESS)
@@ -129,27 +120,13 @@ pub(super) async fn serve_http(config: Config, database: Option<String>, address
         body_memory: config.body_memory(),
     };
     listen.check()?;
-    let (choice, named) =
-        crate::pipeline::choose_named(&config, database.as_deref(), &crate::process::environment::var).map_err(
-            |e| {
-                let named_any = names_a_database(&config, database.as_deref());
-                CliError::Start(StartFailure::choice(
-                    &e,
-                    config.source.as_deref(),
-                    named_any,
-                    Audience::Terminal,
-                ))
-            },
-        )?;
-    if let Some(named) = &named {
-        tracing::info!(from = named.setting.name(), "database setting");
-    }
-    let engine = Arc::new(Engine::from_choice(config, choice));
+    let service =
+        Arc::new(open(config, database.as_deref()).map_err(|failure| CliError::Start(failure(Audience::Terminal)))?);
     let stop = CancellationToken::new();
-    let server = tokio::spawn(crate::door::http::serve(engine.clone(), listen, stop.clone()));
+    let server = tokio::spawn(crate::door::http::serve(service.clone(), listen, stop.clone()));
     tokio::select! {
         served = server => {
-            engine.shutdown(SHUTDOWN_GRACE).await;
+            service.shutdown(SHUTDOWN_GRACE).await;
             return match served {
                 Ok(result) => result.map(|()| ExitCode::SUCCESS).map_err(CliError::from),
                 Err(e) => Err(CliError::Session(e.to_string())),
@@ -160,8 +137,23 @@ pub(super) async fn serve_http(config: Config, database: Option<String>, address
     // Stop taking requests, stop what runs (each call ends with an answer),
     // then close the pool.
     stop.cancel();
-    engine.shutdown(SHUTDOWN_GRACE).await;
+    service.shutdown(SHUTDOWN_GRACE).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The databases and tools `config` (with `--database`, `database`) asks
+/// for, or why they cannot be served, worded for the audience the caller
+/// picks: a database that cannot be chosen as `StartFailure::choice` says
+/// it, a named database or a curated tool as the config's mistake.
+fn open(config: Config, database: Option<&str>) -> Result<Service, impl FnOnce(Audience) -> StartFailure> {
+    let named_any = names_a_database(&config, database);
+    let source = config.source.clone();
+    Service::open(config, database, &crate::process::environment::var).map_err(|e| {
+        move |audience| match &e {
+            OpenError::Choice(e) => StartFailure::choice(e, source.as_deref(), named_any, audience),
+            OpenError::Config(e) => StartFailure::config(e, audience),
+        }
+    })
 }
 
 /// Longest JSON-RPC line read from stdin: room for the longest call the

@@ -25,6 +25,8 @@
 //! - `stages.rs`: the sections the query pipeline's stages run with: the
 //!   guard's `protection`, `hooks`, `error_prompts`, `sanitization`.
 
+mod curated;
+mod databases;
 mod file;
 pub(crate) mod mistake;
 mod overrides;
@@ -32,11 +34,12 @@ mod raw;
 mod sections;
 mod stages;
 
+pub use databases::password_variable;
 pub use file::{ConfigError, ConfigLocation, LoadError};
 pub use overrides::{EnvError, Override};
 pub use raw::{
     RawConfig, RawDuckdb, RawErrorPrompt, RawHook, RawHooks, RawLogging, RawPool, RawProtection, RawQuery,
-    RawSanitization, RawServer, RawSqlite,
+    RawSanitization, RawServer, RawSqlite, RawToolsEnabled,
 };
 
 use std::path::PathBuf;
@@ -49,6 +52,7 @@ use crate::pipeline::error_prompts::ErrorPrompt;
 use crate::pipeline::hooks::Hook;
 use crate::pipeline::sanitize::SanitizeRule;
 use crate::pipeline::timeouts::TimeoutRule;
+use crate::toolbox::CuratedTool;
 
 /// The validated configuration the library runs on.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +87,46 @@ pub struct Config {
     /// The fields environment variables set over the file, in the order
     /// applied (see [`Config::with_environment`]).
     pub overrides: Vec<Override>,
+    /// `databases`, in the file's order (the first is the default), each
+    /// with the whole config it runs under. Empty: the one database
+    /// `database`, `connection` and the environment name.
+    pub databases: Vec<NamedDatabase>,
+    /// The curated tools (`tools`), in the file's order.
+    pub tools: Vec<CuratedTool>,
+    /// Which built-in tools are served (`tools_enabled`).
+    pub tools_enabled: ToolsEnabled,
+}
+
+/// One entry of `databases`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedDatabase {
+    pub name: String,
+    /// What it holds, as the model reads it when choosing one.
+    pub description: Option<String>,
+    /// The config calls on it run under: the file's sections with the
+    /// entry's layered over them; its `database` is the entry's `url`.
+    pub config: Config,
+}
+
+/// Which built-in tools are served; each on unless `tools_enabled` says
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolsEnabled {
+    pub query: bool,
+    pub list_tables: bool,
+    pub describe_table: bool,
+}
+
+impl ToolsEnabled {
+    /// Whether the built-in tool `name` is served.
+    pub fn serves(&self, name: &str) -> bool {
+        match name {
+            "query" => self.query,
+            "list_tables" => self.list_tables,
+            "describe_table" => self.describe_table,
+            _ => false,
+        }
+    }
 }
 
 /// Hooks by stage, each with its effective timeout.

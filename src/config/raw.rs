@@ -43,6 +43,79 @@ pub struct RawConfig {
     pub sanitization: Vec<RawSanitization>,
     #[serde(default)]
     pub hooks: RawHooks,
+    /// Several databases by name, each with its own rules; the first is
+    /// the default. Replaces `database`/`connection` when given.
+    #[serde(default, skip_serializing_if = "RawDatabases::is_empty")]
+    pub databases: RawDatabases,
+    /// Curated tools: named, parameterized statements served as MCP tools.
+    #[serde(default)]
+    pub tools: Vec<RawTool>,
+    /// Which built-in tools are served.
+    #[serde(default)]
+    pub tools_enabled: RawToolsEnabled,
+}
+
+/// The `databases` map, in the order the file lists it (the first entry is
+/// the default).
+pub type RawDatabases = serde_json::Map<String, serde_json::Value>;
+
+/// One entry of `databases`, read from its JSON value (so its errors name
+/// `databases.NAME.field`). Each section given is layered over the file's
+/// top-level section of the same name; the connection is the entry's own.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDatabase {
+    /// What the database holds, for the model choosing one.
+    pub description: Option<String>,
+    /// `sqlite:...`, `duckdb:...`, or a PostgreSQL connection string
+    /// (URL or `key=value`); without it, PostgreSQL from `connection`.
+    pub url: Option<String>,
+    #[serde(default)]
+    pub connection: RawConnection,
+    pub read_only: Option<bool>,
+    pub protection: Option<RawProtection>,
+    pub query: Option<RawQuery>,
+    pub pool: Option<RawPool>,
+    pub duckdb: Option<RawDuckdb>,
+}
+
+/// One curated tool as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTool {
+    pub name: String,
+    pub description: String,
+    pub database: Option<String>,
+    pub statement: String,
+    #[serde(default)]
+    pub parameters: Vec<RawParameter>,
+    pub read_only: Option<bool>,
+}
+
+/// One parameter of a curated tool as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParameter {
+    pub name: String,
+    /// `integer`, `number`, `string`, `boolean`, `date`, `timestamp` or `array`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// With `type: array`: the type of its items.
+    pub items: Option<String>,
+    pub description: String,
+    pub required: Option<bool>,
+    pub default: Option<serde_json::Value>,
+    #[serde(rename = "enum")]
+    pub allowed: Option<Vec<serde_json::Value>>,
+}
+
+/// Which built-in tools are served; each defaults to on.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolsEnabled {
+    pub query: Option<bool>,
+    pub list_tables: Option<bool>,
+    pub describe_table: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -239,7 +312,9 @@ pub struct RawQuery {
     pub max_result_length: Option<i64>,
     pub max_sql_length: Option<i64>,
     pub max_params_bytes: Option<i64>,
-    #[serde(default)]
+    /// Not written when empty, so an empty list in a section layered over
+    /// another (a `databases` entry's `query`) keeps the rules under it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeout_rules: Vec<RawTimeoutRule>,
 }
 
@@ -289,6 +364,11 @@ impl RawConfig {
                 read_only_as_login: Some(false),
                 ..RawConnection::default()
             },
+            tools_enabled: RawToolsEnabled {
+                query: Some(true),
+                list_tables: Some(true),
+                describe_table: Some(true),
+            },
             protection: RawProtection {
                 switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),
                 // `None`: the guard's own list (`Policy::default`).
@@ -302,6 +382,14 @@ impl RawConfig {
     /// `self` layered over `base`: every field `self` sets wins, section by
     /// section; a list is replaced whole, never merged.
     pub fn over(self, base: RawConfig) -> RawConfig {
+        layered(self, base)
+    }
+}
+
+/// `top` layered over `base`, section by section, as [`RawConfig::over`]
+/// layers a file over the defaults; for a `databases` entry's sections too.
+pub(super) fn layered<T: Serialize + serde::de::DeserializeOwned>(top: T, base: T) -> T {
+    {
         // Layered as JSON, where "not set" is `null` in every section alike,
         // so no field can be forgotten here when one is added.
         fn layer(top: serde_json::Value, base: serde_json::Value) -> serde_json::Value {
@@ -318,12 +406,12 @@ impl RawConfig {
                 (top, _) => top,
             }
         }
-        let (top, under) = match (serde_json::to_value(&self), serde_json::to_value(&base)) {
+        let (top_json, under) = match (serde_json::to_value(&top), serde_json::to_value(&base)) {
             (Ok(top), Ok(under)) => (top, under),
             // Plain structs of options, strings and numbers always serialize.
-            _ => return self,
+            _ => return top,
         };
-        serde_json::from_value(layer(top, under)).unwrap_or(self)
+        serde_json::from_value(layer(top_json, under)).unwrap_or(top)
     }
 }
 

@@ -25,20 +25,25 @@ impl RawConfig {
     /// validated on its own, in the order a file's errors have always been
     /// reported, so the first bad field named is the same.
     pub fn validate(self, file: Option<&Path>) -> Result<Config, ConfigError> {
+        let written = self.clone();
         let raw = self.over(RawConfig::defaults());
-        let pool = pool(raw.pool, file)?;
-        let query = query(raw.query, file)?;
+        let pool = pool(raw.pool.clone(), file)?;
+        let query = query(raw.query.clone(), file)?;
         let error_prompts = error_prompts(&raw.error_prompts, file)?;
         let sanitization = sanitization(&raw.sanitization, file)?;
         let hooks = hooks(&raw.hooks, file)?;
-        let connection = connection(raw.connection, file)?;
+        let connection = connection(raw.connection.clone(), file)?;
         let logging = logging(&raw.logging, file)?;
         let read_only = server(&raw.server);
         let http = http(&raw.server, file)?;
-        let protection = protection(raw.protection, file)?;
-        let database = database(raw.database, file)?;
+        let protection = protection(raw.protection.clone(), file)?;
+        let database = database(raw.database.clone(), file)?;
         let sqlite_root = sqlite(&raw.sqlite, file)?;
-        let duckdb = duckdb(raw.duckdb, file)?;
+        let duckdb = duckdb(raw.duckdb.clone(), file)?;
+        let databases = super::databases::databases(&written, &raw, file)?;
+        let names: Vec<String> = databases.iter().map(|d| d.name.clone()).collect();
+        let tools = super::curated::tools(&raw.tools, &names, file)?;
+        let tools_enabled = super::curated::enabled(&raw.tools_enabled, tools.len(), file)?;
         let longest = longest_message(&query);
         if let Some(budget) = http.max_body_memory.filter(|b| *b < longest) {
             return Err(fail(
@@ -68,6 +73,9 @@ impl RawConfig {
             hooks,
             http,
             overrides: Vec::new(),
+            databases,
+            tools,
+            tools_enabled,
         })
     }
 }

@@ -22,6 +22,7 @@ mod lexer;
 #[cfg_attr(not(feature = "duckdb"), allow(dead_code))]
 pub mod outline;
 mod policy;
+pub mod preview;
 mod reach;
 mod read_only;
 pub mod routines;

@@ -358,6 +358,27 @@ pub fn without_final_semicolon(sql: &str) -> &str {
     }
 }
 
+/// How many statements `sql` holds, split at each `;` the engine's
+/// tokenizer reads as one (never one inside a string, a quoted name or a
+/// comment), counting only pieces with more than comments in them. Where
+/// the engine itself can count (DuckDB's `duckdb_extract_statements`, at
+/// call time), its count decides; this is the early word, before any
+/// database is open.
+pub fn statement_count(sql: &str, dialect: Dialect) -> usize {
+    let mut count = 0;
+    let mut content = false;
+    for token in tokens(sql, dialect) {
+        match token {
+            Token::Semicolon(_) => {
+                count += usize::from(content);
+                content = false;
+            }
+            _ => content = true,
+        }
+    }
+    count + usize::from(content)
+}
+
 /// The bare words of `sql` (upper-cased) with their parenthesis depth.
 #[cfg(test)]
 fn words(sql: &str, dialect: Dialect) -> impl Iterator<Item = (String, usize)> {

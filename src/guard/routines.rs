@@ -102,6 +102,10 @@ pub struct Routines {
     /// relations that run any.
     #[serde(deserialize_with = "null_is_empty")]
     relations: HashMap<String, RelationFunctions>,
+    /// No catalog was read on purpose ([`Routines::unread`]): what the
+    /// functions do is left to the call, which judges them with the facts.
+    #[serde(skip)]
+    unread: bool,
 }
 
 /// A function a route runs, and what runs it when that is not the route
@@ -170,6 +174,17 @@ impl Routines {
     /// Facts from the JSON document the backend's catalog query returns.
     pub fn from_json(json: serde_json::Value) -> Result<Routines, serde_json::Error> {
         serde_json::from_value(json)
+    }
+
+    /// Facts for judging a statement before any database is open (a curated
+    /// tool's statement when the config loads): every rule that needs no
+    /// catalog applies, `protection.blocked_functions` included; whether a
+    /// function only reads is left to the call, judged with the catalog.
+    pub fn unread() -> Routines {
+        Routines {
+            unread: true,
+            ..Routines::default()
+        }
     }
 
     /// Whether any function of this name exists.
@@ -318,6 +333,7 @@ fn judge_function(
         Some(Trust::Untrusted) => Some(
             "it is defined in the database rather than by PostgreSQL or an extension (or is an extension's VOLATILE function), so nothing shows it only reads",
         ),
+        None if routines.unread => None,
         None => Some("it is not in the database's catalog as pgmcp last read it: check the name"),
     };
     let signatures = routines.signatures.get(name).map(Vec::as_slice).unwrap_or_default();
@@ -383,6 +399,7 @@ pub(super) fn judge_operator(
         Some(functions) => functions
             .iter()
             .try_for_each(|f| reached(judge, routines, f, Route::Operator(&key))),
+        None if routines.unread => Ok(()),
         None => judge.write(
             || format!("operator {key}"),
             "it is not in the database's catalog, so nothing shows what it runs",

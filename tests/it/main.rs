@@ -18,6 +18,7 @@ mod conformance;
 mod connect;
 mod connstring_secrets;
 mod connstrings;
+mod curated;
 mod demo;
 #[cfg(feature = "duckdb")]
 mod duckdb;

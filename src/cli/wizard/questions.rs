@@ -400,14 +400,19 @@ mod tests {
             assert!(validate(&doc, None).is_ok(), "{}", list.path);
         }
         // Every scalar of every section is asked somewhere, but for the
-        // HTTP server's, which `serve --http` alone reads, and the
-        // protection section's lists of function names, edited in the file.
+        // HTTP server's, which `serve --http` alone reads, the protection
+        // section's lists of function names, and which built-in tools are
+        // served, which goes with curated tools: all edited in the file.
         let defaults = serde_json::to_value(RawConfig::defaults()).unwrap();
         let unasked = ["protection.blocked_functions", "protection.read_only_functions"];
         for (section, fields) in defaults.as_object().unwrap() {
             for (name, value) in fields.as_object().into_iter().flatten() {
                 let path = format!("{section}.{name}");
-                if value.is_array() || section == "server" && name != "read_only" || unasked.contains(&&*path) {
+                if value.is_array()
+                    || section == "server" && name != "read_only"
+                    || section == "tools_enabled"
+                    || unasked.contains(&&*path)
+                {
                     continue;
                 }
                 assert!(every_field().any(|f| f.path == path), "{path} is asked");

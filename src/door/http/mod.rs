@@ -65,7 +65,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::door::mcp::{Answers, Server};
-use crate::pipeline::Engine;
+use crate::service::Service;
 use bodies::{BODY_WAIT, Bodies};
 use connections::{Busy, Door, MAX_CONNECTIONS, MAX_STRANGERS, Watched};
 use front::Front;
@@ -172,7 +172,7 @@ fn allowed_origins(configured: &[String], addr: SocketAddr) -> Vec<String> {
 
 /// Serve until `stop` is cancelled; calls running then are stopped by the
 /// engine's shutdown.
-pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken) -> Result<(), ListenError> {
+pub async fn serve(service: Arc<Service>, listen: Listen, stop: CancellationToken) -> Result<(), ListenError> {
     listen.check()?;
     let listener = listener(listen.addr).map_err(|source| ListenError::Bind {
         addr: listen.addr,
@@ -208,15 +208,16 @@ pub async fn serve(engine: Arc<Engine>, listen: Listen, stop: CancellationToken)
         owners: Mutex::new(HashMap::new()),
     });
     let mcp = {
-        let engine = engine.clone();
+        let service = service.clone();
         StreamableHttpService::new(
-            move || Ok(Server::new(engine.clone(), Answers::Built)),
+            move || Ok(Server::new(service.clone(), Answers::Built)),
             sessions.clone(),
             config,
         )
     };
     let front = Arc::new(Front {
-        engine,
+        // `<path>/ready` asks the default database.
+        engine: service.default_engine().clone(),
         tokens: listen.tokens,
         health: listen.health_check_path,
         mcp,

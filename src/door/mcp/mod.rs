@@ -1,6 +1,7 @@
 //! The MCP face of the library: tool schemas, and translation between the wire
 //! and [`Engine`] calls. No policy lives here.
 
+mod curated;
 mod prompts;
 pub(crate) mod resources;
 mod schemas;
@@ -30,6 +31,7 @@ use crate::error::Error;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 use crate::pipeline::shape::QueryOutput;
 use crate::pipeline::{Engine, QueryInput};
+use crate::service::Service;
 
 /// Arguments of the `query` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -45,7 +47,8 @@ pub struct QueryArgs {
     #[serde(default, deserialize_with = "whole_number")]
     pub limit: Option<usize>,
     /// SQLite servers with a database directory only: the file to query, as a
-    /// path inside that directory (e.g. `sales/2024.db`).
+    /// path inside that directory (e.g. `sales/2024.db`). Servers with
+    /// several databases: which one (see `curated::database_property`).
     #[serde(default)]
     pub database: Option<String>,
 }
@@ -113,9 +116,13 @@ pub struct DescribeTableArgs {
     pub database: Option<String>,
 }
 
-/// The MCP server: three tools over one [`Engine`].
+/// The MCP server: the built-in tools the config serves and its curated
+/// tools, over a [`Service`]'s databases.
 #[derive(Clone)]
 pub struct Server {
+    service: Arc<Service>,
+    /// The default database's engine: resources, prompts and the server's
+    /// title speak of it.
     engine: Arc<Engine>,
     answers: Answers,
     tool_router: ToolRouter<Server>,
@@ -260,17 +267,37 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 #[tool_router]
 impl Server {
-    pub fn new(engine: Arc<Engine>, answers: Answers) -> Server {
-        let tool_router = tools(
+    pub fn new(service: Arc<Service>, answers: Answers) -> Server {
+        let engine = service.default_engine().clone();
+        let mut tool_router = tools(
             engine.dialect(),
             engine.config().read_only,
-            engine.config().sqlite_root.is_some(),
+            engine.config().sqlite_root.is_some() && !service.named(),
         );
+        curated::fit(&mut tool_router, &service);
         Server {
+            service,
             engine,
             answers,
             tool_router,
         }
+    }
+
+    /// The engine a built-in call's `database` argument names: on a server
+    /// with several databases, one of them by name (the default when not
+    /// given); else the one engine, the argument being an SQLite file
+    /// inside `sqlite.root` (passed on in the call's input).
+    // rmcp turns the `Err` of a tool into an `isError` result.
+    #[allow(clippy::result_large_err)]
+    fn engine_for(&self, database: &mut Option<String>) -> Result<Arc<Engine>, CallToolResult> {
+        if !self.service.named() {
+            return Ok(self.engine.clone());
+        }
+        let name = database.take();
+        self.service
+            .engine(name.as_deref())
+            .cloned()
+            .map_err(|e| failed(&self.engine, e))
     }
 
     #[tool(
@@ -289,28 +316,18 @@ impl Server {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
+        let mut database = args.database;
+        let engine = self.engine_for(&mut database)?;
         let input = QueryInput {
             sql: args.sql,
             params: args.params.unwrap_or_default(),
             limit: args.limit,
-            database: args.database,
+            database,
         };
-        tool_result(
-            &self.engine,
-            // Boxed: the pipeline's future is several kilobytes, which rmcp
-            // would otherwise copy into each of its own wrappers per call.
-            with_progress(&meta, &peer, Box::pin(self.engine.query_answer(&input, ct))).await,
-        )
-        .map(|Json(answer)| {
-            // The encoded answer is the text; the structured content is the
-            // same JSON, spliced in by the transport or built from it.
-            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.into_json())]);
-            result.structured_content = match self.answers {
-                Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
-                Answers::Built => crate::door::stdio::transport::built(&result),
-            };
-            result
-        })
+        // Boxed: the pipeline's future is several kilobytes, which rmcp
+        // would otherwise copy into each of its own wrappers per call.
+        let answer = with_progress(&meta, &peer, Box::pin(engine.query_answer(&input, ct))).await;
+        self.answered(&engine, answer)
     }
 
     #[tool(
@@ -329,15 +346,17 @@ impl Server {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
     ) -> Result<Json<TableList>, CallToolResult> {
+        let mut database = args.database;
+        let engine = self.engine_for(&mut database)?;
         let filter = TableFilter {
             schema: args.schema,
             pattern: args.pattern,
             limit: 0,
-            database: args.database,
+            database,
         };
         tool_result(
-            &self.engine,
-            with_progress(&meta, &peer, self.engine.list_tables(&filter, ct)).await,
+            &engine,
+            with_progress(&meta, &peer, engine.list_tables(&filter, ct)).await,
         )
     }
 
@@ -357,10 +376,31 @@ impl Server {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
     ) -> Result<Json<TableDescription>, CallToolResult> {
-        let work = self
-            .engine
-            .describe_table_in(args.database.as_deref(), &args.table, args.schema.as_deref(), ct);
-        tool_result(&self.engine, with_progress(&meta, &peer, work).await)
+        let mut database = args.database;
+        let engine = self.engine_for(&mut database)?;
+        let work = engine.describe_table_in(database.as_deref(), &args.table, args.schema.as_deref(), ct);
+        tool_result(&engine, with_progress(&meta, &peer, work).await)
+    }
+}
+
+impl Server {
+    /// A `query` or curated tool's answer as its result: the encoded
+    /// answer is the text, and the structured content the same JSON,
+    /// spliced in by the transport or built from it.
+    #[allow(clippy::result_large_err)]
+    fn answered(
+        &self,
+        engine: &Engine,
+        answer: Result<crate::pipeline::answer::QueryAnswer, Error>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        tool_result(engine, answer).map(|Json(answer)| {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.into_json())]);
+            result.structured_content = match self.answers {
+                Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
+                Answers::Built => crate::door::stdio::transport::built(&result),
+            };
+            result
+        })
     }
 }
 
@@ -383,7 +423,10 @@ impl ServerHandler for Server {
                     Dialect::DuckDb => "DuckDB (pgmcp)",
                 },
             ))
-            .with_instructions(instructions(self.engine.config(), self.engine.dialect()))
+            .with_instructions(curated::instructions(
+                &self.service,
+                instructions(self.engine.config(), self.engine.dialect()),
+            ))
     }
 
     async fn list_resources(
@@ -565,13 +608,15 @@ async fn with_progress<T>(meta: &RequestMetaObject, peer: &Peer<RoleServer>, wor
 // what it expects there, large or not.
 #[allow(clippy::result_large_err)]
 fn tool_result<T>(engine: &Engine, result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
-    result.map(Json).map_err(|e| {
-        // The one place tool errors become text: every error the model reads
-        // passes the output fence here, whatever its kind.
-        // The log says what kind of failure it was, never the message:
-        // messages can quote values that sanitization masks only in answers.
-        tracing::info!(error = %e.label(), "tool call failed");
-        let e = engine.fenced(e);
-        CallToolResult::error(vec![ContentBlock::text(e.to_string())])
-    })
+    result.map(Json).map_err(|e| failed(engine, e))
+}
+
+/// The one place tool errors become text: every error the model reads
+/// passes the output fence of `engine` here, whatever its kind.
+fn failed(engine: &Engine, error: Error) -> CallToolResult {
+    // The log says what kind of failure it was, never the message:
+    // messages can quote values that sanitization masks only in answers.
+    tracing::info!(error = %error.label(), "tool call failed");
+    let error = engine.fenced(error);
+    CallToolResult::error(vec![ContentBlock::text(error.to_string())])
 }

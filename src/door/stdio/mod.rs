@@ -25,13 +25,13 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::door::start_failure::StartFailure;
 use crate::door::{SHUTDOWN_GRACE, shutdown_signal};
-use crate::pipeline::Engine;
+use crate::service::Service;
 
-/// Serve `engine` over stdin and stdout until the client closes stdin or a
+/// Serve `service` over stdin and stdout until the client closes stdin or a
 /// signal comes, then stop the calls in flight within the grace period.
 /// Lines longer than `max_line` are answered with an error and skipped.
 /// Fails only when stdin and stdout cannot be taken for the protocol.
-pub(crate) async fn serve(engine: Arc<Engine>, max_line: usize) -> std::io::Result<()> {
+pub(crate) async fn serve(engine: Arc<Service>, max_line: usize) -> std::io::Result<()> {
     // The protocol gets stdin and stdout to itself: nothing else in the
     // process (an engine, a library) can read a request or write into an
     // answer.

@@ -1,0 +1,433 @@
+//! Curated tools and several databases, end to end: the real binary over
+//! stdio, on the harness's PostgreSQL and real SQLite files, every call's
+//! effect read back through psql or rusqlite.
+
+use serde_json::{Value, json};
+
+use crate::support::files::sqlite::{make_db, scalar, url as sqlite_url};
+use crate::support::pg;
+use crate::support::pgmcp;
+use crate::support::served::write_config;
+use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
+
+/// A table with a column of each parameter type.
+const ITEMS: &str = "
+    CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric NOT NULL, active boolean NOT NULL,
+                        added date NOT NULL, seen timestamptz NOT NULL);
+    INSERT INTO items VALUES
+        (1, 'apple', 1.50, true, '2024-01-10', '2024-01-10 09:00:00+00'),
+        (2, 'pear', 2.25, false, '2024-02-01', '2024-02-01 12:30:00+00'),
+        (3, 'plum', 0.75, true, '2024-03-15', '2024-03-15 18:45:00+00');";
+
+fn tool(name: &str, statement: &str, parameters: Value) -> Value {
+    json!({"name": name, "description": format!("The {name} tool."), "statement": statement, "parameters": parameters})
+}
+
+fn param(name: &str, kind: &str) -> Value {
+    json!({"name": name, "type": kind, "description": format!("the {name}")})
+}
+
+fn serve(config: &str, envs: &[(&str, &str)]) -> McpProcess {
+    let mut mcp = McpProcess::spawn(&["serve", "--config", config], envs);
+    mcp.initialize();
+    mcp
+}
+
+/// `pgmcp check --config config`: its exit code and everything it printed.
+fn check(config: &str, envs: &[(&str, &str)]) -> (i32, String) {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = pgmcp(home.path());
+    cmd.args(["check", "--config", config]);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Every parameter type bound to PostgreSQL, the answers as PostgreSQL
+/// computed them; the tool listed with its schema and annotations.
+#[test]
+fn every_parameter_type_on_postgres() {
+    let db = pg::server().database();
+    db.psql(ITEMS);
+    let dir = tempfile::tempdir().unwrap();
+    let statement = "SELECT id, name FROM items WHERE id = ANY($7::int[]) AND price >= $2 AND name <> $3 \
+                     AND active = $4 AND added >= $5 AND seen < $6::timestamptz AND id >= $1 ORDER BY id";
+    let config = write_config(
+        dir.path(),
+        json!({
+            "tools": [
+                tool("find_items", statement, json!([
+                    param("min_id", "integer"), param("min_price", "number"), param("not_named", "string"),
+                    param("active", "boolean"), param("added_since", "date"), param("seen_before", "timestamp"),
+                    {"name": "ids", "type": "array", "items": "integer", "description": "ids"}
+                ])),
+                tool("by_name", "SELECT count(*) AS n FROM items WHERE name = $1", json!([param("name", "string")])),
+            ]
+        }),
+    );
+    let mut mcp = serve(&config, &[("PGMCP_PG_CONNSTRING", &db.url)]);
+    let list = mcp.request("tools/list", json!({}));
+    assert_eq!(
+        tool_names(&list["result"]),
+        ["by_name", "describe_table", "find_items", "list_tables", "query"]
+    );
+    let find = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "find_items")
+        .unwrap();
+    assert_eq!(
+        find["inputSchema"]["properties"]["added_since"],
+        json!({"type": "string", "format": "date", "description": "the added_since"})
+    );
+    assert_eq!(find["inputSchema"]["required"].as_array().unwrap().len(), 7);
+    assert_eq!(find["annotations"]["readOnlyHint"], json!(true));
+    assert!(
+        find["outputSchema"]["properties"]["rows"].is_object(),
+        "the query tool's output schema: {find}"
+    );
+
+    let args = json!({"min_id": 1, "min_price": 1.0, "not_named": "pear", "active": true,
+                      "added_since": "2024-01-01", "seen_before": "2024-03-15T18:00:00Z", "ids": [1, 2, 3]});
+    let got = mcp.call_tool("find_items", args.clone());
+    assert!(!is_error(&got), "{got}");
+    assert_eq!(tool_json(&got)["rows"], json!([{"id": 1, "name": "apple"}]));
+    assert_eq!(got["structuredContent"]["rows"], json!([{"id": 1, "name": "apple"}]));
+    let mut later = args.clone();
+    later["seen_before"] = json!("2024-03-16 00:00");
+    later["min_price"] = json!(0.5);
+    let got = mcp.call_tool("find_items", later);
+    assert_eq!(
+        tool_json(&got)["rows"],
+        json!([{"id": 1, "name": "apple"}, {"id": 3, "name": "plum"}])
+    );
+
+    // Missing, unknown and wrong-typed arguments: refused before any SQL,
+    // naming the argument.
+    let mut wrong = args.clone();
+    wrong["added_since"] = json!("2024-02-30");
+    let mut missing = args.clone();
+    missing.as_object_mut().unwrap().remove("ids");
+    let mut unknown = args.clone();
+    unknown["sql"] = json!("DROP TABLE items");
+    let mut stringly = args.clone();
+    stringly["min_id"] = json!("1");
+    for (given, says) in [
+        (
+            wrong,
+            "find_items: argument added_since: expected a date written YYYY-MM-DD",
+        ),
+        (missing, "find_items: argument ids is required: expected an array"),
+        (unknown, "find_items: unknown argument \"sql\""),
+        (stringly, "find_items: argument min_id: expected a whole number"),
+    ] {
+        let got = mcp.call_tool("find_items", given);
+        assert!(is_error(&got) && tool_text(&got).starts_with(says), "{got}");
+    }
+
+    // A value is bound, never written into the SQL: quotes, a second
+    // statement and a comment are only a name no item has.
+    for attack in [
+        "x'; DROP TABLE items; --",
+        "pear' OR '1'='1",
+        "$1",
+        "'); DELETE FROM items; --",
+    ] {
+        let got = mcp.call_tool("by_name", json!({"name": attack}));
+        assert_eq!(tool_json(&got)["rows"], json!([{"n": 0}]), "{attack}: {got}");
+    }
+    let got = mcp.call_tool("by_name", json!({"name": "pear"}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"n": 1}]));
+    assert_eq!(db.psql("SELECT count(*) FROM items"), "3", "the table is whole");
+}
+
+/// A statement the guard refuses, or one that writes on a read-only
+/// database, makes the config unusable, naming the tool and the field;
+/// `check` and `serve` both say so.
+#[test]
+fn the_guard_judges_each_statement_when_the_config_loads() {
+    let db = pg::server().database();
+    db.psql(ITEMS);
+    let cases = [
+        (
+            json!({"tools": [tool("wipe", "DELETE FROM items", json!([]))]}),
+            "tools[0].statement",
+            "tool wipe: the guard refuses it",
+        ),
+        (
+            json!({"tools": [tool("grow", "UPDATE items SET price = price * $1 WHERE id = $2", json!([param("f", "number"), param("id", "integer")]))]}),
+            "tools[0].statement",
+            "read-only mode",
+        ),
+        (
+            json!({"tools": [json!({"name": "w", "description": "d", "statement": "SELECT 1", "read_only": false})]}),
+            "tools[0].read_only",
+            "tool w: it is marked as writing, but the database is read-only",
+        ),
+        (
+            json!({"tools": [tool("files", "SELECT pg_read_file($1)", json!([param("p", "string")]))]}),
+            "tools[0].statement",
+            "pg_read_file",
+        ),
+        (
+            json!({"tools": [tool("two", "SELECT $1::int + $2::int", json!([param("a", "integer")]))]}),
+            "tools[0].statement",
+            "tool two: the statement uses $1..$2 but the tool lists 1 parameter",
+        ),
+        (
+            json!({"server": {"read_only": false},
+                   "tools": [json!({"name": "ro", "description": "d", "read_only": true,
+                                    "statement": "INSERT INTO items VALUES (9, 'x', 1, true, '2024-01-01', now())"})]}),
+            "tools[0].statement",
+            "(the tool is marked read_only)",
+        ),
+    ];
+    for (extra, field, says) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let config = write_config(dir.path(), extra.clone());
+        let (code, text) = check(&config, &[("PGMCP_PG_CONNSTRING", &db.url)]);
+        assert_ne!(code, 0, "{extra}: {text}");
+        assert!(text.contains(field) && text.contains(says), "{extra}: {text}");
+        // A client that starts it gets the same words from every call.
+        let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &db.url)]);
+        mcp.initialize_unstarted();
+        let list = mcp.request("tools/list", json!({}));
+        let any = list["result"]["tools"][0]["name"].as_str().unwrap().to_owned();
+        let got = mcp.call_tool(&any, json!({}));
+        assert!(is_error(&got) && tool_text(&got).contains(says), "{extra}: {got}");
+    }
+    assert_eq!(db.psql("SELECT count(*) FROM items"), "3");
+}
+
+/// With the built-ins off, `tools/list` is the curated tools alone, and a
+/// built-in's name is no tool at all.
+#[test]
+fn only_curated_tools_when_the_built_ins_are_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shop.db");
+    make_db(
+        &file,
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
+    );
+    let config = write_config(
+        dir.path(),
+        json!({
+            "tools_enabled": {"query": false, "list_tables": false, "describe_table": false},
+            "tools": [tool("names", "SELECT name FROM t WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+                           json!([{"name": "ids", "type": "array", "items": "integer", "description": "ids"}]))],
+        }),
+    );
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &sqlite_url(&file)], &[]);
+    mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    assert_eq!(tool_names(&list["result"]), ["names"]);
+    let got = mcp.call_tool("names", json!({"ids": [2, 1]}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"name": "a"}, {"name": "b"}]));
+    let refused = mcp.request("tools/call", json!({"name": "query", "arguments": {"sql": "SELECT 1"}}));
+    assert_eq!(refused["error"]["code"], json!(-32602), "no such tool: {refused}");
+    // Only listed built-ins are switched off.
+    let partial = write_config(dir.path(), json!({"tools_enabled": {"query": false}}));
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &partial, "--database", &sqlite_url(&file)], &[]);
+    mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    assert_eq!(tool_names(&list["result"]), ["describe_table", "list_tables"]);
+}
+
+/// Three databases in one server: a writable PostgreSQL one (its password
+/// from its own variable), a read-only SQLite file and a writable one.
+/// Each call runs under its own database's rules, read back through psql
+/// and rusqlite.
+#[test]
+fn three_databases_each_under_its_own_rules() {
+    let server = pg::server();
+    let db = server.database();
+    db.psql(ITEMS);
+    let dir = tempfile::tempdir().unwrap();
+    let (archive, scratch) = (dir.path().join("archive.db"), dir.path().join("scratch.db"));
+    make_db(
+        &archive,
+        "CREATE TABLE old (id INTEGER PRIMARY KEY); INSERT INTO old VALUES (1), (2);",
+    );
+    make_db(&scratch, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);");
+    let host = server.host();
+    let pg_url = format!(
+        "postgres://{}@{}:{}/{}",
+        server.admin_user(),
+        if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_owned()
+        },
+        server.port(),
+        db.name
+    );
+    let config = write_config(
+        dir.path(),
+        json!({
+            "server": {"read_only": true},
+            "databases": {
+                "main": {"url": pg_url, "read_only": false, "description": "Items on sale."},
+                "archive": {"url": sqlite_url(&archive), "description": "Last year's ids."},
+                "scratch": {"url": sqlite_url(&scratch), "read_only": false, "query": {"max_rows": 2}},
+            },
+            "tools": [
+                json!({"name": "note", "description": "Keep a note.", "database": "scratch", "read_only": false,
+                       "statement": "INSERT INTO notes (body) VALUES (?1)",
+                       "parameters": [param("body", "string")]}),
+                tool("cheap", "SELECT name FROM items WHERE price < $1 ORDER BY name", json!([param("below", "number")])),
+            ],
+        }),
+    );
+    let envs = [("PGMCP_DB_MAIN_PASSWORD", server.admin_password())];
+    let (code, text) = check(&config, &envs);
+    assert_eq!(code, 0, "{text}");
+    for name in [
+        "== database main ==",
+        "== database archive ==",
+        "== database scratch ==",
+        "note (on scratch, may write)",
+        "cheap (on main, reads only)",
+    ] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    let mut mcp = serve(&config, &envs);
+    let init_list = mcp.request("tools/list", json!({}));
+    let query_tool = init_list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "query")
+        .unwrap();
+    assert_eq!(
+        query_tool["inputSchema"]["properties"]["database"]["enum"],
+        json!(["main", "archive", "scratch"])
+    );
+    assert_eq!(
+        query_tool["inputSchema"]["properties"]["database"]["default"],
+        json!("main")
+    );
+    assert_eq!(
+        query_tool["annotations"]["readOnlyHint"],
+        json!(false),
+        "one database may write"
+    );
+
+    // The default is the first: PostgreSQL, writable.
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": "UPDATE items SET price = 9 WHERE id = $1", "params": [1]}),
+    );
+    assert!(!is_error(&got), "{got}");
+    assert_eq!(db.psql("SELECT price FROM items WHERE id = 1"), "9");
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": "SELECT current_database() AS d", "database": "main"}),
+    );
+    assert_eq!(tool_json(&got)["rows"][0]["d"], json!(db.name));
+    // The archive stays read-only although main may write.
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": "DELETE FROM old WHERE id = 1", "database": "archive"}),
+    );
+    assert!(is_error(&got) && tool_text(&got).contains("read-only"), "{got}");
+    assert_eq!(scalar(&archive, "SELECT count(*) FROM old"), 2);
+    let got = mcp.call_tool("list_tables", json!({"database": "archive"}));
+    assert_eq!(tool_json(&got)["tables"][0]["name"], json!("old"), "{got}");
+    // Scratch may write, through the curated tool, and caps rows at 2.
+    for body in ["a", "b", "c"] {
+        let got = mcp.call_tool("note", json!({"body": body}));
+        assert!(!is_error(&got), "{got}");
+    }
+    assert_eq!(scalar(&scratch, "SELECT count(*) FROM notes"), 3);
+    let got = mcp.call_tool("query", json!({"sql": "SELECT * FROM notes", "database": "scratch"}));
+    assert_eq!(
+        (
+            tool_json(&got)["returned_rows"].clone(),
+            tool_json(&got)["truncated"].clone()
+        ),
+        (json!(2), json!(true))
+    );
+    let got = mcp.call_tool("cheap", json!({"below": 2}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"name": "plum"}]));
+    // A name the config does not have lists the ones it has.
+    let got = mcp.call_tool("describe_table", json!({"table": "old", "database": "archve"}));
+    assert!(is_error(&got), "{got}");
+    assert_eq!(
+        tool_text(&got),
+        "no database is named \"archve\": this server's databases are main, archive, scratch"
+    );
+}
+
+/// A database nothing answers for stops only the calls that name it.
+#[test]
+fn an_unreachable_database_leaves_the_others_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ok.db");
+    make_db(&file, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (42);");
+    let port = crate::support::net::free_port();
+    let config = write_config(
+        dir.path(),
+        json!({
+            "query": {"default_timeout_seconds": 10},
+            "databases": {
+                "gone": {"url": format!("postgres://nobody@127.0.0.1:{port}/none"), "connection": {"connect_timeout_seconds": 2}},
+                "here": {"url": sqlite_url(&file)},
+            },
+        }),
+    );
+    let mut mcp = serve(&config, &[]);
+    let got = mcp.call_tool("query", json!({"sql": "SELECT 1", "database": "gone"}));
+    assert!(is_error(&got), "{got}");
+    let got = mcp.call_tool("query", json!({"sql": "SELECT x FROM t", "database": "here"}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"x": 42}]));
+    // `check` reports both: the unreachable one is a problem, the other fine.
+    let (code, text) = check(&config, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("== database gone ==") && text.contains("== database here =="),
+        "{text}"
+    );
+}
+
+/// A named database takes no PG* variable and no database-naming setting:
+/// each would reach every database alike, or hide which one is meant.
+#[test]
+fn settings_that_name_one_database_are_refused_beside_databases() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    make_db(&file, "CREATE TABLE t (x INTEGER);");
+    let config = write_config(dir.path(), json!({"databases": {"a": {"url": sqlite_url(&file)}}}));
+    let (code, text) = check(&config, &[("PGMCP_DATABASE", "sqlite::memory:")]);
+    assert_ne!(code, 0);
+    assert!(text.contains("PGMCP_DATABASE names one database"), "{text}");
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path())
+        .args(["query", "--config", &config, "--database", "b", "SELECT 1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no database is named \"b\": this server's databases are a"),
+        "{err}"
+    );
+    let out = pgmcp(home.path())
+        .args([
+            "query",
+            "--config",
+            &config,
+            "--database",
+            "a",
+            "SELECT count(*) AS n FROM t",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"n\": 0"), "{out:?}");
+}
