@@ -15,9 +15,11 @@
 //! opened, in their database's dialect and mode
 //! ([`crate::guard::preview`]): a refused statement, a write on a
 //! read-only database or placeholders that do not match the parameters
-//! stop the config, naming the tool. A tool that asks to run read-only on a
-//! database that may write gets an engine of its own over the same
-//! database, whose sessions are read-only.
+//! stop the config, naming the tool. A tool that runs read-only on a
+//! database that may write (it asks to, or, left unmarked, its statement
+//! only reads) gets an engine of its own over the same database, whose
+//! sessions are read-only; on DuckDB, which opens a file once, it cannot,
+//! and a tool marked so is refused.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,11 +68,12 @@ pub struct Curated {
     pub tool: CuratedTool,
     /// The index of its database in [`Service::databases`].
     database: usize,
-    /// It runs read-only: its database is, or the tool asks to.
+    /// It runs on read-only sessions, so it cannot write (what its
+    /// annotations say): its database is read-only, the tool asks to, or
+    /// (left unmarked, on PostgreSQL or SQLite) the guard found that its
+    /// statement only reads. The early look cannot see what a function
+    /// does, so only read-only sessions keep the promise.
     pub read_only: bool,
-    /// It cannot write: it runs read-only, or the guard found that its
-    /// statement only reads.
-    pub reads_only: bool,
 }
 
 /// Why the databases could not be opened.
@@ -98,20 +101,30 @@ impl Service {
         let named = !config.databases.is_empty();
         let mut databases = Vec::new();
         if named {
+            // Said as the setting's own mistake, so the person is sent to
+            // the flag or the variable, not to the file.
+            let beside = |setting: &str| {
+                OpenError::Choice(ChoiceError::Setting {
+                    setting: setting.to_owned(),
+                    message: format!(
+                        "it names one database, but the config names its databases in `databases`: {}",
+                        match setting {
+                            "--database" => "drop --database".to_owned(),
+                            variable => format!("unset {variable}"),
+                        }
+                    ),
+                })
+            };
             if url.is_some() {
-                return Err(fail(
-                    "databases",
-                    "--database names one database, but the config names its databases in `databases`: drop --database"
-                        .into(),
-                )
-                .into());
+                return Err(beside("--database"));
             }
-            if let Some(variable) = NAMING_VARIABLES.iter().find(|v| env(v).is_some()) {
-                return Err(fail(
-                    "databases",
-                    format!("{variable} names one database, but the config names its databases in `databases`: unset {variable}"),
-                )
-                .into());
+            let names_one = |variable: &&&str| match (**variable, env(variable)) {
+                // `PGMCP_DEMO=false` names nothing.
+                ("PGMCP_DEMO", Some(value)) => crate::process::environment::switch(&value) != Some(false),
+                (_, value) => value.is_some(),
+            };
+            if let Some(variable) = NAMING_VARIABLES.iter().find(names_one) {
+                return Err(beside(variable));
             }
             for entry in &config.databases {
                 databases.push(Database {
@@ -159,6 +172,10 @@ impl Service {
                 }
                 (db, tool) => tool.unwrap_or(db),
             };
+            // The mode the statement is judged in now: the tool's or its
+            // database's. Left unmarked on a database that may write, a
+            // tool whose statement only reads is then given read-only
+            // sessions (below), so what its annotations promise holds.
             let mode = match read_only {
                 true => Mode::ReadOnly,
                 false => Mode::ReadWrite,
@@ -166,15 +183,20 @@ impl Service {
             let dialect = database.engine.dialect();
             let preview =
                 guard::preview::preview(&db_config.protection, mode, dialect, &tool.statement).map_err(|v| {
-                    let why = match (v.rule, read_only && !db_config.read_only) {
-                        (guard::Rule::ReadOnly, true) => " (the tool is marked read_only)",
-                        _ => "",
+                    // Read-only by the tool's own word, not the server's.
+                    let message = match read_only && !db_config.read_only {
+                        true => v
+                            .message
+                            .replace("(server.read_only is on)", "(the tool is marked read_only)"),
+                        false => v.message,
                     };
                     fail(
                         &field("statement"),
-                        named_tool(format!("the guard refuses it{why}: {v}")),
+                        named_tool(format!("the guard refuses it: {message}")),
                     )
                 })?;
+            let dialect_reads = dialect != Dialect::DuckDb;
+            let read_only = read_only || (tool.read_only.is_none() && !preview.writes && dialect_reads);
             if let Some(used) = preview.placeholders
                 && used != tool.parameters.len()
             {
@@ -189,6 +211,21 @@ impl Service {
                         },
                         tool.parameters.len(),
                         if tool.parameters.len() == 1 { "" } else { "s" }
+                    )),
+                )
+                .into());
+            }
+            // DuckDB opens a file once per process: a second, read-only
+            // instance of a file the first may write would read what the
+            // first has not written through (checked), so it is refused.
+            if read_only && !db_config.read_only && !dialect_reads {
+                return Err(fail(
+                    &field("read_only"),
+                    named_tool(format!(
+                        "{} is a writable DuckDB file, which pgmcp opens once: a tool cannot have read-only \
+                         sessions of its own there. Make the database read-only, or leave read_only out of the \
+                         tool (the guard judges its statement at every call either way)",
+                        database.shown()
                     )),
                 )
                 .into());
@@ -211,7 +248,6 @@ impl Service {
                 tool: tool.clone(),
                 database: index,
                 read_only,
-                reads_only: read_only || !preview.writes,
             });
         }
         Ok(Service {
@@ -353,7 +389,7 @@ fn named_engine(
     };
     let mut db_config = entry.config.clone();
     db_config.read_only |= reading;
-    let (choice, _) = choose_named(&db_config, None, &own).map_err(|e| ConfigError {
+    let (mut choice, _) = choose_named(&db_config, None, &own).map_err(|e| ConfigError {
         file: config.source.clone(),
         field: Some(format!(
             "databases.{}.{}",
@@ -364,7 +400,20 @@ fn named_engine(
                 "connection"
             }
         )),
-        message: e.to_string(),
+        // The field is named above: only what is wrong with it.
+        message: match e {
+            ChoiceError::Setting { message, .. } => message,
+            ChoiceError::Postgres(e) => e.message,
+            other => other.to_string(),
+        },
     })?;
+    // What a message says to set, and where a password it used came from,
+    // is the database's own variable, which stood in for PGPASSWORD.
+    if let crate::backend::Choice::Postgres(params) = &mut choice {
+        if let Some(crate::backend::postgres::PasswordSource::Environment(from)) = &mut params.password_from {
+            *from = variable.clone();
+        }
+        params.password_variable = variable;
+    }
     Ok(Engine::from_choice(db_config, choice))
 }

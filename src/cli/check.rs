@@ -40,11 +40,14 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
     }
     // The curated tools are judged as `serve` judges them: a refused
     // statement is the config's mistake, whatever the database says.
-    if !config.tools.is_empty()
-        && let Err(crate::service::OpenError::Config(e)) =
-            crate::service::Service::open(config.clone(), database.as_deref(), &crate::process::environment::var)
-    {
-        return Err(e.into());
+    let mut tools = Vec::new();
+    if !config.tools.is_empty() {
+        match crate::service::Service::open(config.clone(), database.as_deref(), &crate::process::environment::var) {
+            Err(crate::service::OpenError::Config(e)) => return Err(e.into()),
+            Ok(service) => tools = tool_lines(&service),
+            // The database cannot be chosen: said below, as without tools.
+            Err(crate::service::OpenError::Choice(_)) => {}
+        }
     }
     let given = names_a_database(&config, database.as_deref());
     let (choice, named) =
@@ -74,7 +77,7 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
             let engine = Engine::sqlite(config.clone(), default, root);
             let mut report = Report::gather(&config, &engine, target).await;
             report.note_missing_file(missing);
-            return Ok(print_report(&report));
+            return Ok(print_report(&report, &tools));
         }
         #[cfg(feature = "duckdb")]
         Choice::DuckDb { target } => {
@@ -82,7 +85,7 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
             let engine = Engine::duckdb(config.clone(), target);
             let mut report = Report::gather(&config, &engine, shown).await;
             report.note_missing_file(missing);
-            return Ok(print_report(&report));
+            return Ok(print_report(&report, &tools));
         }
     };
     let target = |c: &postgres::ConnectParams| {
@@ -119,7 +122,7 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
     if !given && let Err(e) = &mut report.session {
         *e = format!("{NO_DATABASE} (PostgreSQL's defaults were tried: {e})");
     }
-    Ok(print_report(&report))
+    Ok(print_report(&report, &tools))
 }
 
 /// `check` of a config with `databases`: every database's report under its
@@ -143,24 +146,46 @@ async fn check_databases(config: Config, database: Option<String>) -> Result<Exi
         let _ = writeln!(stdout, "== database {} ==\n{report}", db.name);
         failed |= !report.problems().is_empty();
     }
-    if !service.tools().is_empty() {
-        let _ = writeln!(stdout, "== curated tools ==");
-        for curated in service.tools() {
-            let on = curated.tool.database.as_deref().unwrap_or(&service.databases()[0].name);
-            let mode = match curated.reads_only {
-                true => "reads only",
-                false => "may write",
-            };
-            let _ = writeln!(stdout, "{} (on {on}, {mode}): admitted by the guard", curated.tool.name);
-        }
+    for line in tool_lines(&service) {
+        let _ = writeln!(stdout, "{line}");
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// The curated tools as admitted, a line each under a heading; none
+/// without curated tools.
+fn tool_lines(service: &crate::service::Service) -> Vec<String> {
+    if service.tools().is_empty() {
+        return Vec::new();
+    }
+    let default = &service.databases()[0].name;
+    let on = |name: Option<&str>| match (name, default.is_empty()) {
+        (Some(name), _) => format!("on {name}, "),
+        (None, false) => format!("on {default}, "),
+        (None, true) => String::new(),
+    };
+    std::iter::once("== curated tools ==".to_owned())
+        .chain(service.tools().iter().map(|curated| {
+            let mode = match curated.read_only {
+                true => "reads only",
+                false => "may write",
+            };
+            format!(
+                "{} ({}{mode}): admitted by the guard",
+                curated.tool.name,
+                on(curated.tool.database.as_deref())
+            )
+        }))
+        .collect()
+}
+
 /// Print a check report; the exit code says whether it found a problem.
-pub(super) fn print_report(report: &Report) -> ExitCode {
+pub(super) fn print_report(report: &Report, tools: &[String]) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{report}");
+    for line in tools {
+        let _ = writeln!(stdout, "{line}");
+    }
     if report.problems().is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -144,7 +144,13 @@ pub enum Command {
     /// (if wanted) the advanced settings, showing each current value; write
     /// the config file with permissions 0600 and say what to run next.
     /// Answers are read line by line from stdin, so they can be piped.
-    Configure,
+    Configure {
+        /// Instead, add one database under NAME to the file's "databases"
+        /// (asking its URL, what it holds, and whether it is read-only); a
+        /// database the file names at its top level moves there first.
+        #[arg(long, value_name = "NAME")]
+        add_database: Option<String>,
+    },
     /// Add pgmcp to Claude Desktop's or Cursor's config file, so the client
     /// starts it. Other servers and settings in the file are kept; the
     /// previous file is kept as <file>.bak.
@@ -240,8 +246,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
     let env = crate::process::environment::var;
     let location = ConfigLocation::resolve(cli.config.as_deref(), env("PGMCP_CONFIG_PATH").as_deref());
-    if let Command::Configure = cli.command {
-        return configure(&location, cli.config.as_deref());
+    if let Command::Configure { add_database } = &cli.command {
+        return configure(&location, cli.config.as_deref(), add_database.as_deref());
     }
     // `serve` cannot start: said in the client when a client started it
     // over stdio (`start_failure`), else on stderr in the same words, for
@@ -306,7 +312,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Serve { .. } => "serve",
         Command::Query { .. } => "query",
         Command::Check { .. } => "check",
-        Command::Configure => "configure",
+        Command::Configure { .. } => "configure",
         Command::Demo { .. } => "demo",
         Command::Install(_) => "install",
         #[cfg(target_os = "linux")]
@@ -340,7 +346,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             suggest_role: Some(role),
             login,
         } => runtime.block_on(suggest_role::suggest_role(config, cli.database, role, login)),
-        Command::Configure | Command::Demo { .. } | Command::Install(_) => Ok(ExitCode::SUCCESS),
+        Command::Configure { .. } | Command::Demo { .. } | Command::Install(_) => Ok(ExitCode::SUCCESS),
         #[cfg(target_os = "linux")]
         Command::Relay => Ok(ExitCode::SUCCESS),
     };
@@ -390,7 +396,11 @@ pub(super) fn names_a_database(config: &Config, flag: Option<&str>) -> bool {
 /// `pgmcp configure`: the file the other commands would read, or where a new
 /// one is found by every client: the user's config dir. Never the working
 /// directory, which no command searches.
-fn configure(location: &ConfigLocation, flag: Option<&std::path::Path>) -> Result<ExitCode, CliError> {
+fn configure(
+    location: &ConfigLocation,
+    flag: Option<&std::path::Path>,
+    add_database: Option<&str>,
+) -> Result<ExitCode, CliError> {
     let path = match location {
         ConfigLocation::Explicit(path) | ConfigLocation::Found(path) => path.clone(),
         ConfigLocation::BuiltIn => ConfigLocation::candidates().pop().ok_or(CliError::NoConfigDir)?,
@@ -398,6 +408,9 @@ fn configure(location: &ConfigLocation, flag: Option<&std::path::Path>) -> Resul
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
-    crate::cli::wizard::run(&path, flag, &mut input, &mut out)?;
+    match add_database {
+        Some(name) => crate::cli::wizard::add_database(&path, flag, name, &mut input, &mut out)?,
+        None => crate::cli::wizard::run(&path, flag, &mut input, &mut out)?,
+    }
     Ok(ExitCode::SUCCESS)
 }

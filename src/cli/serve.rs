@@ -29,15 +29,15 @@ pub(super) async fn serve(
     let max_line = max_line(&config);
     let service = match open(config, database.as_deref()) {
         Ok(service) => service,
-        Err(failure) => {
+        Err(unservable) => {
             return match explain {
                 Some(explain) => {
-                    let failure = failure(explain.audience);
-                    tracing::error!("pgmcp {} cannot start: {}", env!("CARGO_PKG_VERSION"), failure.text());
-                    explain.say(&failure, &failure.text());
+                    let failure = unservable.failure(explain.audience);
+                    tracing::error!("pgmcp {} cannot start: {}", env!("CARGO_PKG_VERSION"), unservable.error);
+                    explain.say(&failure, &unservable.error);
                     start_failure(failure).await
                 }
-                None => Err(CliError::Start(failure(Audience::Terminal))),
+                None => Err(CliError::Start(unservable.failure(Audience::Terminal))),
             };
         }
     };
@@ -121,7 +121,7 @@ pub(super) async fn serve_http(config: Config, database: Option<String>, address
     };
     listen.check()?;
     let service =
-        Arc::new(open(config, database.as_deref()).map_err(|failure| CliError::Start(failure(Audience::Terminal)))?);
+        Arc::new(open(config, database.as_deref()).map_err(|u| CliError::Start(u.failure(Audience::Terminal)))?);
     let stop = CancellationToken::new();
     let server = tokio::spawn(crate::door::http::serve(service.clone(), listen, stop.clone()));
     tokio::select! {
@@ -145,15 +145,33 @@ pub(super) async fn serve_http(config: Config, database: Option<String>, address
 /// for, or why they cannot be served, worded for the audience the caller
 /// picks: a database that cannot be chosen as `StartFailure::choice` says
 /// it, a named database or a curated tool as the config's mistake.
-fn open(config: Config, database: Option<&str>) -> Result<Service, impl FnOnce(Audience) -> StartFailure> {
+fn open(config: Config, database: Option<&str>) -> Result<Service, Unservable> {
     let named_any = names_a_database(&config, database);
     let source = config.source.clone();
-    Service::open(config, database, &crate::process::environment::var).map_err(|e| {
-        move |audience| match &e {
-            OpenError::Choice(e) => StartFailure::choice(e, source.as_deref(), named_any, audience),
+    Service::open(config, database, &crate::process::environment::var).map_err(|error| Unservable {
+        error,
+        source,
+        named_any,
+    })
+}
+
+/// Why [`open`] failed, with what wording it for a person takes.
+struct Unservable {
+    error: OpenError,
+    /// The config file, which the words may send the person to.
+    source: Option<std::path::PathBuf>,
+    /// Some setting names a database (see `names_a_database`).
+    named_any: bool,
+}
+
+impl Unservable {
+    /// The failure in words for `audience`.
+    fn failure(&self, audience: Audience) -> StartFailure {
+        match &self.error {
+            OpenError::Choice(e) => StartFailure::choice(e, self.source.as_deref(), self.named_any, audience),
             OpenError::Config(e) => StartFailure::config(e, audience),
         }
-    })
+    }
 }
 
 /// Longest JSON-RPC line read from stdin: room for the longest call the

@@ -81,6 +81,7 @@ pub(super) fn databases(
                 ));
             }
             let description = entry.description.clone().filter(|d| !d.trim().is_empty());
+            let inherits_read_only = entry.read_only.is_none();
             let config = entry_config(entry, raw).validate(file).map_err(|e| ConfigError {
                 field: Some(match e.field {
                     Some(inner) => format!("{field}.{inner}"),
@@ -92,6 +93,7 @@ pub(super) fn databases(
                 name: name.clone(),
                 description,
                 config,
+                inherits_read_only,
             })
         })
         .collect()
@@ -215,6 +217,30 @@ mod tests {
             let e = load(text).unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{text}: {e}");
         }
+    }
+
+    /// `PGMCP_READ_ONLY=true` makes every database read-only; `false`
+    /// reaches only those that take the file's mode, never one the file
+    /// makes read-only itself. `PGMCP_MAX_ROWS` reaches every one.
+    #[test]
+    fn the_environment_reaches_each_database() {
+        let c = load(
+            r#"{"databases": {"own": {"url": "sqlite:a.db", "read_only": true},
+                              "inherits": {"url": "sqlite:b.db"},
+                              "writes": {"url": "sqlite:c.db", "read_only": false}}}"#,
+        )
+        .unwrap();
+        let with = |vars: &'static [(&'static str, &'static str)]| {
+            c.clone()
+                .with_environment(&|k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned()))
+                .unwrap()
+        };
+        let modes = |c: &crate::config::Config| c.databases.iter().map(|d| d.config.read_only).collect::<Vec<_>>();
+        assert_eq!(modes(&c), [true, true, false]);
+        assert_eq!(modes(&with(&[("PGMCP_READ_ONLY", "false")])), [true, false, false]);
+        assert_eq!(modes(&with(&[("PGMCP_READ_ONLY", "true")])), [true, true, true]);
+        let capped = with(&[("PGMCP_MAX_ROWS", "7")]);
+        assert!(capped.databases.iter().all(|d| d.config.query.max_rows == 7));
     }
 
     #[test]

@@ -106,6 +106,9 @@ pub struct NamedDatabase {
     /// The config calls on it run under: the file's sections with the
     /// entry's layered over them; its `database` is the entry's `url`.
     pub config: Config,
+    /// The entry says nothing of `read_only`: its mode is the file's
+    /// top-level one, and `PGMCP_READ_ONLY` reaches it either way.
+    pub inherits_read_only: bool,
 }
 
 /// Which built-in tools are served; each on unless `tools_enabled` says

@@ -97,6 +97,25 @@ impl Config {
                 value: max_rows.to_string(),
             });
         }
+        // Each of `databases` gets the same layer over its own config, but
+        // `PGMCP_READ_ONLY=false` reaches only those that take their mode
+        // from the file's top level: an entry the file makes read-only
+        // stays so. `true` reaches every one.
+        for database in &mut self.databases {
+            let inherits = database.inherits_read_only;
+            let own = |variable: &str| match variable {
+                "PGMCP_READ_ONLY"
+                    if !inherits
+                        && env(variable).and_then(|t| crate::process::environment::switch(&t)) == Some(false) =>
+                {
+                    None
+                }
+                // Refused beside `databases` when it names the demo shop.
+                "PGMCP_DEMO" => None,
+                other => env(other),
+            };
+            database.config = database.config.clone().with_environment(&own)?;
+        }
         Ok(self)
     }
 }

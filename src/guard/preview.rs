@@ -48,39 +48,50 @@ pub fn preview(policy: &Policy, mode: Mode, dialect: Dialect, sql: &str) -> Resu
             let statements = super::sqlite::statements(sql);
             super::one_statement(statements.len())?;
             let outline = Outline::sqlite(statements[0]);
-            outline.calls.iter().try_for_each(|name| blocked(&judge, name))?;
-            embedded(&judge, &outline)
+            outline
+                .calls
+                .iter()
+                .try_for_each(|name| super::sqlite::function(&judge, name))?;
+            let reads = reads(&outline);
+            if matches!(outline.verb.as_str(), "ATTACH" | "DETACH") {
+                judge.decide(super::Finding::attach())?;
+            }
+            // What a PRAGMA does is SQLite's to report, from its own table
+            // of them, at the call: never refused here.
+            if outline.verb != "PRAGMA" {
+                super::sqlite::statement(&judge, &outline, reads)?;
+            }
+            Ok(Preview {
+                writes: !reads,
+                placeholders: None,
+            })
         }
         Dialect::DuckDb => {
             let text = outline::without_final_semicolon(sql);
             super::one_statement(outline::statement_count(text, outline::Dialect::DuckDb))?;
             let outline = Outline::duckdb(text);
             super::duckdb::text(&judge, &outline)?;
-            embedded(&judge, &outline)
+            let reads = reads(&outline);
+            // As on SQLite, what a PRAGMA does is DuckDB's to report.
+            if !reads && outline.verb != "PRAGMA" {
+                super::write_in_read_only(&judge, &outline)?;
+            }
+            Ok(Preview {
+                writes: !reads,
+                placeholders: None,
+            })
         }
     }
 }
 
-/// A function called by name that `protection.blocked_functions` lists.
-fn blocked(judge: &Judge, name: &str) -> Result<(), Violation> {
-    judge.call(name, || format!("the function {name}"), || None)
-}
-
-/// SQLite and DuckDB: whether the verb only reads; in read-only mode one
-/// that may write is refused as a write.
-fn embedded(judge: &Judge, outline: &Outline) -> Result<Preview, Violation> {
-    let reads = match outline.verb.as_str() {
+/// SQLite and DuckDB: whether the verb is one that only reads. Any other
+/// may write (a `PRAGMA` may or may not: the call tells).
+fn reads(outline: &Outline) -> bool {
+    match outline.verb.as_str() {
         "SELECT" | "VALUES" | "FROM" | "TABLE" | "SHOW" | "DESCRIBE" | "SUMMARIZE" => true,
         _ if outline.explain => !outline.analyze,
         _ => false,
-    };
-    if !reads {
-        super::write_in_read_only(judge, outline)?;
     }
-    Ok(Preview {
-        writes: !reads,
-        placeholders: None,
-    })
 }
 
 #[cfg(test)]
@@ -148,6 +159,12 @@ mod tests {
                 Err(Rule::BlockedFunction),
             ),
             (Sqlite, Mode::ReadOnly, "EXPLAIN QUERY PLAN SELECT 1", Ok(false)),
+            // A PRAGMA is SQLite's to judge, at the call.
+            (Sqlite, Mode::ReadOnly, "PRAGMA table_info(t)", Ok(true)),
+            (Sqlite, Mode::ReadWrite, "ATTACH ?1 AS other", Err(Rule::Attach)),
+            (Sqlite, Mode::ReadWrite, "VACUUM INTO ?1", Err(Rule::VacuumInto)),
+            (Sqlite, Mode::ReadWrite, "VACUUM", Err(Rule::Maintenance)),
+            (Sqlite, Mode::ReadWrite, "SELECT load_extension(?1)", Err(Rule::Load)),
             (
                 DuckDb,
                 Mode::ReadOnly,

@@ -41,6 +41,13 @@ pub fn bind(
             match (given, &parameter.default) {
                 (Some(value), _) => {
                     check(parameter, value).map_err(|e| format!("{}: argument {}: {e}", tool.name, parameter.name))?;
+                    // One of an `enum`: the administrator's value is bound,
+                    // never the caller's spelling of it.
+                    let value = parameter
+                        .allowed
+                        .as_ref()
+                        .and_then(|allowed| allowed.iter().find(|a| same(a, value)))
+                        .unwrap_or(value);
                     Ok(bound(parameter.kind, value, dialect))
                 }
                 (None, Some(default)) => Ok(bound(parameter.kind, default, dialect)),
@@ -132,10 +139,13 @@ fn kind_of(value: &Value) -> String {
     }
 }
 
-/// Equal as values: `1` and `1.0` are the same number.
+/// Equal as written: numbers digit for digit (as `f64` two numbers a
+/// database tells apart, `9007199254740993` and `9007199254740992`, would
+/// be one), so `1` and `1.0` are two values too.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
         _ => a == b,
     }
 }
@@ -185,7 +195,7 @@ fn is_timestamp(text: &str) -> bool {
         "" | "Z" | "z" => true,
         o => {
             let b = o.as_bytes();
-            b.len() == 6 && b[3] == b':' && two(&o[1..3], 23) && two(&o[4..6], 59)
+            b.len() == 6 && matches!(b[0], b'+' | b'-') && b[3] == b':' && two(&o[1..3], 23) && two(&o[4..6], 59)
         }
     };
     let (clock, fraction) = match time.split_once('.') {
@@ -290,6 +300,8 @@ mod tests {
             (S(Scalar::Timestamp), json!("2024-01-31T25:00:00"), false),
             (S(Scalar::Timestamp), json!("2024-01-31"), false),
             (S(Scalar::Timestamp), json!("2024-01-31T09:30:00+2"), false),
+            (S(Scalar::Timestamp), json!("2024-01-31T09:30Z12:34"), false),
+            (S(Scalar::Timestamp), json!("2024-01-31T09:30-05:00"), true),
             (Array(Scalar::Integer), json!([1, 2]), true),
             (Array(Scalar::Integer), json!([]), true),
             (Array(Scalar::Integer), json!([1, "2"]), false),
@@ -324,6 +336,29 @@ mod tests {
             },
         ]);
         let args = |v: Value| v.as_object().cloned();
+        // A number an f64 cannot tell from the allowed one is not it.
+        let big = tool(vec![parameter(
+            ParamType::Scalar(Scalar::Integer),
+            true,
+            None,
+            Some(vec![json!(9007199254740993u64)]),
+        )]);
+        assert!(
+            bind(
+                &big,
+                args(json!({"p": 9007199254740992u64})).as_ref(),
+                Dialect::Postgres
+            )
+            .is_err()
+        );
+        assert_eq!(
+            bind(
+                &big,
+                args(json!({"p": 9007199254740993u64})).as_ref(),
+                Dialect::Postgres
+            ),
+            Ok(vec![json!(9007199254740993u64)])
+        );
         let pg = Dialect::Postgres;
         assert_eq!(
             bind(&t, args(json!({"id": 3})).as_ref(), pg),

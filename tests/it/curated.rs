@@ -233,6 +233,24 @@ fn only_curated_tools_when_the_built_ins_are_off() {
     assert_eq!(tool_json(&got)["rows"], json!([{"name": "a"}, {"name": "b"}]));
     let refused = mcp.request("tools/call", json!({"name": "query", "arguments": {"sql": "SELECT 1"}}));
     assert_eq!(refused["error"]["code"], json!(-32602), "no such tool: {refused}");
+    // Resources and prompts are the catalog's answers too: none, so the
+    // schema shows nowhere.
+    let resources = mcp.request("resources/list", json!({}));
+    assert_eq!(resources["result"]["resources"], json!([]), "{resources}");
+    let templates = mcp.request("resources/templates/list", json!({}));
+    assert_eq!(templates["result"]["resourceTemplates"], json!([]), "{templates}");
+    let read = mcp.request("resources/read", json!({"uri": "pgmcp://table/main/t"}));
+    assert_eq!(read["error"]["code"], json!(-32002), "{read}");
+    let prompts = mcp.request("prompts/list", json!({}));
+    assert_eq!(prompts["result"]["prompts"], json!([]), "{prompts}");
+    let prompt = mcp.request(
+        "prompts/get",
+        json!({"name": "explain_table", "arguments": {"table": "t"}}),
+    );
+    assert!(
+        prompt["error"].is_object() && !prompt.to_string().contains("\"name\""),
+        "{prompt}"
+    );
     // Only listed built-ins are switched off.
     let partial = write_config(dir.path(), json!({"tools_enabled": {"query": false}}));
     let mut mcp = McpProcess::spawn(&["serve", "--config", &partial, "--database", &sqlite_url(&file)], &[]);
@@ -407,7 +425,10 @@ fn settings_that_name_one_database_are_refused_beside_databases() {
     let config = write_config(dir.path(), json!({"databases": {"a": {"url": sqlite_url(&file)}}}));
     let (code, text) = check(&config, &[("PGMCP_DATABASE", "sqlite::memory:")]);
     assert_ne!(code, 0);
-    assert!(text.contains("PGMCP_DATABASE names one database"), "{text}");
+    assert!(
+        text.contains("PGMCP_DATABASE: it names one database") && text.contains("unset PGMCP_DATABASE"),
+        "{text}"
+    );
     let home = tempfile::tempdir().unwrap();
     let out = pgmcp(home.path())
         .args(["query", "--config", &config, "--database", "b", "SELECT 1"])
@@ -430,4 +451,104 @@ fn settings_that_name_one_database_are_refused_beside_databases() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"n\": 0"), "{out:?}");
+}
+
+/// A named database's password is its own variable's: PGPASSWORD, which
+/// would reach every database alike, is not read, and the message says
+/// which variable to set.
+#[test]
+fn a_named_database_takes_its_password_from_its_own_variable() {
+    let server = pg::server();
+    let db = server.database();
+    let dir = tempfile::tempdir().unwrap();
+    let host = server.host();
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    };
+    let pg_url = format!(
+        "postgres://{}@{host}:{}/{}",
+        server.admin_user(),
+        server.port(),
+        db.name
+    );
+    let config = write_config(dir.path(), json!({"databases": {"stage-2": {"url": pg_url}}}));
+    let mut mcp = serve(&config, &[("PGPASSWORD", server.admin_password())]);
+    let got = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
+    assert!(
+        is_error(&got) && tool_text(&got).contains("PGMCP_DB_STAGE_2_PASSWORD"),
+        "{got}"
+    );
+    assert!(!tool_text(&got).contains("PGPASSWORD,"), "{got}");
+    let mut mcp = serve(&config, &[("PGMCP_DB_STAGE_2_PASSWORD", server.admin_password())]);
+    let got = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"one": 1}]), "{got}");
+    let (code, text) = check(&config, &[("PGMCP_DB_STAGE_2_PASSWORD", server.admin_password())]);
+    assert_eq!(code, 0, "{text}");
+}
+
+/// `pgmcp configure --add-database NAME` moves the file's one database
+/// into `databases` under a name, adds the new one, and the file serves
+/// both.
+#[test]
+fn configure_adds_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    make_db(&first, "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);");
+    make_db(&second, "CREATE TABLE b (y INTEGER); INSERT INTO b VALUES (2);");
+    let path = dir.path().join("config.json");
+    std::fs::write(
+        &path,
+        json!({"database": sqlite_url(&first), "logging": {"output": dir.path().join("log")}}).to_string(),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let input = format!("\n{}\nSales by day.\nno\n", second.display());
+    let out = pgmcp(home.path())
+        .args([
+            "configure",
+            "--config",
+            path.to_str().unwrap(),
+            "--add-database",
+            "sales",
+        ])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("moved to databases.main") && said.contains("PGMCP_DB_SALES_PASSWORD"),
+        "{said}"
+    );
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(written.get("database"), None);
+    assert_eq!(written["databases"]["main"]["url"], json!(sqlite_url(&first)));
+    assert_eq!(written["databases"]["sales"]["description"], json!("Sales by day."));
+    assert_eq!(written["databases"]["sales"]["read_only"], json!(false));
+    let mut mcp = serve(path.to_str().unwrap(), &[]);
+    let got = mcp.call_tool("query", json!({"sql": "SELECT y FROM b", "database": "sales"}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"y": 2}]), "{got}");
+    let got = mcp.call_tool("query", json!({"sql": "SELECT x FROM a"}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"x": 1}]), "{got}");
+    // A name already there is refused, and the file is left as it was.
+    let before = std::fs::read_to_string(&path).unwrap();
+    let out = pgmcp(home.path())
+        .args([
+            "configure",
+            "--config",
+            path.to_str().unwrap(),
+            "--add-database",
+            "sales",
+        ])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("databases.sales"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
 }

@@ -19,6 +19,8 @@ mod connect;
 mod connstring_secrets;
 mod connstrings;
 mod curated;
+#[cfg(feature = "duckdb")]
+mod curated_duckdb;
 mod demo;
 #[cfg(feature = "duckdb")]
 mod duckdb;

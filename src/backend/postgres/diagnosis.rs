@@ -37,6 +37,9 @@ pub struct Attempt<'a> {
     /// No user name was given: `user` is the operating system's.
     pub os_user: bool,
     pub sslmode: SslMode,
+    /// Where a password is read from: `PGPASSWORD`, or a named database's
+    /// own variable.
+    pub password_variable: &'a str,
 }
 
 impl Attempt<'_> {
@@ -167,9 +170,9 @@ fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&P
                 Some(PasswordSource::ConnectionString(setting)) => {
                     (format!("the password in {setting}"), format!("correct it in {setting}"))
                 }
-                Some(PasswordSource::Environment) => (
-                    "the password in PGPASSWORD".to_owned(),
-                    "correct PGPASSWORD (it is used before the password file)".to_owned(),
+                Some(PasswordSource::Environment(variable)) => (
+                    format!("the password in {variable}"),
+                    format!("correct {variable} (it is used before the password file)"),
                 ),
                 Some(PasswordSource::Passfile { path, line }) => (
                     format!("the password on line {line} of the password file {}", path.display()),
@@ -310,7 +313,8 @@ fn suggested_line(attempt: &Attempt<'_>, message: &str) -> String {
 fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
     let key = passfile::key(attempt.passfile_target());
     let line = passfile::line_for(attempt.passfile_target(), "<password>");
-    let elsewhere = "the connection string and PGPASSWORD hold none";
+    let variable = attempt.password_variable;
+    let elsewhere = format!("the connection string and {variable} hold none");
     let chmod = |path: &std::path::Path| {
         if cfg!(windows) {
             String::new()
@@ -333,7 +337,7 @@ fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
             let Some(first) = near.first() else {
                 return format!(
                     "and the password file {path_shown} has no line matching {key} ({elsewhere}): add the line {line} \
-                     to it (* matches anything in the first four fields), or set PGPASSWORD"
+                     to it (* matches anything in the first four fields), or set {variable}"
                 );
             };
             // Which line, and which field differs: never the value the line
@@ -372,14 +376,14 @@ fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
         }
         PasswordSearch::Missing(path) => format!(
             "and none was given: {elsewhere}, and there is no password file {}: create it with the line {line}{}, \
-             or set PGPASSWORD",
+             or set {variable}",
             path.display(),
             chmod(path)
         ),
         PasswordSearch::Ignored(ignored) => format!("and none was given: {elsewhere}, and the {ignored}"),
         PasswordSearch::NoFile => format!(
             "and none was given: {elsewhere}, and there is no password file to read (HOME is not set): set \
-             PGPASSWORD, or name a password file with PGPASSFILE holding the line {line}"
+             {variable}, or name a password file with PGPASSFILE holding the line {line}"
         ),
     }
 }
@@ -397,6 +401,7 @@ mod tests {
             dbname: Some("shop"),
             os_user: false,
             sslmode: SslMode::Prefer,
+            password_variable: "PGPASSWORD",
         }
     }
 
@@ -416,7 +421,7 @@ mod tests {
             path: "/h/.pgpass".into(),
             line: 3,
         };
-        let from_env = PasswordSource::Environment;
+        let from_env = PasswordSource::Environment("PGPASSWORD".to_owned());
         let from_url = PasswordSource::ConnectionString("PGMCP_PG_CONNSTRING");
         let refused_conn = io::Error::new(io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
         let wrong_db = PasswordSearch::NoLine {
@@ -737,6 +742,7 @@ mod tests {
             dbname: None,
             os_user: false,
             sslmode: SslMode::Prefer,
+            password_variable: "PGPASSWORD",
         };
         assert_eq!(attempt(&six).target(), "[::1]:5433");
         assert_eq!(attempt(&socket).target(), "/tmp/.s.PGSQL.5433");

@@ -158,6 +158,7 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
         dbname: params.dbname.as_deref(),
         os_user: params.os_user,
         sslmode: params.sslmode,
+        password_variable: &params.password_variable,
     };
     let text = match e {
         WireError::Connect { source, .. } => diagnosis::explain(&attempt, &Failure::Socket(&source)),

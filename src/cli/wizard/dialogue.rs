@@ -26,7 +26,7 @@ pub(super) struct Wizard<'a> {
 }
 
 impl Wizard<'_> {
-    fn ask(&mut self, prompt: &str) -> Result<String, WizardError> {
+    pub(super) fn ask(&mut self, prompt: &str) -> Result<String, WizardError> {
         write!(self.out, "{prompt}")?;
         self.out.flush()?;
         let mut line = String::new();

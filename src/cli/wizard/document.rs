@@ -41,14 +41,15 @@ pub(super) fn set(doc: &mut Value, path: &str, value: Option<Value>) {
     let Some(root) = doc.as_object_mut() else {
         return;
     };
-    // Paths have at most two levels: `section.key` or a top-level list.
+    // `section.key`, a top-level list, or a `databases` entry's field
+    // (`databases.NAME.section.key`).
     match path.split_once('.') {
         None => put(root, path, value),
-        Some((section, key)) => {
+        Some((section, rest)) => {
             let entry = root.entry(section.to_owned()).or_insert_with(|| json!({}));
-            if let Some(map) = entry.as_object_mut() {
-                put(map, key, value);
-                if map.is_empty() {
+            if entry.is_object() {
+                set(entry, rest, value);
+                if entry.as_object().is_some_and(Map::is_empty) {
                     root.shift_remove(section);
                 }
             }
@@ -69,5 +70,9 @@ mod tests {
         assert_eq!(doc, json!({}));
         set(&mut doc, "error_prompts", Some(json!([])));
         assert_eq!(get(&doc, "error_prompts"), Some(&json!([])));
+        set(&mut doc, "databases.shop.query.max_rows", Some(json!(5)));
+        assert_eq!(get(&doc, "databases.shop.query.max_rows"), Some(&json!(5)));
+        set(&mut doc, "databases.shop.query.max_rows", None);
+        assert_eq!(get(&doc, "databases"), None, "emptied sections go, to the top");
     }
 }

@@ -48,7 +48,7 @@ mod document;
 mod private_file;
 mod questions;
 
-pub use questions::{ADVANCED, ADVANCED_QUESTION, FIRST, Question};
+pub use questions::{ADVANCED, ADVANCED_QUESTION, FIRST, Field, Question};
 
 use std::fs;
 use std::io::{self, BufRead, Write};
@@ -81,22 +81,7 @@ pub enum WizardError {
 /// reading answers from `input` and writing prompts to `out`. `flag` is the
 /// `--config` value the person typed, which the closing hint repeats.
 pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), WizardError> {
-    let unreadable = |message: String| {
-        WizardError::Unreadable(ConfigError {
-            file: Some(path.to_owned()),
-            field: None,
-            message,
-        })
-    };
-    let mut doc = match fs::read_to_string(path) {
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(doc) if doc.is_object() => doc,
-            Ok(_) => return Err(unreadable("is not a JSON object { ... }".to_owned())),
-            Err(e) => return Err(unreadable(crate::config::mistake::syntax(&e))),
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(WizardError::Write(path.to_owned(), e)),
-    };
+    let mut doc = read_doc(path)?;
     let mut w = Wizard {
         path,
         // What an unset field means, shown as its current value.
@@ -111,6 +96,11 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
         path.display()
     )?;
     for f in FIRST {
+        // A config with `databases` names its databases there
+        // (`pgmcp configure --add-database NAME`).
+        if f.path == "database" && w.doc.get("databases").is_some() {
+            continue;
+        }
         writeln!(w.out)?;
         w.scalar(f)?;
     }
@@ -147,6 +137,129 @@ pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut 
         }
     }
     write_private(path, &doc)?;
+    next_steps(path, flag, out)
+}
+
+/// `pgmcp configure --add-database NAME`: add the entry `NAME` to the
+/// file's `databases`, asking for its URL, what it holds and whether it is
+/// read-only. A file that names its one database at the top level
+/// (`database`, `connection`) has it moved into `databases` first, under
+/// a name asked for, so the file keeps serving what it served.
+pub fn add_database(
+    path: &Path,
+    flag: Option<&Path>,
+    name: &str,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<(), WizardError> {
+    let mut doc = read_doc(path)?;
+    let mut w = Wizard {
+        path,
+        defaults: serde_json::to_value(RawConfig::defaults()).unwrap_or_default(),
+        input: &mut *input,
+        out: &mut *out,
+        doc: &mut doc,
+    };
+    let invalid = |message: String| {
+        WizardError::Invalid(ConfigError {
+            file: Some(path.to_owned()),
+            field: Some(format!("databases.{name}")),
+            message,
+        })
+    };
+    if !crate::toolbox::is_name(name) {
+        return Err(invalid(format!(
+            "{name:?} cannot name a database: use a letter, then letters, digits, _ or -"
+        )));
+    }
+    if document::get(w.doc, &format!("databases.{name}")).is_some() {
+        return Err(invalid("the file has a database of that name already".into()));
+    }
+    let single = w.doc.get("database").is_some() || w.doc.get("connection").is_some();
+    if single && w.doc.get("databases").is_none() {
+        writeln!(
+            w.out,
+            "This file names one database at its top level; with several, each has a name.\n\
+             Name the one it has now (Enter: main):"
+        )?;
+        let current = loop {
+            let answer = w.ask("name (current: main): ")?;
+            let answer = match answer.trim() {
+                "" => "main".to_owned(),
+                given => given.to_owned(),
+            };
+            match crate::toolbox::is_name(&answer) && answer != name {
+                true => break answer,
+                false => writeln!(w.out, "  use a letter, then letters, digits, _ or -, and not {name:?}")?,
+            }
+        };
+        for key in ["database", "connection"] {
+            let moved = w.doc.as_object_mut().and_then(|root| root.shift_remove(key));
+            let to = match key {
+                "database" => "url",
+                other => other,
+            };
+            if let Some(value) = moved {
+                document::set(w.doc, &format!("databases.{current}.{to}"), Some(value));
+            }
+        }
+        writeln!(w.out, "  moved to databases.{current}")?;
+    }
+    let questions = [
+        Field {
+            path: format!("databases.{name}.url").into(),
+            kind: questions::Kind::Database,
+            about: "Which database? A PostgreSQL URL (no password: it goes in ~/.pgpass or in\n\
+                    the variable this database reads it from), or the path to an SQLite or DuckDB file."
+                .into(),
+        },
+        Field {
+            path: format!("databases.{name}.description").into(),
+            kind: questions::Kind::Text,
+            about: "What does it hold? The agent reads this to choose a database.".into(),
+        },
+        Field {
+            path: format!("databases.{name}.read_only").into(),
+            kind: questions::Kind::Bool,
+            about: "Read-only? Answer no to allow writes on this database alone.".into(),
+        },
+    ];
+    for f in &questions {
+        writeln!(w.out)?;
+        w.scalar(f)?;
+    }
+    validate(w.doc, Some(path)).map_err(WizardError::Invalid)?;
+    write_private(path, &doc)?;
+    writeln!(
+        out,
+        "  its password, if it needs one: {} or the password file",
+        crate::config::password_variable(name)
+    )?;
+    next_steps(path, flag, out)
+}
+
+/// The file as it is, or `{}` when there is none yet.
+fn read_doc(path: &Path) -> Result<Value, WizardError> {
+    let unreadable = |message: String| {
+        WizardError::Unreadable(ConfigError {
+            file: Some(path.to_owned()),
+            field: None,
+            message,
+        })
+    };
+    match fs::read_to_string(path) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(doc) if doc.is_object() => Ok(doc),
+            Ok(_) => Err(unreadable("is not a JSON object { ... }".to_owned())),
+            Err(e) => Err(unreadable(crate::config::mistake::syntax(&e))),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(json!({})),
+        Err(e) => Err(WizardError::Write(path.to_owned(), e)),
+    }
+}
+
+/// Say where the file went and what to run next.
+fn next_steps(path: &Path, flag: Option<&Path>, out: &mut dyn Write) -> Result<(), WizardError> {
     // The file is read again only where it was found: the same --config,
     // or the default location, which needs no flag.
     let config = match flag {

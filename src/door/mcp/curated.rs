@@ -61,8 +61,8 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
     for curated in service.tools() {
         let tool = &curated.tool;
         let mut hints = ToolAnnotations::new();
-        hints.read_only_hint = Some(curated.reads_only);
-        hints.destructive_hint = Some(!curated.reads_only);
+        hints.read_only_hint = Some(curated.read_only);
+        hints.destructive_hint = Some(!curated.read_only);
         hints.open_world_hint = Some(false);
         let mut attr = Tool::new(
             tool.name.clone(),
@@ -126,7 +126,12 @@ fn described(database: &crate::service::Database) -> String {
         false => "may write",
     };
     match &database.description {
-        Some(description) => format!("{} ({engine}, {mode}): {description}", database.name),
+        // Joined with "; " and ended with ".": its own full stop would double it.
+        Some(description) => format!(
+            "{} ({engine}, {mode}): {}",
+            database.name,
+            description.trim_end().trim_end_matches('.')
+        ),
         None => format!("{} ({engine}, {mode})", database.name),
     }
 }

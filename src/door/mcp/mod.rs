@@ -434,6 +434,9 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        if !self.catalog_served() {
+            return Ok(ListResourcesResult::with_all_items(Vec::new()));
+        }
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         resources::list(&self.engine, cursor, context.ct)
             .await
@@ -445,7 +448,10 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(resources::templates())
+        match self.catalog_served() {
+            true => Ok(resources::templates()),
+            false => Ok(ListResourceTemplatesResult::with_all_items(Vec::new())),
+        }
     }
 
     async fn read_resource(
@@ -453,6 +459,12 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if !self.catalog_served() {
+            return Err(McpError::resource_not_found(
+                format!("{} is not a resource of this server", request.uri),
+                Some(serde_json::json!({"uri": request.uri})),
+            ));
+        }
         resources::read(&self.engine, &request.uri, context.ct)
             .await
             .map(ReadResourceResponse::from)
@@ -471,7 +483,10 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(prompts::list())
+        match self.prompts_served() {
+            true => Ok(prompts::list()),
+            false => Ok(ListPromptsResult::with_all_items(Vec::new())),
+        }
     }
 
     async fn get_prompt(
@@ -479,6 +494,12 @@ impl ServerHandler for Server {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        if !self.prompts_served() {
+            return Err(McpError::invalid_params(
+                format!("no prompt named {:?}: this server offers none", request.name),
+                None,
+            ));
+        }
         prompts::get(&self.engine, &request.name, request.arguments.as_ref(), context.ct)
             .await
             .map(GetPromptResponse::from)
@@ -490,6 +511,9 @@ impl ServerHandler for Server {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        if !self.catalog_served() {
+            return Ok(CompleteResult::default());
+        }
         prompts::complete(&self.engine, &request, context.ct)
             .await
             .map_err(|e| self.prompt_error(e))
@@ -497,6 +521,20 @@ impl ServerHandler for Server {
 }
 
 impl Server {
+    /// The tables as resources (and completions of their names): the same
+    /// catalog answers as `list_tables` and `describe_table`, so only while
+    /// both are served; a deployment that switches them off shows no schema.
+    fn catalog_served(&self) -> bool {
+        let enabled = self.service.enabled();
+        enabled.list_tables && enabled.describe_table
+    }
+
+    /// The prompts: they send the model to `list_tables`, `describe_table`
+    /// and `query`, so only while all three are served.
+    fn prompts_served(&self) -> bool {
+        self.catalog_served() && self.service.enabled().query
+    }
+
     /// A resource call's failure as a JSON-RPC error: an unknown URI or a
     /// table the role cannot read is "resource not found"; a bad cursor is
     /// invalid params; anything else, the engine's error. Engine errors

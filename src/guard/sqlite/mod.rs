@@ -198,7 +198,7 @@ fn writes(outline: &Outline, action: &AuthAction<'_>) -> bool {
     }
 }
 
-fn function(judge: &Judge, name: &str) -> Result<(), Violation> {
+pub(super) fn function(judge: &Judge, name: &str) -> Result<(), Violation> {
     let name = name.to_ascii_lowercase();
     // No switch allows it: the connection never enables extension loading.
     if name == "load_extension" {

@@ -13,6 +13,9 @@ use super::section::ConnectionConfig;
 use super::settings::{ConnectParams, Host, PasswordSource, RootCert, SessionAttrs, SslMode};
 use super::{ParamsError, err};
 
+/// libpq's password variable.
+pub const PASSWORD_VARIABLE: &str = "PGPASSWORD";
+
 /// Resolve the connection from a connection string (if any), the config file's
 /// `connection` section and the environment, `env` being a lookup such as
 /// `|k| std::env::var(k).ok()`.
@@ -62,7 +65,7 @@ pub fn resolve_from(
         host: env("PGHOST"),
         port: env("PGPORT"),
         user: env("PGUSER"),
-        password: env("PGPASSWORD"),
+        password: env(PASSWORD_VARIABLE),
         dbname: env("PGDATABASE"),
         application_name: env("PGAPPNAME"),
         connect_timeout: env("PGCONNECT_TIMEOUT"),
@@ -184,7 +187,7 @@ pub fn resolve_from(
     let password = p.password.filter(|p| !p.is_empty());
     let password_from = password
         .as_ref()
-        .map(|_| password_from_source.unwrap_or(PasswordSource::Environment));
+        .map(|_| password_from_source.unwrap_or(PasswordSource::Environment(PASSWORD_VARIABLE.to_owned())));
     Ok(ConnectParams {
         host,
         port,
@@ -210,6 +213,7 @@ pub fn resolve_from(
             .map(PathBuf::from)
             .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key"))),
         passfile: given(p.passfile).map(PathBuf::from).or(default_passfile),
+        password_variable: PASSWORD_VARIABLE.to_owned(),
     })
 }
 

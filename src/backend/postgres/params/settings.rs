@@ -144,7 +144,9 @@ pub enum PasswordSource {
     /// The connection string, named by the setting it came from
     /// (`PGMCP_PG_CONNSTRING`, `--database`, ...).
     ConnectionString(&'static str),
-    Environment,
+    /// An environment variable, by name: `PGPASSWORD`, or a named
+    /// database's own (`PGMCP_DB_<NAME>_PASSWORD`).
+    Environment(String),
     /// The password file, and the line (from 1) that matched.
     Passfile {
         path: PathBuf,
@@ -157,7 +159,7 @@ impl fmt::Display for PasswordSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PasswordSource::ConnectionString(setting) => write!(f, "{setting}"),
-            PasswordSource::Environment => write!(f, "PGPASSWORD"),
+            PasswordSource::Environment(variable) => write!(f, "{variable}"),
             PasswordSource::Passfile { path, .. } => write!(f, "the password file {}", path.display()),
             PasswordSource::Prompt => write!(f, "the password typed at the prompt"),
         }
@@ -197,6 +199,9 @@ pub struct ConnectParams {
     pub passfile: Option<PathBuf>,
     /// Where `password` came from; `None` when there is none.
     pub password_from: Option<PasswordSource>,
+    /// The variable a password is read from, for messages that say where
+    /// to give one: `PGPASSWORD`, or a named database's own.
+    pub password_variable: String,
 }
 
 impl fmt::Debug for ConnectParams {
@@ -219,6 +224,7 @@ impl fmt::Debug for ConnectParams {
             .field("sslkey", &self.sslkey)
             .field("passfile", &self.passfile)
             .field("password_from", &self.password_from)
+            .field("password_variable", &self.password_variable)
             .finish()
     }
 }

@@ -384,7 +384,10 @@ fn password_source_is_remembered() {
         ConnectionConfig::default(),
         &[("PGPASSWORD", "x")],
     );
-    assert_eq!(p.password_from, Some(PasswordSource::Environment));
+    assert_eq!(
+        p.password_from,
+        Some(PasswordSource::Environment("PGPASSWORD".to_owned()))
+    );
     let p = check(Some("postgres://u@h/db"), ConnectionConfig::default(), &[]);
     assert_eq!((p.password, p.password_from), (None, None));
 }

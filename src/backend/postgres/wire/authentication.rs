@@ -22,7 +22,12 @@ impl Connection {
     /// now, as libpq does, so edits apply to new connections).
     fn password(&mut self, params: &ConnectParams, asked: &'static str) -> Result<String, WireError> {
         if let Some(password) = &params.password {
-            self.password_from = Some(params.password_from.clone().unwrap_or(PasswordSource::Environment));
+            self.password_from = Some(
+                params
+                    .password_from
+                    .clone()
+                    .unwrap_or_else(|| PasswordSource::Environment(params.password_variable.clone())),
+            );
             return Ok(password.clone());
         }
         let missing = |search| WireError::PasswordRequired { asked, search };

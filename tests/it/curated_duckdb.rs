@@ -1,0 +1,316 @@
+//! Curated tools and several databases with DuckDB: a read-only analytics
+//! file beside a writable SQLite one, and the README's worked example run
+//! as written (`fixtures/curated`), every effect read back from the files.
+
+use std::path::Path;
+use std::process::Output;
+
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+use crate::support::files::duckdb::{make_db as make_duckdb, url as duckdb_url};
+use crate::support::files::sqlite::{make_db, scalar, url as sqlite_url};
+use crate::support::pgmcp;
+use crate::support::served::write_config;
+use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
+
+/// One row of the analytics file a day, through 2024.
+const DAILY: &str = "CREATE TABLE daily_revenue AS SELECT DATE '2024-01-01' + CAST(i AS INTEGER) AS day, \
+                     1000 + (i * 37) % 500 * 100 AS revenue_cents FROM range(366) t(i)";
+
+/// What [`DAILY`] stores for the day `i` days after 2024-01-01.
+fn revenue(i: i64) -> i64 {
+    1000 + (i * 37) % 500 * 100
+}
+
+/// DuckDB's date and array parameters, bound through a curated tool on a
+/// read-only DuckDB file beside a writable SQLite one; a write on the
+/// DuckDB file is refused, on the SQLite file it lands.
+#[test]
+fn a_read_only_duckdb_beside_a_writable_sqlite_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (warehouse, shop) = (dir.path().join("w.duckdb"), dir.path().join("shop.db"));
+    make_duckdb(&warehouse, DAILY);
+    make_db(&shop, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);");
+    let config = write_config(
+        dir.path(),
+        json!({
+            "databases": {
+                "shop": {"url": sqlite_url(&shop), "read_only": false},
+                "warehouse": {"url": duckdb_url(&warehouse), "read_only": true, "description": "Revenue by day."},
+            },
+            "tools": [
+                {"name": "days", "description": "Revenue on the given days.", "database": "warehouse",
+                 "statement": "SELECT day, revenue_cents FROM daily_revenue WHERE list_contains(CAST(? AS DATE[]), day) AND day >= CAST(? AS DATE) ORDER BY day",
+                 "parameters": [
+                     {"name": "days", "type": "array", "items": "date", "description": "days"},
+                     {"name": "from", "type": "date", "description": "first day", "default": "2024-01-01"}
+                 ]},
+                {"name": "names", "description": "Names among the given ones.", "database": "warehouse",
+                 "statement": "SELECT unnest(CAST(? AS VARCHAR[])) AS name",
+                 "parameters": [{"name": "names", "type": "array", "items": "string", "description": "names"}]}
+            ],
+        }),
+    );
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[]);
+    mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    let days = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "days")
+        .unwrap();
+    assert_eq!(days["annotations"]["readOnlyHint"], json!(true));
+    let got = mcp.call_tool("days", json!({"days": ["2024-01-02", "2024-03-01", "2023-12-31"]}));
+    assert!(!is_error(&got), "{got}");
+    assert_eq!(
+        tool_json(&got)["rows"],
+        json!([{"day": "2024-01-02", "revenue_cents": revenue(1)}, {"day": "2024-03-01", "revenue_cents": revenue(60)}])
+    );
+    // Quotes, commas and brackets inside a string stay one string.
+    let tricky = ["a'b", "c, d", "[e]", "f\"g", "NULL"];
+    let got = mcp.call_tool("names", json!({"names": tricky}));
+    let names: Vec<Value> = tool_json(&got)["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].clone())
+        .collect();
+    assert_eq!(names, tricky.iter().map(|n| json!(n)).collect::<Vec<_>>(), "{got}");
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": "DELETE FROM daily_revenue WHERE day < DATE '2024-02-01'", "database": "warehouse"}),
+    );
+    assert!(is_error(&got) && tool_text(&got).contains("read-only"), "{got}");
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": "INSERT INTO notes (body) VALUES (?)", "params": ["kept"], "database": "shop"}),
+    );
+    assert!(!is_error(&got), "{got}");
+    assert_eq!(scalar(&shop, "SELECT count(*) FROM notes"), 1);
+    mcp.close_stdin();
+    mcp.wait_exit(std::time::Duration::from_secs(10));
+    let conn = duckdb::Connection::open(&warehouse).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM daily_revenue", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 366, "the warehouse is whole");
+
+    // A tool that writes on the read-only DuckDB file stops the config.
+    let bad = write_config(
+        dir.path(),
+        json!({
+            "databases": {"warehouse": {"url": duckdb_url(&warehouse)}},
+            "tools": [{"name": "trim", "description": "d", "statement": "DELETE FROM daily_revenue WHERE day < ?",
+                       "parameters": [{"name": "before", "type": "date", "description": "d"}]}],
+        }),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path()).args(["check", "--config", &bad]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && text.contains("tools[0].statement") && text.contains("tool trim"),
+        "{text}"
+    );
+}
+
+/// A tool marked read-only on a writable DuckDB file is refused when the
+/// config loads: DuckDB opens a file once per process, and a second,
+/// read-only instance beside the writable one reads stale data (a row the
+/// first deleted still shows), so there is no read-only session to give
+/// it. Without the mark, the tool runs on the writable file and its
+/// statement is judged at every call.
+#[test]
+fn a_read_only_tool_on_a_writable_duckdb_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("w.duckdb");
+    make_duckdb(&warehouse, DAILY);
+    let tool = |read_only: Option<bool>| {
+        let mut tool = json!({"name": "total", "description": "Revenue in all.",
+                              "statement": "SELECT sum(revenue_cents)::BIGINT AS total FROM daily_revenue"});
+        if let Some(read_only) = read_only {
+            tool["read_only"] = json!(read_only);
+        }
+        tool
+    };
+    let marked = write_config(
+        dir.path(),
+        json!({"server": {"read_only": false}, "tools": [tool(Some(true))]}),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let out = pgmcp(home.path())
+        .args(["check", "--config", &marked, "--database", &duckdb_url(&warehouse)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && text.contains("tools[0].read_only") && text.contains("writable DuckDB file"),
+        "{text}"
+    );
+
+    let plain = write_config(
+        dir.path(),
+        json!({"server": {"read_only": false}, "tools": [tool(None)]}),
+    );
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", &plain, "--database", &duckdb_url(&warehouse)],
+        &[],
+    );
+    mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    let total = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "total")
+        .unwrap();
+    assert_eq!(
+        total["annotations"]["readOnlyHint"],
+        json!(true),
+        "the guard found it only reads: {total}"
+    );
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": "DELETE FROM daily_revenue WHERE day >= DATE '2024-07-01'"}),
+    );
+    assert!(!is_error(&got), "{got}");
+    let got = mcp.call_tool("total", json!({}));
+    let half: i64 = (0..182).map(revenue).sum();
+    assert_eq!(tool_json(&got)["rows"], json!([{"total": half}]), "{got}");
+}
+
+/// `pgmcp` in `dir` with `args` and `envs`; what it did.
+fn run_in(dir: &Path, home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pgmcp"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .current_dir(dir)
+        .args(args);
+    cmd.envs(envs.iter().copied());
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "pgmcp {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The README's worked example, command for command, in a copy of
+/// `fixtures/curated`; then a session that uses every tool it lists.
+#[test]
+fn the_readme_example_runs_as_written() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    // pgmcp never creates a DuckDB file: the README builds it with
+    // DuckDB's own command-line tool, run here as the same SQL through the
+    // same engine (the duckdb crate).
+    let create = format!("duckdb analytics.duckdb \"{DAILY}\"");
+    for line in [
+        "cp -r fixtures/curated /tmp/shop && cd /tmp/shop",
+        "pgmcp demo",
+        &create,
+        "pgmcp check --config config.json",
+        "pgmcp serve --config config.json",
+    ] {
+        assert!(
+            readme.lines().any(|l| l.trim() == line),
+            "the README's example runs {line:?}"
+        );
+    }
+    let fixture = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/curated"));
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixture).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    let dir = dir.path();
+    run_in(dir, home.path(), &["demo"], &[]);
+    make_duckdb(&dir.join("analytics.duckdb"), DAILY);
+    let out = run_in(dir, home.path(), &["check", "--config", "config.json"], &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("== database orders ==") && text.contains("== database analytics =="),
+        "{text}"
+    );
+
+    let config = dir.join("config.json");
+    let mut mcp = McpProcess::spawn(&["serve", "--config", config.to_str().unwrap()], &[]);
+    mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    assert_eq!(
+        tool_names(&list["result"]),
+        [
+            "describe_table",
+            "list_tables",
+            "mark_shipped",
+            "orders_in_status",
+            "orders_of_customer",
+            "revenue_between"
+        ]
+    );
+    let shop = dir.join("pgmcp-demo.db");
+    let db = Connection::open(&shop).unwrap();
+    let email: String = db
+        .query_row("SELECT email FROM customers WHERE id = 2", [], |r| r.get(0))
+        .unwrap();
+    let got = mcp.call_tool("orders_of_customer", json!({"email": email, "since": "2024-03-01"}));
+    let expected: Vec<i64> = db
+        .prepare("SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.email = ?1 AND o.ordered_at >= '2024-03-01' AND EXISTS (SELECT 1 FROM order_items i WHERE i.order_id = o.id) ORDER BY o.ordered_at DESC")
+        .unwrap()
+        .query_map([&email], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let ids: Vec<i64> = tool_json(&got)["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert!(!ids.is_empty());
+    assert_eq!(ids, expected, "{got}");
+    let got = mcp.call_tool("orders_in_status", json!({"statuses": ["cancelled", "pending"]}));
+    let listed = tool_json(&got)["rows"].as_array().unwrap().len() as i64;
+    let counted: i64 = db
+        .query_row(
+            "SELECT count(*) FROM orders WHERE status IN ('cancelled', 'pending')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(listed, counted.min(500));
+    let paid: i64 = db
+        .query_row("SELECT min(id) FROM orders WHERE status = 'paid'", [], |r| r.get(0))
+        .unwrap();
+    let got = mcp.call_tool("mark_shipped", json!({"order_id": paid}));
+    assert_eq!(tool_json(&got)["rows_affected"], json!(1), "{got}");
+    let status: String = db
+        .query_row("SELECT status FROM orders WHERE id = ?1", [paid], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "shipped");
+    let got = mcp.call_tool("revenue_between", json!({"from": "2024-02-28", "to": "2024-03-01"}));
+    assert_eq!(
+        tool_json(&got)["rows"],
+        json!([
+            {"day": "2024-02-28", "revenue_cents": revenue(58)},
+            {"day": "2024-02-29", "revenue_cents": revenue(59)},
+            {"day": "2024-03-01", "revenue_cents": revenue(60)}
+        ]),
+        "{got}"
+    );
+    // Raw SQL is switched off: no tool answers to `query`.
+    let refused = mcp.request(
+        "tools/call",
+        json!({"name": "query", "arguments": {"sql": "DELETE FROM orders WHERE 1 = 1"}}),
+    );
+    assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+    let left: i64 = db.query_row("SELECT count(*) FROM orders", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 200);
+}
