@@ -19,6 +19,7 @@ mod connect;
 mod connstring_secrets;
 mod connstrings;
 mod curated;
+mod curated_attacks;
 #[cfg(feature = "duckdb")]
 mod curated_duckdb;
 mod demo;
