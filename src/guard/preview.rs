@@ -52,15 +52,15 @@ pub fn preview(policy: &Policy, mode: Mode, dialect: Dialect, sql: &str) -> Resu
                 .calls
                 .iter()
                 .try_for_each(|name| super::sqlite::function(&judge, name))?;
-            let reads = reads(&outline);
+            // A pragma that only reports reads; what any other does is
+            // SQLite's to say at the call, and until then it may write.
+            let pragma = outline.calls.first().map(String::as_str).or(outline.object());
+            let reads =
+                reads(&outline) || (outline.verb == "PRAGMA" && pragma.is_some_and(super::sqlite::only_reports));
             if matches!(outline.verb.as_str(), "ATTACH" | "DETACH") {
                 judge.decide(super::Finding::attach())?;
             }
-            // What a PRAGMA does is SQLite's to report, from its own table
-            // of them, at the call: never refused here.
-            if outline.verb != "PRAGMA" {
-                super::sqlite::statement(&judge, &outline, reads)?;
-            }
+            super::sqlite::statement(&judge, &outline, reads)?;
             Ok(Preview {
                 writes: !reads,
                 placeholders: None,
@@ -159,8 +159,10 @@ mod tests {
                 Err(Rule::BlockedFunction),
             ),
             (Sqlite, Mode::ReadOnly, "EXPLAIN QUERY PLAN SELECT 1", Ok(false)),
-            // A PRAGMA is SQLite's to judge, at the call.
-            (Sqlite, Mode::ReadOnly, "PRAGMA table_info(t)", Ok(true)),
+            // A pragma that only reports reads; any other may write.
+            (Sqlite, Mode::ReadOnly, "PRAGMA table_info(t)", Ok(false)),
+            (Sqlite, Mode::ReadOnly, "PRAGMA query_only = 0", Err(Rule::ReadOnly)),
+            (Sqlite, Mode::ReadWrite, "PRAGMA cache_size = 10", Ok(true)),
             (Sqlite, Mode::ReadWrite, "ATTACH ?1 AS other", Err(Rule::Attach)),
             (Sqlite, Mode::ReadWrite, "VACUUM INTO ?1", Err(Rule::VacuumInto)),
             (Sqlite, Mode::ReadWrite, "VACUUM", Err(Rule::Maintenance)),

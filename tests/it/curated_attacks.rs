@@ -5,8 +5,9 @@
 //! real SQLite files, and reads the database back (psql, rusqlite)
 //! afterwards: the call must have been refused or harmless.
 //!
-//! A case that got through keeps asserting the safe behaviour (so it fails
-//! until the hole is closed) and says so in a `// FOUND:` comment.
+//! A case that got through when it was written says so in a `// FOUND:`
+//! comment, with what closed it (`Closed:`); it asserts the safe behaviour,
+//! so it fails again if the hole reopens.
 
 use std::path::Path;
 
@@ -468,6 +469,7 @@ fn pg_dates_and_timestamps_are_checked() {
         // an offset: it checks the offset's first byte is one of Z, z, +, -
         // and its shape, not that a Z stands alone). PostgreSQL then reads
         // it as 2024-01-31T22:04:00Z, a time nobody wrote.
+        // Closed: an offset starts with + or -.
         if !(refused(&got) && said(&got).contains("argument t")) {
             holes.push(format!("{given:?}: {got}"));
         }
@@ -518,6 +520,8 @@ fn pg_enum_admits_only_its_values() {
     // FOUND: the same for a number: 0.1000000000000000000001 is 0.1 as an
     // f64, but it is bound as written (arbitrary_precision), and matches
     // the other row in the numeric column.
+    // Closed: enum values are compared digit for digit, and the
+    // administrator's value is the one bound.
     for (tool_name, arguments) in [
         ("my_secret", r#"{"id": 9007199254740992}"#),
         ("my_secret", r#"{"id": 9007199254740994}"#),
@@ -644,9 +648,13 @@ fn pg_tool_on_a_read_only_database() {
 }
 
 /// The annotations a client may trust to run a tool without asking: a
-/// tool on a writable database whose statement writes through a function
-/// (one of the database's own, or a built-in that changes state) must not
-/// be announced as read-only, in tools/list or in `check`.
+/// tool announced as read-only never writes. The early look has no catalog,
+/// so a statement that writes only through a function (one of the
+/// database's own, or a built-in that changes state) looks like a read:
+/// left unmarked on a writable database, it runs on read-only sessions,
+/// where every call is refused and nothing changes. Marked
+/// `read_only: false`, it writes, and is announced as writing, in
+/// tools/list and in `check`.
 #[test]
 fn pg_annotations_of_tools_whose_functions_write() {
     let server = pg::server();
@@ -654,28 +662,33 @@ fn pg_annotations_of_tools_whose_functions_write() {
     db.psql(COUNTER);
     db.psql("CREATE SEQUENCE ids;");
     let dir = tempfile::tempdir().unwrap();
-    let tools = json!([
-        tool("report", "SELECT bump() AS n", json!([])),
-        tool("next_id", "SELECT nextval('ids') AS n", json!([])),
-        tool(
-            "reset_ids",
-            "SELECT setval('ids', $1) AS n",
-            json!([param("to", "integer")])
-        ),
-        // The control: a tool that does write plainly is announced so.
-        tool(
-            "rename",
-            "UPDATE t SET name = $2 WHERE id = $1",
-            json!([param("id", "integer"), param("name", "string")])
-        ),
-    ]);
-    let config = write_config(
-        dir.path(),
-        json!({"server": {"read_only": false}, "tools": tools.clone()}),
-    );
-    let mut mcp = serve(&config, &[("PGMCP_PG_CONNSTRING", &db.url)]);
-    let list = mcp.request("tools/list", json!({}));
-    let annotations = |name: &str| {
+    let mark = |mut tool: Value, read_only: Option<bool>| {
+        if let Some(read_only) = read_only {
+            tool["read_only"] = json!(read_only);
+        }
+        tool
+    };
+    let tools = |read_only: Option<bool>| {
+        json!([
+            mark(tool("report", "SELECT bump() AS n", json!([])), read_only),
+            mark(tool("next_id", "SELECT nextval('ids') AS n", json!([])), read_only),
+            mark(
+                tool(
+                    "reset_ids",
+                    "SELECT setval('ids', $1) AS n",
+                    json!([param("to", "integer")])
+                ),
+                read_only
+            ),
+            // The control: a tool that does write plainly is announced so.
+            tool(
+                "rename",
+                "UPDATE t SET name = $2 WHERE id = $1",
+                json!([param("id", "integer"), param("name", "string")])
+            ),
+        ])
+    };
+    let annotations = |list: &Value, name: &str| {
         list["result"]["tools"]
             .as_array()
             .unwrap()
@@ -684,52 +697,65 @@ fn pg_annotations_of_tools_whose_functions_write() {
             .map(|t| t["annotations"].clone())
             .unwrap()
     };
-    // Every one of them writes.
+    let state = || db.psql("SELECT (SELECT n FROM counter) || '/' || (SELECT last_value FROM ids)");
+
+    // Unmarked: announced as reading, and held to it.
+    let config = write_config(
+        dir.path(),
+        json!({"server": {"read_only": false}, "tools": tools(None)}),
+    );
+    let mut mcp = serve(&config, &[("PGMCP_PG_CONNSTRING", &db.url)]);
+    let list = mcp.request("tools/list", json!({}));
+    let before = state();
+    for (name, args) in [
+        ("report", json!({})),
+        ("next_id", json!({})),
+        ("reset_ids", json!({"to": 100})),
+    ] {
+        assert_eq!(annotations(&list, name)["readOnlyHint"], json!(true), "{name}");
+        let got = call(&mut mcp, name, args);
+        assert!(refused(&got) && said(&got).contains("read-only"), "{name}: {got}");
+    }
+    assert_eq!(state(), before, "a tool announced as reading wrote");
+    assert_eq!(
+        annotations(&list, "rename")["readOnlyHint"],
+        json!(false),
+        "the control"
+    );
+
+    // Marked as writing: they write, and say so, in tools/list and `check`.
+    let config = write_config(
+        dir.path(),
+        json!({"server": {"read_only": false}, "tools": tools(Some(false))}),
+    );
+    let mut mcp = serve(&config, &[("PGMCP_PG_CONNSTRING", &db.url)]);
+    let list = mcp.request("tools/list", json!({}));
     let got = call(&mut mcp, "report", json!({}));
-    assert_eq!(answer(&got)["rows"], json!([{"n": 1}]));
-    assert_eq!(db.psql("SELECT n FROM counter"), "1", "report wrote");
-    let got = call(&mut mcp, "next_id", json!({}));
     assert_eq!(answer(&got)["rows"], json!([{"n": 1}]));
     let got = call(&mut mcp, "reset_ids", json!({"to": 100}));
     assert!(!refused(&got), "{got}");
-    assert_eq!(db.psql("SELECT last_value FROM ids"), "100", "reset_ids wrote");
-    assert_eq!(annotations("rename")["readOnlyHint"], json!(false), "the control");
-
-    // `check` lists curated tools with `databases`: the same tools there.
+    assert_eq!(state(), "1/100");
     let named = write_config(
         dir.path(),
         json!({
             "databases": {"main": {"url": bare_url(server, &db.name), "read_only": false}},
-            "tools": tools,
+            "tools": tools(Some(false)),
         }),
     );
     let (_, text) = check(&named, &[("PGMCP_DB_MAIN_PASSWORD", server.admin_password())]);
-    // FOUND: the early look judges PostgreSQL without the catalog
-    // (Routines::unread: "every rule but whether a function only reads"),
-    // so a statement that writes only through a function counts as
-    // reading: `Curated::reads_only` is true and the tool is listed with
-    // readOnlyHint true and destructiveHint false, and `check` prints
-    // "reads only", though every call writes. A client that runs
-    // read-only tools without asking runs these.
-    let mut holes = Vec::new();
-    for name in ["report", "next_id", "reset_ids"] {
-        let a = annotations(name);
-        if a["readOnlyHint"] != json!(false) || a["destructiveHint"] != json!(true) {
-            holes.push(format!("{name}: tools/list annotations {a}"));
-        }
-        if let Some(line) = text
+    for name in ["report", "next_id", "reset_ids", "rename"] {
+        let a = annotations(&list, name);
+        assert_eq!(
+            (&a["readOnlyHint"], &a["destructiveHint"]),
+            (&json!(false), &json!(true)),
+            "{name}: {a}"
+        );
+        let line = text
             .lines()
             .find(|l| l.starts_with(&format!("{name} (")))
-            .filter(|l| l.contains("reads only"))
-        {
-            holes.push(format!("{name}: check says {}", line.trim()));
-        }
+            .unwrap_or_default();
+        assert!(line.contains("may write"), "{name}: {text}");
     }
-    assert!(
-        holes.is_empty(),
-        "tools that write, announced as reading:\n{}",
-        holes.join("\n")
-    );
 }
 
 // ---------------------------------------- 3. the database argument itself
@@ -1312,6 +1338,7 @@ fn pgmcp_read_only_beside_databases() {
         // own before, so PGMCP_READ_ONLY=true is silently dropped (neither
         // applied nor refused, unlike PGMCP_DATABASE beside `databases`)
         // and both the query and the curated tool write.
+        // Closed: the environment layer reaches every entry.
         for (name, args) in [
             ("query", json!({"sql": "DELETE FROM t WHERE id = 1"})),
             ("add", json!({"name": "z"})),
@@ -1351,7 +1378,7 @@ fn pgmcp_max_rows_beside_databases() {
     if started.is_ok() {
         let got = call(&mut mcp, "query", json!({"sql": "SELECT * FROM t"}));
         // FOUND: the same for PGMCP_MAX_ROWS: the named database keeps the
-        // file's cap (500) and answers all 3 rows.
+        // file's cap (500) and answers all 3 rows. Closed with the above.
         assert_eq!(answer(&got)["returned_rows"], json!(1), "PGMCP_MAX_ROWS=1: {got}");
     }
     assert_eq!(scalar(&file, "SELECT count(*) FROM t"), 3);
@@ -1518,6 +1545,8 @@ fn switched_off_built_ins_have_no_other_door() {
     // describe_table's JSON (every column of payroll), and completion
     // offers the table names: the schema the switched-off list_tables and
     // describe_table would show is there for the asking.
+    // Closed: resources and completions only while both are on, prompts
+    // only while all three built-ins are.
     let mut holes = Vec::new();
     for (door, got) in [
         ("resources/list", &resources),
@@ -1628,6 +1657,7 @@ fn sqlite_statements_at_load_time() {
         // VALUES, FROM, TABLE, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN as
         // reading verbs, so every PRAGMA, even one that only reads, stops
         // the config ("PRAGMA is not allowed in read-only mode").
+        // Closed: a pragma that only reports reads.
         if started.is_ok() == refused(&by_query) {
             holes.push(format!(
                 "wrongly refused at load: {sql}: query says {:.200}, the tool's config {:.300}",
@@ -1671,6 +1701,7 @@ fn sqlite_statements_at_load_time() {
         // database though the guard refuses them at every call (decidable
         // from the tokens: statement.rs judges VACUUM and ATTACH on the
         // same Outline, and load_extension is refused by name).
+        // Closed: the early look applies those statement rules.
         if started.is_ok() {
             holes.push(format!(
                 "wrongly admitted at load: {statement}: every call answers {:.200}",

@@ -19,6 +19,7 @@ use rusqlite::ffi::{SQLITE_ATTACH, SQLITE_DETACH};
 use rusqlite::hooks::AuthAction;
 
 pub use self::boundaries::statements;
+pub(in crate::guard) use self::pragma::only_reports;
 use self::pragma::pragma;
 pub use self::statement::statement;
 pub use super::outline::{Operand, Outline};

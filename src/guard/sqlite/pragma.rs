@@ -65,6 +65,13 @@ const CONNECTION_PRAGMAS: &[&str] = &[
 /// Pragmas that change the database or the connection even without a value.
 const ACTING_PRAGMAS: &[&str] = &["optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"];
 
+/// A pragma that only reports (`PRAGMA table_info(t)`): the ones the
+/// guard's early look (before any database is open) lets through in
+/// read-only mode, where the call will judge the rest as SQLite reports them.
+pub(in crate::guard) fn only_reports(name: &str) -> bool {
+    READING_PRAGMAS.contains(&name.to_ascii_lowercase().as_str())
+}
+
 pub(super) fn pragma(judge: &Judge, name: &str, value: Option<&str>) -> Result<(), Violation> {
     let name = name.to_ascii_lowercase();
     let writes = match value {
