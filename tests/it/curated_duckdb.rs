@@ -119,8 +119,8 @@ fn a_read_only_duckdb_beside_a_writable_sqlite_file() {
 /// config loads: DuckDB opens a file once per process, and a second,
 /// read-only instance beside the writable one reads stale data (a row the
 /// first deleted still shows), so there is no read-only session to give
-/// it. Without the mark, the tool runs on the writable file and its
-/// statement is judged at every call.
+/// it. Without the mark, the tool runs on the writable file, its statement
+/// judged at every call, and announced as able to write.
 #[test]
 fn a_read_only_tool_on_a_writable_duckdb_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -165,11 +165,9 @@ fn a_read_only_tool_on_a_writable_duckdb_file_is_refused() {
         .iter()
         .find(|t| t["name"] == "total")
         .unwrap();
-    assert_eq!(
-        total["annotations"]["readOnlyHint"],
-        json!(true),
-        "the guard found it only reads: {total}"
-    );
+    // Its statement only reads, but on a writable DuckDB file nothing holds
+    // it to that (no read-only session), so it promises nothing.
+    assert_eq!(total["annotations"]["readOnlyHint"], json!(false), "{total}");
     let got = mcp.call_tool(
         "query",
         json!({"sql": "DELETE FROM daily_revenue WHERE day >= DATE '2024-07-01'"}),
@@ -239,6 +237,33 @@ fn the_readme_example_runs_as_written() {
         text.contains("== database orders ==") && text.contains("== database analytics =="),
         "{text}"
     );
+    // What the README shows of it is what it prints, and the config it
+    // shows is the fixture's.
+    let section = readme
+        .split("### A worked example")
+        .nth(1)
+        .and_then(|rest| rest.split("\n### ").next())
+        .expect("the README's worked example");
+    let shown: Vec<&str> = section
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| *l != "== curated tools ==")
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    assert_eq!(shown.len(), 5, "{section}");
+    assert!(
+        shown.iter().all(|l| text.lines().any(|t| t == *l)),
+        "{shown:?} in {text}"
+    );
+    let json_block = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the config in the README");
+    let in_readme: Value = serde_json::from_str(json_block).unwrap();
+    let fixture_config: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("config.json")).unwrap()).unwrap();
+    assert_eq!(in_readme, fixture_config, "the README shows the fixture's config");
 
     let config = dir.join("config.json");
     let mut mcp = McpProcess::spawn(&["serve", "--config", config.to_str().unwrap()], &[]);
