@@ -552,3 +552,122 @@ fn configure_adds_a_database() {
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
 }
+
+/// Over HTTP too, each session lists and runs the curated tools, in both
+/// protocol eras' stateless form.
+#[test]
+fn curated_tools_over_http() {
+    use crate::support::http::{ACCEPT, JSON, db as pets, meta, rpc, send, start_with};
+    let db = pets();
+    let dir = tempfile::tempdir().unwrap();
+    let tools = json!([tool(
+        "pet",
+        "SELECT name FROM pets WHERE id = $1",
+        json!([param("id", "integer")])
+    )]);
+    let (mut mcp, port) = start_with(&db.url, dir.path(), &[], |text| {
+        let mut config: Value = serde_json::from_str(&text).unwrap();
+        config["tools"] = tools.clone();
+        config["tools_enabled"] = json!({"query": false});
+        config.to_string()
+    });
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "pet"),
+    ];
+    let call = rpc(
+        1,
+        "tools/call",
+        json!({"_meta": meta(), "name": "pet", "arguments": {"id": 1}}),
+    );
+    let reply = send(port, "POST", "/mcp", &headers, &call);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.message()["result"]["structuredContent"]["rows"],
+        json!([{"name": "rex"}]),
+        "{}",
+        reply.body
+    );
+    let list_headers = [
+        ACCEPT,
+        JSON,
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let reply = send(
+        port,
+        "POST",
+        "/mcp",
+        &list_headers,
+        &rpc(2, "tools/list", json!({"_meta": meta()})),
+    );
+    assert_eq!(
+        tool_names(&reply.message()["result"]),
+        ["describe_table", "list_tables", "pet"],
+        "{}",
+        reply.body
+    );
+    let wrong = rpc(
+        3,
+        "tools/call",
+        json!({"_meta": meta(), "name": "pet", "arguments": {"id": "1; DROP TABLE pets"}}),
+    );
+    let reply = send(port, "POST", "/mcp", &headers, &wrong);
+    let result = &reply.message()["result"];
+    assert!(
+        is_error(result) && tool_text(result).starts_with("pet: argument id: expected a whole number"),
+        "{}",
+        reply.body
+    );
+    assert_eq!(db.psql("SELECT count(*) FROM pets"), "1");
+    mcp.kill();
+}
+
+/// The official MCP Python SDK, as a desktop client: it lists the curated
+/// tools beside the databases' built-ins, calls one (checking its answer
+/// against the output schema the tool declares), and reads an argument
+/// error as a tool error.
+#[test]
+fn the_python_sdk_calls_curated_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shop, archive) = (dir.path().join("shop.db"), dir.path().join("archive.db"));
+    make_db(
+        &shop,
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
+    );
+    make_db(&archive, "CREATE TABLE old (id INTEGER);");
+    let config = write_config(
+        dir.path(),
+        json!({
+            "databases": {"shop": {"url": sqlite_url(&shop)}, "archive": {"url": sqlite_url(&archive)}},
+            "tools": [tool("name_of", "SELECT name FROM t WHERE id = ?1", json!([param("id", "integer")]))],
+        }),
+    );
+    let plan = json!([
+        {"op": "tools"},
+        {"op": "tool", "name": "name_of", "arguments": {"id": 2}},
+        {"op": "tool", "name": "name_of", "arguments": {"id": "two"}},
+        {"op": "tool", "name": "list_tables", "arguments": {"database": "archive"}},
+    ]);
+    let (steps, _) = crate::support::python_sdk::session(plan, &config, None, &[]);
+    assert_eq!(steps[0], json!(["describe_table", "list_tables", "name_of", "query"]));
+    assert_eq!(steps[1]["structured"]["rows"], json!([{"name": "b"}]), "{}", steps[1]);
+    assert_eq!(steps[2]["isError"], json!(true), "{}", steps[2]);
+    assert!(
+        steps[2]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("name_of: argument id: expected a whole number"),
+        "{}",
+        steps[2]
+    );
+    assert_eq!(
+        steps[3]["structured"]["tables"][0]["name"],
+        json!("old"),
+        "{}",
+        steps[3]
+    );
+}

@@ -107,7 +107,7 @@ pub(crate) const STATELESS: [(&str, &str); 5] = [
 ];
 
 /// The stateless protocol's request metadata.
-fn meta() -> Value {
+pub(crate) fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
