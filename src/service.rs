@@ -74,6 +74,10 @@ pub struct Curated {
     /// statement only reads. The early look cannot see what a function
     /// does, so only read-only sessions keep the promise.
     pub read_only: bool,
+    /// Why it runs read-only on a database that may write: what a refusal
+    /// at a call says instead of "server.read_only is on". `None`: it does
+    /// not, or its database is read-only.
+    reading_because: Option<&'static str>,
 }
 
 /// Why the databases could not be opened.
@@ -93,6 +97,18 @@ impl Service {
     /// and admit the curated tools. `url`: `--database`. Connects to
     /// nothing.
     pub fn open(config: Config, url: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Service, OpenError> {
+        Service::open_typed(config, url, env, None)
+    }
+
+    /// [`Service::open`], the named database `typed.0` with the password a
+    /// person typed at a prompt (`typed.1`), as `pgmcp query` and `check`
+    /// ask for one when the server wants one and none was given.
+    pub fn open_typed(
+        config: Config,
+        url: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+        typed: Option<(&str, &str)>,
+    ) -> Result<Service, OpenError> {
         let fail = |field: &str, message: String| ConfigError {
             file: config.source.clone(),
             field: Some(field.to_owned()),
@@ -130,7 +146,7 @@ impl Service {
                 databases.push(Database {
                     name: entry.name.clone(),
                     description: entry.description.clone(),
-                    engine: Arc::new(named_engine(&config, entry, false, env)?),
+                    engine: Arc::new(named_engine(&config, entry, false, env, typed)?),
                     reading: None,
                 });
             }
@@ -151,8 +167,15 @@ impl Service {
         }
         let mut tools = Vec::new();
         for (i, tool) in config.tools.iter().enumerate() {
+            // The config checked the name; a `Config` built in code may not
+            // have, and a tool never falls back to another database.
             let index = match &tool.database {
-                Some(name) => databases.iter().position(|d| &d.name == name).unwrap_or(0),
+                Some(name) => databases.iter().position(|d| &d.name == name).ok_or_else(|| {
+                    fail(
+                        &format!("tools[{i}].database"),
+                        format!("tool {}: no database is named {name:?}", tool.name),
+                    )
+                })?,
                 None => 0,
             };
             let database = &databases[index];
@@ -230,9 +253,17 @@ impl Service {
                 )
                 .into());
             }
+            let reading_because = match (read_only && !db_config.read_only, tool.read_only) {
+                (false, _) => None,
+                (true, Some(_)) => Some("the tool is marked read_only"),
+                (true, None) => Some(
+                    "the tool runs read-only because its statement looks as if it only reads; if it writes, \
+                     mark it \"read_only\": false in the config",
+                ),
+            };
             if read_only && !db_config.read_only && databases[index].reading.is_none() {
                 let reading = match named {
-                    true => named_engine(&config, &config.databases[index], true, env)?,
+                    true => named_engine(&config, &config.databases[index], true, env, typed)?,
                     false => {
                         let reading = Config {
                             read_only: true,
@@ -248,6 +279,7 @@ impl Service {
                 tool: tool.clone(),
                 database: index,
                 read_only,
+                reading_because,
             });
         }
         Ok(Service {
@@ -333,7 +365,12 @@ impl Service {
             limit: None,
             database: None,
         };
-        Some((engine, engine.query_answer(&input, cancel).await))
+        let answer = engine.query_answer(&input, cancel).await;
+        let answer = match curated.reading_because {
+            Some(because) => answer.map_err(|e| reworded(e, because)),
+            None => answer,
+        };
+        Some((engine, answer))
     }
 
     /// Stop every engine's calls in flight within `grace`, all at once.
@@ -350,6 +387,25 @@ impl Service {
         self.databases
             .iter()
             .flat_map(|d| std::iter::once(&d.engine).chain(d.reading.as_ref()))
+    }
+}
+
+/// A refusal by read-only mode of a tool that runs read-only on a database
+/// that may write: said with the tool's reason, not the server's setting.
+fn reworded(error: Error, because: &str) -> Error {
+    match error {
+        Error::Guard(mut violation) if violation.rule == guard::Rule::ReadOnly => {
+            violation.message = match violation.message.contains("(server.read_only is on)") {
+                true => violation.message.replace("server.read_only is on", because),
+                false => format!("{} ({because})", violation.message),
+            };
+            Error::Guard(violation)
+        }
+        Error::Prompted { source, prompts } => Error::Prompted {
+            source: Box::new(reworded(*source, because)),
+            prompts,
+        },
+        other => other,
     }
 }
 
@@ -376,6 +432,7 @@ fn named_engine(
     entry: &NamedDatabase,
     reading: bool,
     env: &dyn Fn(&str) -> Option<String>,
+    typed: Option<(&str, &str)>,
 ) -> Result<Engine, ConfigError> {
     let variable = password_variable(&entry.name);
     let own = |key: &str| -> Option<String> {
@@ -414,6 +471,11 @@ fn named_engine(
             *from = variable.clone();
         }
         params.password_variable = variable;
+        params.named = Some(entry.name.clone());
+        if let Some((_, password)) = typed.filter(|(name, _)| *name == entry.name) {
+            params.password = Some(password.to_owned());
+            params.password_from = Some(crate::backend::postgres::PasswordSource::Prompt);
+        }
     }
     Ok(Engine::from_choice(db_config, choice))
 }

@@ -132,20 +132,43 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
 /// are judged first, as `serve` judges them: a mistake there is the
 /// config's.
 async fn check_databases(config: Config, database: Option<String>) -> Result<ExitCode, CliError> {
-    let service = crate::service::Service::open(config, database.as_deref(), &crate::process::environment::var)?;
+    use crate::service::Service;
+    let env = crate::process::environment::var;
+    let service = Service::open(config.clone(), database.as_deref(), &env)?;
     let mut failed = false;
-    let mut stdout = std::io::stdout().lock();
     for db in service.databases() {
         let engine = &db.engine;
         let target = match &engine.config().database {
             Some(url) => crate::backend::location::redacted(url).into_owned(),
             None => "PostgreSQL from its \"connection\" section".to_owned(),
         };
-        let report = Report::gather(engine.config(), engine, target).await;
+        let mut report = Report::gather(engine.config(), engine, target.clone()).await;
         engine.close().await;
+        // Like psql and `query`: ask for a password at a terminal when the
+        // server wants one.
+        let asks = report.session.is_err()
+            && std::io::stdin().is_terminal()
+            && matches!(
+                engine
+                    .session_report(CancellationToken::new())
+                    .await
+                    .as_ref()
+                    .map_err(QueryError::kind),
+                Err(QueryError::PasswordRequired { .. })
+            );
+        if asks
+            && let Ok(password) = rpassword::prompt_password(format!("Password for database {}: ", db.name))
+            && let Ok(typed) = Service::open_typed(config.clone(), None, &env, Some((&db.name, &password)))
+            && let Ok(engine) = typed.engine(Some(&db.name))
+        {
+            report = Report::gather(engine.config(), engine, target).await;
+            engine.close().await;
+        }
+        let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "== database {} ==\n{report}", db.name);
         failed |= !report.problems().is_empty();
     }
+    let mut stdout = std::io::stdout().lock();
     for line in tool_lines(&service) {
         let _ = writeln!(stdout, "{line}");
     }

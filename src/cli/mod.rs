@@ -282,7 +282,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
             tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
             // The sandbox as the file's switches ask, or as the defaults
             // do when the file could not be read.
-            let protection = file.map_or_else(|| Config::builtin().protection, |f| f.protection);
+            let protection = file.map_or_else(|| Config::builtin().protection, |f| f.process_protection());
             return cannot_start(explain, serving, e, StartFailure::load, log, Some(&protection));
         }
     };
@@ -304,7 +304,14 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 }
                 None => None,
             };
-            return cannot_start(explain, serving, e, StartFailure::config, log, Some(&config.protection));
+            return cannot_start(
+                explain,
+                serving,
+                e,
+                StartFailure::config,
+                log,
+                Some(&config.process_protection()),
+            );
         }
     };
     // The command itself is not logged: its SQL may hold secrets.
@@ -324,7 +331,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
     // Before the runtime: its threads, the engines' and the hooks' are
     // started inside the sandbox.
-    if serving && let Err(e) = crate::process::sandbox::enter(&config.protection) {
+    if serving && let Err(e) = crate::process::sandbox::enter(&config.process_protection()) {
         tracing::error!("pgmcp {} cannot start: {e}", env!("CARGO_PKG_VERSION"));
         let failure = |e: &_, audience| StartFailure::sandbox(e, config.source.as_deref(), audience);
         // Served outside it: this server runs no SQL and opens no file a

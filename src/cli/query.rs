@@ -69,17 +69,42 @@ pub(super) async fn query_once(
 /// `query` on a config with `databases`: `--database` names one of them
 /// (the first by default).
 async fn query_named(config: Config, database: Option<String>, input: QueryInput) -> Result<ExitCode, CliError> {
-    let service = crate::service::Service::open(config, None, &crate::process::environment::var)?;
+    use crate::service::Service;
+    let env = crate::process::environment::var;
+    let mut service = Service::open(config.clone(), None, &env)?;
     let engine = match service.engine(database.as_deref()) {
-        Ok(engine) => engine,
+        Ok(engine) => engine.clone(),
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(1));
         }
     };
-    let result = engine.query(&input, CancellationToken::new()).await;
+    let name = database.unwrap_or_else(|| service.databases()[0].name.clone());
+    let mut engine = engine;
+    let mut result = engine.query(&input, CancellationToken::new()).await;
+    // Like psql: ask for a password only when the server wants one and a
+    // person is at a terminal to type it.
+    if needs_password(&result)
+        && std::io::stdin().is_terminal()
+        && let Ok(password) = rpassword::prompt_password(format!("Password for database {name}: "))
+    {
+        engine.close().await;
+        service = Service::open_typed(config, None, &env, Some((&name, &password)))?;
+        if let Ok(typed) = service.engine(Some(&name)) {
+            engine = typed.clone();
+            result = engine.query(&input, CancellationToken::new()).await;
+        }
+    }
     engine.close().await;
-    answer(engine, result, None)
+    answer(&engine, result, None)
+}
+
+/// The server asked for a password and none was given.
+fn needs_password<T>(result: &Result<T, QueryError>) -> bool {
+    matches!(
+        result.as_ref().map_err(QueryError::kind),
+        Err(QueryError::PasswordRequired { .. })
+    )
 }
 
 /// The result as JSON on stdout, or the error (fenced) on stderr and exit 1.

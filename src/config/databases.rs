@@ -243,6 +243,22 @@ mod tests {
         assert!(capped.databases.iter().all(|d| d.config.query.max_rows == 7));
     }
 
+    /// One sandbox for the process: it fences for a file switch any
+    /// database turns on; and one message limit, the largest any allows.
+    #[test]
+    fn what_the_process_takes_from_every_database() {
+        let c = load(
+            r#"{"databases": {"a": {"url": "sqlite:a.db"},
+                              "b": {"url": "sqlite:b.db", "protection": {"allow_attach": true},
+                                    "query": {"max_params_bytes": 16777216}}}}"#,
+        )
+        .unwrap();
+        assert!(!c.protection.allows(Rule::Attach) && c.process_protection().allows(Rule::Attach));
+        assert!(!c.process_protection().allows(Rule::FileFunction));
+        assert_eq!(c.longest_message(), c.databases[1].config.longest_message());
+        assert!(c.longest_message() > crate::config::longest_message(&c.query));
+    }
+
     #[test]
     fn password_variables() {
         assert_eq!(super::password_variable("orders"), "PGMCP_DB_ORDERS_PASSWORD");

@@ -248,9 +248,29 @@ pub fn longest_message(query: &QueryConfig) -> usize {
 }
 
 impl Config {
-    /// The longest message a client may send, in bytes.
+    /// The longest message a client may send, in bytes: one call at the
+    /// largest limits any of its databases accepts.
     pub fn longest_message(&self) -> usize {
-        longest_message(&self.query)
+        self.databases
+            .iter()
+            .map(|d| longest_message(&d.config.query))
+            .fold(longest_message(&self.query), usize::max)
+    }
+
+    /// The protection the process's file sandbox is entered with: the top
+    /// level's, with every switch any of `databases` turns on turned on too.
+    /// The sandbox is one for the whole process, so it fences as the most
+    /// any database allows needs (`crate::process::sandbox`).
+    pub fn process_protection(&self) -> Policy {
+        let mut policy = self.protection.clone();
+        for database in &self.databases {
+            for (rule, _) in crate::guard::Rule::switches() {
+                if database.config.protection.allows(rule) {
+                    policy.allow(rule, true);
+                }
+            }
+        }
+        policy
     }
 
     /// The request-body memory `pgmcp serve --http` holds at most, in bytes:

@@ -44,7 +44,11 @@ impl RawConfig {
         let names: Vec<String> = databases.iter().map(|d| d.name.clone()).collect();
         let tools = super::curated::tools(&raw.tools, &names, file)?;
         let tools_enabled = super::curated::enabled(&raw.tools_enabled, tools.len(), file)?;
-        let longest = longest_message(&query);
+        // One message at the largest limits any database accepts.
+        let longest = databases
+            .iter()
+            .map(|d| longest_message(&d.config.query))
+            .fold(longest_message(&query), usize::max);
         if let Some(budget) = http.max_body_memory.filter(|b| *b < longest) {
             return Err(fail(
                 file,

@@ -113,7 +113,8 @@ fn scalar_expected(scalar: Scalar) -> &'static str {
 
 fn scalar_check(scalar: Scalar, value: &Value) -> Result<(), String> {
     let fits = match (scalar, value) {
-        (Scalar::Integer, Value::Number(n)) => n.as_i64().is_some() || n.as_u64().is_some(),
+        // What every engine stores as an integer: a 64-bit signed one.
+        (Scalar::Integer, Value::Number(n)) => n.as_i64().is_some(),
         (Scalar::Number, Value::Number(_)) => true,
         (Scalar::String, Value::String(_)) => true,
         (Scalar::Boolean, Value::Bool(_)) => true,

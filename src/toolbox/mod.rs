@@ -42,7 +42,9 @@ pub struct CuratedTool {
     pub parameters: Vec<Parameter>,
     /// `Some(true)`: runs in a read-only transaction even on a database that
     /// allows writes. `Some(false)`: the tool writes, which its database
-    /// must allow. `None`: as its database.
+    /// must allow. `None`: read-only on a read-only database; on one that
+    /// may write, read-only when the guard finds its statement only reads
+    /// (`crate::service`).
     pub read_only: Option<bool>,
 }
 

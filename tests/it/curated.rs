@@ -257,6 +257,24 @@ fn only_curated_tools_when_the_built_ins_are_off() {
     mcp.initialize();
     let list = mcp.request("tools/list", json!({}));
     assert_eq!(tool_names(&list["result"]), ["describe_table", "list_tables"]);
+    // Nothing sends the model to a tool that is not served.
+    let no_catalog = write_config(
+        dir.path(),
+        json!({"tools_enabled": {"list_tables": false, "describe_table": false}}),
+    );
+    let mut mcp = McpProcess::spawn(
+        &["serve", "--config", &no_catalog, "--database", &sqlite_url(&file)],
+        &[],
+    );
+    let init = mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    assert_eq!(tool_names(&list["result"]), ["query"]);
+    let said = format!("{} {}", init["instructions"], list["result"]["tools"][0]["description"]);
+    assert!(
+        !said.contains("list_tables") && !said.contains("describe_table"),
+        "{said}"
+    );
+    assert!(said.contains("Pass values as params"), "{said}");
 }
 
 /// Three databases in one server: a writable PostgreSQL one (its password
@@ -404,6 +422,12 @@ fn an_unreachable_database_leaves_the_others_answering() {
     let mut mcp = serve(&config, &[]);
     let got = mcp.call_tool("query", json!({"sql": "SELECT 1", "database": "gone"}));
     assert!(is_error(&got), "{got}");
+    // The advice names the entry's settings, not PG* variables it ignores.
+    let text = tool_text(&got);
+    assert!(
+        text.contains("databases.gone.url") && !text.contains("PGHOST"),
+        "{text}"
+    );
     let got = mcp.call_tool("query", json!({"sql": "SELECT x FROM t", "database": "here"}));
     assert_eq!(tool_json(&got)["rows"], json!([{"x": 42}]));
     // `check` reports both: the unreachable one is a problem, the other fine.
@@ -670,4 +694,112 @@ fn the_python_sdk_calls_curated_tools() {
         "{}",
         steps[3]
     );
+}
+
+/// The file sandbox is one for the process: a file switch on in one
+/// database's own `protection` fences the process as it does at the top
+/// level. Through a link to `/proc/self`, an ATTACH of pgmcp's environment
+/// (which holds each database's password variable) reaches nothing.
+#[test]
+fn a_file_switch_in_one_database_fences_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    make_db(&file, "CREATE TABLE t (x INTEGER);");
+    let link = dir.path().join("p");
+    std::os::unix::fs::symlink("/proc/self", &link).unwrap();
+    let config = write_config(
+        dir.path(),
+        json!({"databases": {"a": {"url": sqlite_url(&file), "read_only": false, "protection": {"allow_attach": true}}}}),
+    );
+    let mut mcp = serve(&config, &[("PGMCP_DB_A_PASSWORD", "not-for-the-model")]);
+    let got = mcp.call_tool(
+        "query",
+        json!({"sql": format!("ATTACH '{}/environ' AS e", link.display())}),
+    );
+    assert!(is_error(&got), "the environment was attached: {got}");
+    let got = mcp.call_tool("query", json!({"sql": "SELECT name FROM pragma_database_list"}));
+    assert!(
+        !tool_json(&got)["rows"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "e"})),
+        "{got}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("pgmcp.log")).unwrap();
+    assert!(log.contains("file sandbox entered"), "{log}");
+}
+
+/// At a terminal, `pgmcp query` and `check` ask for a named database's
+/// password when the server wants one and none was given, as psql does;
+/// the typed password reaches that database alone.
+#[test]
+fn a_named_database_password_is_asked_at_a_terminal() {
+    use crate::support::terminal::Terminal;
+    let server = pg::server();
+    let db = server.database();
+    let dir = tempfile::tempdir().unwrap();
+    let host = server.host();
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    };
+    let pg_url = format!(
+        "postgres://{}@{host}:{}/{}",
+        server.admin_user(),
+        server.port(),
+        db.name
+    );
+    let config = write_config(dir.path(), json!({"databases": {"main": {"url": pg_url}}}));
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = crate::support::pgmcp_std(home.path());
+    cmd.args([
+        "query",
+        "--config",
+        &config,
+        "--database",
+        "main",
+        "SELECT 41 + 1 AS answer",
+    ]);
+    let mut terminal = Terminal::spawn(cmd);
+    terminal.expect("Password for database main: ");
+    terminal.type_line(server.admin_password());
+    let (status, screen) = terminal.finish();
+    assert!(status.success() && screen.contains("\"answer\": 42"), "{screen}");
+    assert!(
+        !screen.contains(server.admin_password()),
+        "the password is not echoed: {screen}"
+    );
+
+    let mut cmd = crate::support::pgmcp_std(home.path());
+    cmd.args(["check", "--config", &config]);
+    let mut terminal = Terminal::spawn(cmd);
+    terminal.expect("Password for database main: ");
+    terminal.type_line(server.admin_password());
+    let (status, screen) = terminal.finish();
+    assert!(status.success(), "{screen}");
+    assert!(
+        screen.contains("== database main ==") && screen.contains("the password typed at the prompt"),
+        "{screen}"
+    );
+}
+
+/// `PGMCP_READ_ONLY=true`, a bundle's read-only switch, makes every
+/// database read-only, one the file lets write included; `PGMCP_MAX_ROWS`
+/// caps every one.
+#[test]
+fn the_environment_reaches_every_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.db");
+    make_db(&file, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2), (3);");
+    let config = write_config(
+        dir.path(),
+        json!({"databases": {"w": {"url": sqlite_url(&file), "read_only": false}}}),
+    );
+    let mut mcp = serve(&config, &[("PGMCP_READ_ONLY", "true"), ("PGMCP_MAX_ROWS", "2")]);
+    let got = mcp.call_tool("query", json!({"sql": "DELETE FROM t WHERE x = 1"}));
+    assert!(is_error(&got) && tool_text(&got).contains("read-only"), "{got}");
+    let got = mcp.call_tool("query", json!({"sql": "SELECT x FROM t"}));
+    assert_eq!(tool_json(&got)["returned_rows"], json!(2), "{got}");
+    assert_eq!(scalar(&file, "SELECT count(*) FROM t"), 3);
 }

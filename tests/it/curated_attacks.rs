@@ -714,7 +714,11 @@ fn pg_annotations_of_tools_whose_functions_write() {
     ] {
         assert_eq!(annotations(&list, name)["readOnlyHint"], json!(true), "{name}");
         let got = call(&mut mcp, name, args);
-        assert!(refused(&got) && said(&got).contains("read-only"), "{name}: {got}");
+        // The refusal says why the tool runs read-only, and what to do.
+        assert!(
+            refused(&got) && said(&got).contains("mark it \"read_only\": false"),
+            "{name}: {got}"
+        );
     }
     assert_eq!(state(), before, "a tool announced as reading wrote");
     assert_eq!(
@@ -1331,6 +1335,15 @@ fn pgmcp_read_only_beside_databases() {
     let dir = tempfile::tempdir().unwrap();
     let (file, config) = writable_named(dir.path());
     let (mut mcp, started) = start(&config, &[], &[("PGMCP_READ_ONLY", "true")]);
+    // Applied: every database is read-only, so the config's write tool
+    // stops it (the curated INSERT on a now read-only database), or, had
+    // the config none, every write is refused. Either way nothing lands.
+    if let Err(why) = &started {
+        assert!(
+            why.contains("tools[0].statement") && why.contains("read-only mode"),
+            "{why}"
+        );
+    }
     let mut holes = Vec::new();
     if started.is_ok() {
         // FOUND: Config::with_environment sets the top-level read_only
@@ -1375,7 +1388,8 @@ fn pgmcp_max_rows_beside_databases() {
     let dir = tempfile::tempdir().unwrap();
     let (file, config) = writable_named(dir.path());
     let (mut mcp, started) = start(&config, &[], &[("PGMCP_MAX_ROWS", "1")]);
-    if started.is_ok() {
+    started.unwrap();
+    {
         let got = call(&mut mcp, "query", json!({"sql": "SELECT * FROM t"}));
         // FOUND: the same for PGMCP_MAX_ROWS: the named database keeps the
         // file's cap (500) and answers all 3 rows. Closed with the above.

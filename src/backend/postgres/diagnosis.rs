@@ -40,9 +40,44 @@ pub struct Attempt<'a> {
     /// Where a password is read from: `PGPASSWORD`, or a named database's
     /// own variable.
     pub password_variable: &'a str,
+    /// The `databases` entry it is, whose settings the advice names (no
+    /// `PG*` variable reaches one); `None`: the one database.
+    pub named: Option<&'a str>,
 }
 
 impl Attempt<'_> {
+    /// Where the user name goes, for advice that says to change it.
+    fn user_settings(&self) -> String {
+        match self.named {
+            None => USER_SETTINGS.to_owned(),
+            Some(n) => format!("user in databases.{n}.url, or databases.{n}.connection.user"),
+        }
+    }
+
+    /// Where the database name goes.
+    fn database_settings(&self) -> String {
+        match self.named {
+            None => DATABASE_SETTINGS.to_owned(),
+            Some(n) => format!("dbname or /name in databases.{n}.url, or databases.{n}.connection.dbname"),
+        }
+    }
+
+    /// Where the host and port go.
+    fn host_settings(&self) -> String {
+        match self.named {
+            None => "the connection string, connection.host and connection.port, PGHOST, PGPORT".to_owned(),
+            Some(n) => format!("databases.{n}.url, or databases.{n}.connection.host and .port"),
+        }
+    }
+
+    /// Where a password file is named.
+    fn passfile_setting(&self) -> String {
+        match self.named {
+            None => "PGPASSFILE".to_owned(),
+            Some(n) => format!("databases.{n}.connection.passfile"),
+        }
+    }
+
     fn target(&self) -> String {
         match self.host {
             Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", self.port),
@@ -125,8 +160,9 @@ fn socket(attempt: &Attempt<'_>, error: &io::Error) -> String {
     match (attempt.host, error.kind()) {
         (Host::Tcp(_), io::ErrorKind::ConnectionRefused) => format!(
             "nothing accepts connections there: is PostgreSQL running on that host, and on port {port}? \
-             Check the host and port (the connection string, connection.host and connection.port, PGHOST, PGPORT); \
-             a server on another machine must also listen on its network address (listen_addresses)"
+             Check the host and port ({}); \
+             a server on another machine must also listen on its network address (listen_addresses)",
+            attempt.host_settings()
         ),
         (Host::Tcp(_), io::ErrorKind::TimedOut) => {
             format!(
@@ -155,14 +191,15 @@ fn socket(attempt: &Attempt<'_>, error: &io::Error) -> String {
 /// `; <cause>: <what to do>` for a refusal, or nothing when the server's
 /// words are all there is to say.
 fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&PasswordSource>) -> String {
+    let (user_settings, database_settings) = (attempt.user_settings(), attempt.database_settings());
     let user = attempt.user;
     let database = attempt.database();
     let os_user = if attempt.os_user {
         format!(
-            " (none was given, so your operating-system user name \"{user}\" was used, as libpq does: {USER_SETTINGS})"
+            " (none was given, so your operating-system user name \"{user}\" was used, as libpq does: {user_settings})"
         )
     } else {
-        format!(" ({USER_SETTINGS})")
+        format!(" ({user_settings})")
     };
     match code {
         "28P01" => {
@@ -193,10 +230,10 @@ fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&P
             let why = if attempt.os_user {
                 format!(
                     "no user name was given, so your operating-system user name \"{user}\" was used, as libpq does: \
-                     name the login ({USER_SETTINGS})"
+                     name the login ({user_settings})"
                 )
             } else {
-                format!("the user name is wrong, or the login was not created yet: check it ({USER_SETTINGS})")
+                format!("the user name is wrong, or the login was not created yet: check it ({user_settings})")
             };
             format!(
                 "; {why}; to create it as a least-privilege login, `pgmcp check --suggest-role --login {user}`, \
@@ -235,10 +272,10 @@ fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&P
             let why = match attempt.dbname {
                 None => format!(
                     "no database was named, so the user name \"{user}\" stood in for it, as libpq does: name one \
-                     ({DATABASE_SETTINGS})"
+                     ({database_settings})"
                 ),
                 Some(_) => format!(
-                    "check the name ({DATABASE_SETTINGS}; names are case-sensitive): `psql -l` lists the databases"
+                    "check the name ({database_settings}; names are case-sensitive): `psql -l` lists the databases"
                 ),
             };
             format!("; the login was accepted, but that server has no such database: {why}")
@@ -311,6 +348,8 @@ fn suggested_line(attempt: &Attempt<'_>, message: &str) -> String {
 /// After `the server asks user "u" for a password (method), `: where none
 /// was found, and what to do.
 fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
+    let (user_settings, database_settings) = (attempt.user_settings(), attempt.database_settings());
+    let passfile_setting = attempt.passfile_setting();
     let key = passfile::key(attempt.passfile_target());
     let line = passfile::line_for(attempt.passfile_target(), "<password>");
     let variable = attempt.password_variable;
@@ -356,11 +395,11 @@ fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
             let what = match first.field {
                 Field::Database if attempt.dbname.is_none() => format!(
                     "no database was named, so the user name \"{}\" stood in for it, as libpq does: name the \
-                     database ({DATABASE_SETTINGS}), or {add}",
+                     database ({database_settings}), or {add}",
                     attempt.user
                 ),
-                Field::Database => format!("is the database name right ({DATABASE_SETTINGS})? If it is, {add}"),
-                Field::User => format!("is the user name right ({USER_SETTINGS})? If it is, {add}"),
+                Field::Database => format!("is the database name right ({database_settings})? If it is, {add}"),
+                Field::User => format!("is the user name right ({user_settings})? If it is, {add}"),
                 Field::Port => format!("is the port right? If it is, {add}"),
                 Field::Host => format!(
                     "the file matches the host as written, so a line for another name or address of the same \
@@ -383,7 +422,7 @@ fn no_password(attempt: &Attempt<'_>, search: &PasswordSearch) -> String {
         PasswordSearch::Ignored(ignored) => format!("and none was given: {elsewhere}, and the {ignored}"),
         PasswordSearch::NoFile => format!(
             "and none was given: {elsewhere}, and there is no password file to read (HOME is not set): set \
-             {variable}, or name a password file with PGPASSFILE holding the line {line}"
+             {variable}, or name a password file with {passfile_setting} holding the line {line}"
         ),
     }
 }
@@ -402,6 +441,7 @@ mod tests {
             os_user: false,
             sslmode: SslMode::Prefer,
             password_variable: "PGPASSWORD",
+            named: None,
         }
     }
 
@@ -743,6 +783,7 @@ mod tests {
             os_user: false,
             sslmode: SslMode::Prefer,
             password_variable: "PGPASSWORD",
+            named: None,
         };
         assert_eq!(attempt(&six).target(), "[::1]:5433");
         assert_eq!(attempt(&socket).target(), "/tmp/.s.PGSQL.5433");

@@ -159,6 +159,7 @@ fn connect_error(params: &ConnectParams, e: WireError) -> Error {
         os_user: params.os_user,
         sslmode: params.sslmode,
         password_variable: &params.password_variable,
+        named: params.named.as_deref(),
     };
     let text = match e {
         WireError::Connect { source, .. } => diagnosis::explain(&attempt, &Failure::Socket(&source)),

@@ -58,6 +58,16 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
             }
         }
     }
+    // `query` sends the model to the catalog tools only while they are served.
+    let enabled = service.enabled();
+    if !(enabled.list_tables && enabled.describe_table)
+        && let Some(route) = router.map.get_mut("query")
+        && let Some(description) = route.attr.description.as_mut()
+    {
+        *description = description
+            .replace(" Call list_tables and describe_table first to learn the schema.", "")
+            .into();
+    }
     for curated in service.tools() {
         let tool = &curated.tool;
         let mut hints = ToolAnnotations::new();

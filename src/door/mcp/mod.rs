@@ -425,7 +425,12 @@ impl ServerHandler for Server {
             ))
             .with_instructions(curated::instructions(
                 &self.service,
-                instructions(self.engine.config(), self.engine.dialect()),
+                instructions(
+                    self.engine.config(),
+                    self.engine.dialect(),
+                    self.service.enabled(),
+                    self.service.named(),
+                ),
             ))
     }
 
@@ -577,8 +582,10 @@ impl Server {
 
 /// What the model is told at `initialize`: what is guarded, the caps, the
 /// session's mode, and how to page.
-fn instructions(config: &Config, dialect: Dialect) -> String {
+fn instructions(config: &Config, dialect: Dialect, enabled: crate::config::ToolsEnabled, named: bool) -> String {
     let mode = match (config.read_only, dialect) {
+        // With several databases, the list of them says each one's mode.
+        _ if named => "",
         (true, Dialect::Postgres) => {
             "This session is read-only: every statement runs in a READ ONLY transaction, so writes fail."
         }
@@ -596,10 +603,12 @@ fn instructions(config: &Config, dialect: Dialect) -> String {
     format!(
         "pgmcp runs SQL on {engine} through a guard that checks {guard}: one \
          statement per call, and statements or functions that could cause damage (DROP, TRUNCATE, DELETE or \
-         UPDATE without WHERE, file access, ...) are refused with a message saying why. {mode} \
-         A query returns {} and at most {} bytes of rows, and is stopped on the server after {}s. \
-         When a result says truncated: true, page with ORDER BY plus LIMIT/OFFSET, filter with WHERE, select \
-         fewer columns, or aggregate. Start with list_tables and describe_table; pass values as params ({}).",
+         UPDATE without WHERE, file access, ...) are refused with a message saying why. {}A query returns \
+         {} and at most {} bytes of rows, and is stopped on the server after {}s. {}",
+        match mode.is_empty() {
+            true => String::new(),
+            false => format!("{mode} "),
+        },
         match config.query.default_limit {
             Some(default) if default < config.query.max_rows => format!(
                 "at most {default} rows unless it passes a larger limit (up to {})",
@@ -609,12 +618,45 @@ fn instructions(config: &Config, dialect: Dialect) -> String {
         },
         config.query.max_result_length,
         config.query.default_timeout.as_secs(),
-        match dialect {
-            Dialect::Postgres => "$1, $2",
-            Dialect::Sqlite => "? or ?1, ?2",
-            Dialect::DuckDb => "? or $1, $2",
-        }
+        next_steps(dialect, enabled),
     )
+}
+
+/// How to page and where to start, in the words of the tools served: no
+/// SQL advice without `query`, no catalog tool that is switched off.
+fn next_steps(dialect: Dialect, enabled: crate::config::ToolsEnabled) -> String {
+    let mut text = match enabled.query {
+        true => "When a result says truncated: true, page with ORDER BY plus LIMIT/OFFSET, filter with WHERE, \
+                 select fewer columns, or aggregate."
+            .to_owned(),
+        false => "When a result says truncated: true, narrow the call's arguments.".to_owned(),
+    };
+    let start = match (enabled.list_tables, enabled.describe_table) {
+        (true, true) => Some("Start with list_tables and describe_table"),
+        (true, false) => Some("Start with list_tables"),
+        (false, true) => Some("Use describe_table to learn a table's columns"),
+        (false, false) => None,
+    };
+    let params = enabled.query.then(|| {
+        format!(
+            "pass values as params ({})",
+            match dialect {
+                Dialect::Postgres => "$1, $2",
+                Dialect::Sqlite => "? or ?1, ?2",
+                Dialect::DuckDb => "? or $1, $2",
+            }
+        )
+    });
+    match (start, params) {
+        (Some(start), Some(params)) => text.push_str(&format!(" {start}; {params}.")),
+        (Some(start), None) => text.push_str(&format!(" {start}.")),
+        (None, Some(params)) => text.push_str(&format!(
+            " Pass values as params{}.",
+            &params["pass values as params".len()..]
+        )),
+        (None, None) => {}
+    }
+    text
 }
 
 /// Run `work`; when the client sent a progress token, report the time spent

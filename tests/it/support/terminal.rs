@@ -48,6 +48,18 @@ impl Terminal {
         cmd.stdin(slave.try_clone().unwrap())
             .stdout(slave.try_clone().unwrap())
             .stderr(slave);
+        // The terminal is the program's controlling terminal, as a shell's
+        // is: a password prompt opens `/dev/tty`, which is that terminal.
+        // SAFETY: setsid and ioctl are async-signal-safe, and touch only
+        // the child about to exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let child = cmd.spawn().unwrap_or_else(|e| panic!("{command}: {e}"));
         // The program's side closes with the program alone: then reading the
         // screen ends (EIO), rather than waiting for a copy held here.

@@ -214,6 +214,7 @@ pub fn resolve_from(
             .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key"))),
         passfile: given(p.passfile).map(PathBuf::from).or(default_passfile),
         password_variable: PASSWORD_VARIABLE.to_owned(),
+        named: None,
     })
 }
 

@@ -202,6 +202,9 @@ pub struct ConnectParams {
     /// The variable a password is read from, for messages that say where
     /// to give one: `PGPASSWORD`, or a named database's own.
     pub password_variable: String,
+    /// The `databases` entry these parameters are, for messages that name
+    /// its settings; `None`: the one database.
+    pub named: Option<String>,
 }
 
 impl fmt::Debug for ConnectParams {
@@ -225,6 +228,7 @@ impl fmt::Debug for ConnectParams {
             .field("passfile", &self.passfile)
             .field("password_from", &self.password_from)
             .field("password_variable", &self.password_variable)
+            .field("named", &self.named)
             .finish()
     }
 }
