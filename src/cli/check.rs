@@ -99,24 +99,15 @@ pub(super) async fn check(config: Config, database: Option<String>) -> Result<Ex
     };
     let mut engine = Engine::postgres(config.clone(), conn.clone());
     let mut report = Report::gather(&config, &engine, target(&conn)).await;
-    // Like psql and `query`: ask for a password at a terminal when the server wants one.
-    if report.session.is_err() && std::io::stdin().is_terminal() && conn.password.is_none() {
-        let needs_password = matches!(
-            engine
-                .session_report(CancellationToken::new())
-                .await
-                .as_ref()
-                .map_err(QueryError::kind),
-            Err(QueryError::PasswordRequired { .. })
-        );
-        if needs_password && let Ok(password) = rpassword::prompt_password(format!("Password for user {}: ", conn.user))
-        {
-            conn.password = Some(password);
-            conn.password_from = Some(postgres::PasswordSource::Prompt);
-            engine.close().await;
-            engine = Engine::postgres(config.clone(), conn.clone());
-            report = Report::gather(&config, &engine, target(&conn)).await;
-        }
+    if conn.password.is_none()
+        && wants_typed_password(&report, &engine).await
+        && let Ok(password) = rpassword::prompt_password(format!("Password for user {}: ", conn.user))
+    {
+        conn.password = Some(password);
+        conn.password_from = Some(postgres::PasswordSource::Prompt);
+        engine.close().await;
+        engine = Engine::postgres(config.clone(), conn.clone());
+        report = Report::gather(&config, &engine, target(&conn)).await;
     }
     engine.close().await;
     if !given && let Err(e) = &mut report.session {
@@ -144,19 +135,7 @@ async fn check_databases(config: Config, database: Option<String>) -> Result<Exi
         };
         let mut report = Report::gather(engine.config(), engine, target.clone()).await;
         engine.close().await;
-        // Like psql and `query`: ask for a password at a terminal when the
-        // server wants one.
-        let asks = report.session.is_err()
-            && std::io::stdin().is_terminal()
-            && matches!(
-                engine
-                    .session_report(CancellationToken::new())
-                    .await
-                    .as_ref()
-                    .map_err(QueryError::kind),
-                Err(QueryError::PasswordRequired { .. })
-            );
-        if asks
+        if wants_typed_password(&report, engine).await
             && let Ok(password) = rpassword::prompt_password(format!("Password for database {}: ", db.name))
             && let Ok(typed) = Service::open_typed(config.clone(), None, &env, Some((&db.name, &password)))
             && let Ok(engine) = typed.engine(Some(&db.name))
@@ -173,6 +152,21 @@ async fn check_databases(config: Config, database: Option<String>) -> Result<Exi
         let _ = writeln!(stdout, "{line}");
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Like psql and `query`: ask for a password when the session failed for
+/// want of one and a person is at a terminal to type it.
+async fn wants_typed_password(report: &Report, engine: &Engine) -> bool {
+    report.session.is_err()
+        && std::io::stdin().is_terminal()
+        && matches!(
+            engine
+                .session_report(CancellationToken::new())
+                .await
+                .as_ref()
+                .map_err(QueryError::kind),
+            Err(QueryError::PasswordRequired { .. })
+        )
 }
 
 /// The curated tools as admitted, a line each under a heading; none

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::support::curated::{bare_url, check, param, tool};
 use crate::support::files::sqlite::{make_db, scalar, url as sqlite_url};
 use crate::support::pg;
 use crate::support::pgmcp;
@@ -19,35 +20,10 @@ const ITEMS: &str = "
         (2, 'pear', 2.25, false, '2024-02-01', '2024-02-01 12:30:00+00'),
         (3, 'plum', 0.75, true, '2024-03-15', '2024-03-15 18:45:00+00');";
 
-fn tool(name: &str, statement: &str, parameters: Value) -> Value {
-    json!({"name": name, "description": format!("The {name} tool."), "statement": statement, "parameters": parameters})
-}
-
-fn param(name: &str, kind: &str) -> Value {
-    json!({"name": name, "type": kind, "description": format!("the {name}")})
-}
-
 fn serve(config: &str, envs: &[(&str, &str)]) -> McpProcess {
     let mut mcp = McpProcess::spawn(&["serve", "--config", config], envs);
     mcp.initialize();
     mcp
-}
-
-/// `pgmcp check --config config`: its exit code and everything it printed.
-fn check(config: &str, envs: &[(&str, &str)]) -> (i32, String) {
-    let home = tempfile::tempdir().unwrap();
-    let mut cmd = pgmcp(home.path());
-    cmd.args(["check", "--config", config]);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
 }
 
 /// Every parameter type bound to PostgreSQL, the answers as PostgreSQL
@@ -293,18 +269,7 @@ fn three_databases_each_under_its_own_rules() {
         "CREATE TABLE old (id INTEGER PRIMARY KEY); INSERT INTO old VALUES (1), (2);",
     );
     make_db(&scratch, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);");
-    let host = server.host();
-    let pg_url = format!(
-        "postgres://{}@{}:{}/{}",
-        server.admin_user(),
-        if host.contains(':') {
-            format!("[{host}]")
-        } else {
-            host.to_owned()
-        },
-        server.port(),
-        db.name
-    );
+    let pg_url = bare_url(server, &db.name);
     let config = write_config(
         dir.path(),
         json!({
@@ -485,18 +450,7 @@ fn a_named_database_takes_its_password_from_its_own_variable() {
     let server = pg::server();
     let db = server.database();
     let dir = tempfile::tempdir().unwrap();
-    let host = server.host();
-    let host = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_owned()
-    };
-    let pg_url = format!(
-        "postgres://{}@{host}:{}/{}",
-        server.admin_user(),
-        server.port(),
-        db.name
-    );
+    let pg_url = bare_url(server, &db.name);
     let config = write_config(dir.path(), json!({"databases": {"stage-2": {"url": pg_url}}}));
     let mut mcp = serve(&config, &[("PGPASSWORD", server.admin_password())]);
     let got = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
@@ -738,18 +692,7 @@ fn a_named_database_password_is_asked_at_a_terminal() {
     let server = pg::server();
     let db = server.database();
     let dir = tempfile::tempdir().unwrap();
-    let host = server.host();
-    let host = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_owned()
-    };
-    let pg_url = format!(
-        "postgres://{}@{host}:{}/{}",
-        server.admin_user(),
-        server.port(),
-        db.name
-    );
+    let pg_url = bare_url(server, &db.name);
     let config = write_config(dir.path(), json!({"databases": {"main": {"url": pg_url}}}));
     let home = tempfile::tempdir().unwrap();
     let mut cmd = crate::support::pgmcp_std(home.path());

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::support::curated::{array_param, bare_url, check, param, tool};
 use crate::support::files::sqlite::{make_db, scalar, text as sqlite_text, url as sqlite_url};
 use crate::support::pg;
 use crate::support::pgmcp;
@@ -20,35 +21,6 @@ use crate::support::served::write_config;
 use crate::support::stdio::{McpProcess, UNSTARTED, is_error, tool_json, tool_names, tool_text};
 
 // ---------------------------------------------------------------- helpers
-
-fn tool(name: &str, statement: &str, parameters: Value) -> Value {
-    json!({"name": name, "description": format!("The {name} tool."), "statement": statement, "parameters": parameters})
-}
-
-fn param(name: &str, kind: &str) -> Value {
-    json!({"name": name, "type": kind, "description": format!("the {name}")})
-}
-
-fn array_param(name: &str, items: &str) -> Value {
-    json!({"name": name, "type": "array", "items": items, "description": format!("the {name}")})
-}
-
-/// `pgmcp check --config config`: its exit code and everything it printed.
-fn check(config: &str, envs: &[(&str, &str)]) -> (i32, String) {
-    let home = tempfile::tempdir().unwrap();
-    let mut cmd = pgmcp(home.path());
-    cmd.args(["check", "--config", config]);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
 
 /// `pgmcp serve --config config` (plus `args`), handshake done. `Ok`: it
 /// started; `Err`: it could not start, and says why.
@@ -115,17 +87,6 @@ fn said(response: &Value) -> String {
 fn answer(response: &Value) -> Value {
     assert!(!refused(response), "expected an answer: {response}");
     tool_json(&response["result"])
-}
-
-/// A URL for `db` on the harness's server, without a password: named
-/// databases take theirs from `PGMCP_DB_<NAME>_PASSWORD`.
-fn bare_url(server: &pg::PgServer, db: &str) -> String {
-    let host = server.host();
-    let host = match host.contains(':') {
-        true => format!("[{host}]"),
-        false => host.to_owned(),
-    };
-    format!("postgres://{}@{}:{}/{}", server.admin_user(), host, server.port(), db)
 }
 
 /// The counter a writing function bumps, and the functions.

@@ -25,7 +25,24 @@ pub(super) struct Wizard<'a> {
     pub(super) doc: &'a mut Value,
 }
 
-impl Wizard<'_> {
+impl<'a> Wizard<'a> {
+    /// The dialogue over `doc`, the file at `path`, each unset field shown
+    /// with what it means: the built-in default.
+    pub(super) fn new(
+        path: &'a Path,
+        input: &'a mut dyn BufRead,
+        out: &'a mut dyn Write,
+        doc: &'a mut Value,
+    ) -> Wizard<'a> {
+        Wizard {
+            path,
+            defaults: serde_json::to_value(crate::config::RawConfig::defaults()).unwrap_or_default(),
+            input,
+            out,
+            doc,
+        }
+    }
+
     pub(super) fn ask(&mut self, prompt: &str) -> Result<String, WizardError> {
         write!(self.out, "{prompt}")?;
         self.out.flush()?;

@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::config::{ConfigError, RawConfig};
+use crate::config::ConfigError;
 use dialogue::{Wizard, worded};
 use document::validate;
 use private_file::write_private;
@@ -82,14 +82,7 @@ pub enum WizardError {
 /// `--config` value the person typed, which the closing hint repeats.
 pub fn run(path: &Path, flag: Option<&Path>, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), WizardError> {
     let mut doc = read_doc(path)?;
-    let mut w = Wizard {
-        path,
-        // What an unset field means, shown as its current value.
-        defaults: serde_json::to_value(RawConfig::defaults()).unwrap_or_default(),
-        input: &mut *input,
-        out: &mut *out,
-        doc: &mut doc,
-    };
+    let mut w = Wizard::new(path, &mut *input, &mut *out, &mut doc);
     writeln!(
         w.out,
         "Configuring {}.\nEnter keeps the current value; - removes it (the default applies).",
@@ -153,13 +146,7 @@ pub fn add_database(
     out: &mut dyn Write,
 ) -> Result<(), WizardError> {
     let mut doc = read_doc(path)?;
-    let mut w = Wizard {
-        path,
-        defaults: serde_json::to_value(RawConfig::defaults()).unwrap_or_default(),
-        input: &mut *input,
-        out: &mut *out,
-        doc: &mut doc,
-    };
+    let mut w = Wizard::new(path, &mut *input, &mut *out, &mut doc);
     let invalid = |message: String| {
         WizardError::Invalid(ConfigError {
             file: Some(path.to_owned()),

@@ -24,6 +24,7 @@ pub mod bouncer;
 pub mod certs;
 pub mod confdir;
 pub mod config_check;
+pub mod curated;
 pub mod engine;
 pub mod files;
 pub mod findings;
