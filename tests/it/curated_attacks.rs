@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use crate::support::curated::{array_param, bare_url, check, param, tool};
 use crate::support::files::sqlite::{make_db, scalar, text as sqlite_text, url as sqlite_url};
 use crate::support::pg;
-use crate::support::pgmcp;
 use crate::support::served::write_config;
 use crate::support::stdio::{McpProcess, UNSTARTED, is_error, tool_json, tool_names, tool_text};
 

@@ -180,13 +180,9 @@ fn a_read_only_tool_on_a_writable_duckdb_file_is_refused() {
 
 /// `pgmcp` in `dir` with `args` and `envs`; what it did.
 fn run_in(dir: &Path, home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pgmcp"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
+    // The demo shop is written into the directory the person is in.
+    let mut cmd = crate::support::pgmcp_std(home);
+    cmd.env("XDG_CACHE_HOME", home.join("cache"))
         .current_dir(dir)
         .args(args);
     cmd.envs(envs.iter().copied());
