@@ -109,9 +109,12 @@ fn entry_config(entry: RawDatabase, raw: &RawConfig) -> RawConfig {
     config.tools_enabled = RawConfig::defaults().tools_enabled;
     config.database = entry.url;
     config.connection = layered(entry.connection, RawConfig::defaults().connection);
-    if let Some(read_only) = entry.read_only {
-        config.server.read_only = Some(read_only);
-    }
+    // The `server` section is the file's, the HTTP door's settings checked
+    // once there: an entry takes only its mode from it.
+    config.server = super::RawServer {
+        read_only: entry.read_only.or(config.server.read_only),
+        ..super::RawServer::default()
+    };
     if let Some(protection) = entry.protection {
         config.protection = layered(protection, config.protection);
     }
@@ -211,6 +214,13 @@ mod tests {
             (
                 r#"{"connection": {"host": "h"}, "databases": {"a": {"url": "sqlite:a.db"}}}"#,
                 "connection",
+            ),
+            // The HTTP door's body budget is the file's, held to the longest
+            // message any database accepts.
+            (
+                r#"{"server": {"max_body_memory_mb": 64},
+                    "databases": {"b": {"url": "sqlite:b.db", "query": {"max_params_bytes": 16777216}}}}"#,
+                "server.max_body_memory_mb",
             ),
         ];
         for (text, field) in cases {

@@ -55,8 +55,12 @@ impl RawConfig {
                 "server.max_body_memory_mb",
                 format!(
                     "{} MiB cannot hold one request of the longest size query.max_sql_length and \
-                     query.max_params_bytes allow ({longest} bytes): set it to at least {}",
+                     query.max_params_bytes allow{} ({longest} bytes): set it to at least {}",
                     budget >> 20,
+                    match databases.is_empty() {
+                        true => "",
+                        false => ", here or in a `databases` entry",
+                    },
                     longest.div_ceil(1 << 20)
                 ),
             ));

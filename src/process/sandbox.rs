@@ -51,7 +51,7 @@ pub enum Sandbox {
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error(
-        "protection.allow_file_functions needs the kernel to keep DuckDB's files out of /proc, /dev and /sys, and {0}: turn the switch off, or run pgmcp on Linux 5.13 or later with Landlock enabled"
+        "protection.allow_file_functions (at the top level or in a `databases` entry) needs the kernel to keep DuckDB's files out of /proc, /dev and /sys, and {0}: turn the switch off, or run pgmcp on Linux 5.13 or later with Landlock enabled"
     )]
     Unavailable(String),
     #[error("cannot move the MCP channel off the client's pipes: {0}")]

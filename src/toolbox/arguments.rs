@@ -112,6 +112,20 @@ fn scalar_expected(scalar: Scalar) -> &'static str {
 }
 
 fn scalar_check(scalar: Scalar, value: &Value) -> Result<(), String> {
+    // A whole number past what every engine stores as an integer.
+    if let (Scalar::Integer, Value::Number(n)) = (scalar, value)
+        && n.as_i64().is_none()
+        && n.to_string()
+            .trim_start_matches('-')
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+    {
+        return Err(format!(
+            "expected a whole number from {} to {} (a 64-bit integer), got {n}",
+            i64::MIN,
+            i64::MAX
+        ));
+    }
     let fits = match (scalar, value) {
         // What every engine stores as an integer: a 64-bit signed one.
         (Scalar::Integer, Value::Number(n)) => n.as_i64().is_some(),
@@ -283,6 +297,7 @@ mod tests {
             (S(Scalar::Integer), json!(-7), true),
             (S(Scalar::Integer), json!(4.5), false),
             (S(Scalar::Integer), json!("42"), false),
+            (S(Scalar::Integer), json!(u64::MAX), false),
             (S(Scalar::Number), json!(4.5), true),
             (S(Scalar::Number), json!(4), true),
             (S(Scalar::Number), json!("4.5"), false),

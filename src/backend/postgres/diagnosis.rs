@@ -74,7 +74,16 @@ impl Attempt<'_> {
     fn passfile_setting(&self) -> String {
         match self.named {
             None => "PGPASSFILE".to_owned(),
-            Some(n) => format!("databases.{n}.connection.passfile"),
+            Some(n) => format!("passfile= in databases.{n}.url, or databases.{n}.connection.passfile"),
+        }
+    }
+
+    /// A setting of the connection section, as the person finds it:
+    /// `connection.role`, or `databases.NAME.connection.role`.
+    fn section(&self, field: &str) -> String {
+        match self.named {
+            None => field.to_owned(),
+            Some(n) => format!("databases.{n}.{field}"),
         }
     }
 
@@ -205,6 +214,10 @@ fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&P
         "28P01" => {
             let (sent, fix) = match password {
                 Some(PasswordSource::ConnectionString(setting)) => {
+                    let setting = match attempt.named {
+                        Some(n) => format!("databases.{n}.url"),
+                        None => (*setting).to_owned(),
+                    };
                     (format!("the password in {setting}"), format!("correct it in {setting}"))
                 }
                 Some(PasswordSource::Environment(variable)) => (
@@ -242,8 +255,9 @@ fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&P
         }
         "28000" if message.contains("is not permitted to log in") => format!(
             "; \"{user}\" is a role without LOGIN, one to switch to rather than sign in as: sign in as a login that \
-             is a member of it and set connection.role to \"{user}\", or create a login for the agent \
-             (`pgmcp check --suggest-role --login NAME`, connected as a superuser, prints the SQL)"
+             is a member of it and set {} to \"{user}\", or create a login for the agent \
+             (`pgmcp check --suggest-role --login NAME`, connected as a superuser, prints the SQL)",
+            attempt.section("connection.role")
         ),
         "28000" if message.starts_with("no pg_hba.conf entry") => no_hba_line(attempt, message),
         "28000" if message.starts_with("pg_hba.conf rejects connection") => format!(
@@ -280,10 +294,10 @@ fn refused(attempt: &Attempt<'_>, code: &str, message: &str, password: Option<&P
             };
             format!("; the login was accepted, but that server has no such database: {why}")
         }
-        "53300" => {
-            "; the server has no free connection slots (max_connections): close idle sessions, or lower pool.max_conns"
-                .to_owned()
-        }
+        "53300" => format!(
+            "; the server has no free connection slots (max_connections): close idle sessions, or lower {}",
+            attempt.section("pool.max_conns")
+        ),
         "57P03" => "; the server is starting up or shutting down: try again in a moment".to_owned(),
         _ => String::new(),
     }
@@ -450,6 +464,63 @@ mod tests {
             code,
             message,
             password,
+        }
+    }
+
+    /// A `databases` entry's failures name its own settings and variable,
+    /// never `PG*` variables or the top level's sections, which it ignores.
+    #[test]
+    fn a_named_database_is_told_its_own_settings() {
+        let attempt = Attempt {
+            named: Some("shop"),
+            password_variable: "PGMCP_DB_SHOP_PASSWORD",
+            ..tcp(5432)
+        };
+        let from_url = PasswordSource::ConnectionString("the config's \"database\"");
+        let cases = [
+            (
+                refused("28P01", "password authentication failed", Some(&from_url)),
+                "databases.shop.url",
+            ),
+            (
+                refused("28P01", "password authentication failed", None),
+                "databases.shop.url",
+            ),
+            (
+                refused("28000", "role \"app\" is not permitted to log in", None),
+                "databases.shop.connection.role",
+            ),
+            (
+                refused("53300", "too many clients", None),
+                "databases.shop.pool.max_conns",
+            ),
+            (
+                Failure::NoPassword {
+                    asked: "scram-sha-256",
+                    search: &PasswordSearch::NoFile,
+                },
+                "PGMCP_DB_SHOP_PASSWORD",
+            ),
+            (
+                Failure::Socket(&io::Error::from(io::ErrorKind::ConnectionRefused)),
+                "databases.shop.url, or databases.shop.connection.host",
+            ),
+        ];
+        for (failure, names) in cases {
+            let text = explain(&attempt, &failure);
+            assert!(text.contains(names), "{text}");
+            for foreign in [
+                "PGUSER",
+                "PGHOST",
+                "PGPASSFILE",
+                "PGDATABASE",
+                "PGPASSWORD",
+                "(connection.",
+                " connection.",
+                "the config's",
+            ] {
+                assert!(!text.contains(foreign), "{foreign}: {text}");
+            }
         }
     }
 

@@ -153,10 +153,17 @@ pub(super) fn instructions(service: &Service, base: String) -> String {
     let mut text = base;
     if service.named() {
         let described: Vec<String> = service.databases().iter().map(described).collect();
+        let enabled = service.enabled();
+        let choosing = match enabled.query || enabled.list_tables || enabled.describe_table {
+            true => format!(
+                "; the built-in tools take `database` to choose one (default {})",
+                service.databases()[0].name
+            ),
+            false => String::new(),
+        };
         text.push_str(&format!(
-            " This server has several databases; the built-in tools take `database` to choose one (default {}), \
-             and each runs under its own rules and caps: {}. The limits above are the default database's.",
-            service.databases()[0].name,
+            " This server has several databases{choosing}, and each runs under its own rules and caps: {}. The \
+             limits above are the default database's.",
             described.join("; ")
         ));
     }
