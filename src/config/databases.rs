@@ -82,13 +82,14 @@ pub(super) fn databases(
             }
             let description = entry.description.clone().filter(|d| !d.trim().is_empty());
             let inherits_read_only = entry.read_only.is_none();
-            let config = entry_config(entry, raw).validate(file).map_err(|e| ConfigError {
+            let mut config = entry_config(entry, raw).validate(file).map_err(|e| ConfigError {
                 field: Some(match e.field {
                     Some(inner) => format!("{field}.{inner}"),
                     None => field.clone(),
                 }),
                 ..e
             })?;
+            config.name = Some(name.clone());
             Ok(NamedDatabase {
                 name: name.clone(),
                 description,

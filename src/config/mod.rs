@@ -87,6 +87,9 @@ pub struct Config {
     /// The fields environment variables set over the file, in the order
     /// applied (see [`Config::with_environment`]).
     pub overrides: Vec<Override>,
+    /// The `databases` entry this is the config of, which hooks are told
+    /// (`PGMCP_DATABASE_NAME`); `None` for the file's own.
+    pub name: Option<String>,
     /// `databases`, in the file's order (the first is the default), each
     /// with the whole config it runs under. Empty: the one database
     /// `database`, `connection` and the environment name.

@@ -81,6 +81,7 @@ impl RawConfig {
             hooks,
             http,
             overrides: Vec::new(),
+            name: None,
             databases,
             tools,
             tools_enabled,

@@ -16,8 +16,10 @@
 //! killed: what it started may outlive it.
 //!
 //! A hook sees only [`ENV_ALLOWED`] of pgmcp's environment, plus
-//! `PGMCP_HOOK_STAGE` and `PGMCP_TOOL`: pgmcp's own environment holds the connection string and
-//! `PGPASSWORD`, which a guardrail program has no use for.
+//! `PGMCP_HOOK_STAGE`, `PGMCP_TOOL` and, on a server with several databases,
+//! `PGMCP_DATABASE_NAME` (the `databases` entry the call runs on): pgmcp's
+//! own environment holds the connection string and `PGPASSWORD`, which a
+//! guardrail program has no use for.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -219,13 +221,26 @@ pub async fn run_chain(
     input: String,
     cancel: &CancellationToken,
 ) -> Result<String, HookError> {
+    run_chain_on(None, stage, tool, hooks, input, cancel).await
+}
+
+/// [`run_chain`] for a call on the `databases` entry `database` (`None`:
+/// the one database), which each hook finds in `PGMCP_DATABASE_NAME`.
+pub async fn run_chain_on(
+    database: Option<&str>,
+    stage: Stage,
+    tool: &str,
+    hooks: &[Hook],
+    input: String,
+    cancel: &CancellationToken,
+) -> Result<String, HookError> {
     let mut current = input;
     for hook in hooks {
         if !hook.pattern.is_match(&current) {
             continue;
         }
         let command = hook.command.display().to_string();
-        let output = run_one(stage, tool, hook, &current, cancel).await?;
+        let output = run_one(stage, tool, database, hook, &current, cancel).await?;
         let answer: Answer = serde_json::from_slice(&output).map_err(|e| HookError::Unparseable {
             stage,
             command: command.clone(),
@@ -258,6 +273,7 @@ pub async fn run_chain(
 async fn run_one(
     stage: Stage,
     tool: &str,
+    database: Option<&str>,
     hook: &Hook,
     input: &str,
     cancel: &CancellationToken,
@@ -295,6 +311,9 @@ async fn run_one(
         .env("PATH", absolute_path_entries())
         .env("PGMCP_HOOK_STAGE", stage.name())
         .env("PGMCP_TOOL", tool);
+    if let Some(database) = database {
+        command_line.env("PGMCP_DATABASE_NAME", database);
+    }
     command_line
         // Never the directory pgmcp was started in (a cloned repository):
         // a relative path in `args` means nothing there.

@@ -216,7 +216,8 @@ impl Engine {
             .slot_for(size, &self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
 
-        let sql = hooks::run_chain(
+        let sql = hooks::run_chain_on(
+            config.name.as_deref(),
             Stage::BeforeQuery,
             "query",
             &config.hooks.before_query,
@@ -294,7 +295,15 @@ impl Engine {
         if !config.hooks.after_query.is_empty() {
             // A hook reads the answer as the client would, uncapped.
             let json = answer::encode(shaped, usize::MAX).into_json();
-            let json = hooks::run_chain(Stage::AfterQuery, "query", &config.hooks.after_query, json, cancel).await?;
+            let json = hooks::run_chain_on(
+                config.name.as_deref(),
+                Stage::AfterQuery,
+                "query",
+                &config.hooks.after_query,
+                json,
+                cancel,
+            )
+            .await?;
             shaped = shape::from_hook_json(&json).map_err(|e| {
                 Error::Hook(HookError::NotAnAnswer {
                     tool: "query".to_owned(),
@@ -413,7 +422,15 @@ impl Engine {
         } else {
             let json = serde_json::to_string(&answer)
                 .map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
-            let json = hooks::run_chain(Stage::AfterQuery, tool, hooks, json, cancel).await?;
+            let json = hooks::run_chain_on(
+                self.config.name.as_deref(),
+                Stage::AfterQuery,
+                tool,
+                hooks,
+                json,
+                cancel,
+            )
+            .await?;
             serde_json::from_str(&json).map_err(|e| {
                 Error::Hook(HookError::NotAnAnswer {
                     tool: tool.to_owned(),

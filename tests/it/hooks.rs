@@ -345,7 +345,7 @@ fn hooks_see_no_secret_from_the_environment() {
     for name in &names {
         assert!(
             pgmcp::testing::hooks::ENV_ALLOWED.contains(name)
-                || ["PGMCP_HOOK_STAGE", "PGMCP_TOOL"].contains(name)
+                || ["PGMCP_HOOK_STAGE", "PGMCP_TOOL", "PGMCP_DATABASE_NAME"].contains(name)
                 || shell.contains(name),
             "{name} reached the hook:\n{env}"
         );
@@ -513,4 +513,31 @@ fn a_hook_inherits_no_descriptor_and_no_secret() {
     ] {
         assert!(!seen.contains(secret), "the hook sees {secret:?}:\n{seen}");
     }
+}
+
+/// On a server with several databases, a hook is told which one the call
+/// runs on (`PGMCP_DATABASE_NAME`), and sees none of their passwords.
+#[test]
+fn hooks_are_told_which_database() {
+    let home = tempfile::tempdir().unwrap();
+    let seen = home.path().join("env.txt");
+    let config = config_with_hook(
+        home.path(),
+        "cat > /dev/null\nenv > \"$1\"\necho '{\"accept\": true}'\n",
+        &[seen.display().to_string()],
+    );
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    doc["databases"] = serde_json::json!({"first": {"url": "sqlite::memory:"}, "second": {"url": "sqlite::memory:"}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let out = crate::support::pgmcp(home.path())
+        .arg("--config")
+        .arg(&config)
+        .args(["query", "--database", "second", "SELECT 1"])
+        .env("PGMCP_DB_FIRST_PASSWORD", "pw-of-first")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(env.lines().any(|l| l == "PGMCP_DATABASE_NAME=second"), "{env}");
+    assert!(!env.contains("pw-of-first"), "{env}");
 }
