@@ -120,6 +120,8 @@ mod toolbox;
 // The engine, one call, and what it returns.
 pub use backend::{Column, Dialect, SessionReport};
 pub use pipeline::answer::QueryAnswer;
+pub use pipeline::explain::{ExplainAnswer, ExplainInput};
+pub use pipeline::plan::{PlanNode, PlanSummary};
 pub use pipeline::shape::QueryOutput;
 pub use pipeline::{Engine, QueryInput};
 

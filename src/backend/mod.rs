@@ -69,6 +69,10 @@ pub struct Statement<'a> {
     pub budget: ReadBudget,
     /// A database file inside `sqlite.root` named by the call (SQLite only).
     pub database: Option<&'a str>,
+    /// End the transaction with `ROLLBACK`, whatever the statement did
+    /// (PostgreSQL: `explain` with `analyze` runs the statement it
+    /// explains, and keeps nothing of it).
+    pub rollback: bool,
 }
 
 /// The guard stage, as the statement's engine needs it.

@@ -189,8 +189,9 @@ pub(super) fn enabled(raw: &RawToolsEnabled, curated: usize, file: Option<&Path>
         query: raw.query.unwrap_or(true),
         list_tables: raw.list_tables.unwrap_or(true),
         describe_table: raw.describe_table.unwrap_or(true),
+        explain: raw.explain.unwrap_or(true),
     };
-    if !(enabled.query || enabled.list_tables || enabled.describe_table) && curated == 0 {
+    if !(enabled.query || enabled.list_tables || enabled.describe_table || enabled.explain) && curated == 0 {
         return Err(fail(
             file,
             "tools_enabled",
@@ -272,7 +273,8 @@ mod tests {
 
     #[test]
     fn built_ins_can_be_switched_off_when_curated_tools_remain() {
-        let off = r#""tools_enabled": {"query": false, "list_tables": false, "describe_table": false}"#;
+        let off =
+            r#""tools_enabled": {"query": false, "list_tables": false, "describe_table": false, "explain": false}"#;
         let c = load(&format!(
             r#"{{"tools": [{{"name": "find", "description": "d", "statement": "SELECT 1"}}], {off}}}"#
         ))

@@ -121,6 +121,7 @@ pub struct ToolsEnabled {
     pub query: bool,
     pub list_tables: bool,
     pub describe_table: bool,
+    pub explain: bool,
 }
 
 impl ToolsEnabled {
@@ -130,6 +131,7 @@ impl ToolsEnabled {
             "query" => self.query,
             "list_tables" => self.list_tables,
             "describe_table" => self.describe_table,
+            "explain" => self.explain,
             _ => false,
         }
     }

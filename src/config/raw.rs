@@ -116,6 +116,7 @@ pub struct RawToolsEnabled {
     pub query: Option<bool>,
     pub list_tables: Option<bool>,
     pub describe_table: Option<bool>,
+    pub explain: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -368,6 +369,7 @@ impl RawConfig {
                 query: Some(true),
                 list_tables: Some(true),
                 describe_table: Some(true),
+                explain: Some(true),
             },
             protection: RawProtection {
                 switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),

@@ -23,8 +23,10 @@ pub mod catalog;
 // `annotate`: only its tests call it; the pipeline appends the prompts itself.
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod error_prompts;
+pub mod explain;
 pub(crate) mod fence;
 pub mod hooks;
+pub mod plan;
 pub mod sanitize;
 pub mod shape;
 pub mod timeouts;
@@ -270,6 +272,7 @@ impl Engine {
                 fetch_limit: max_rows,
                 budget: ReadBudget::for_answer(config.query.max_result_length),
                 database: input.database.as_deref(),
+                rollback: false,
             };
             match self.backend.execute(statement, guard, &deadline).await {
                 Err(Error::CatalogChanged) if !judged_again => judged_again = true,

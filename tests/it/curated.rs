@@ -52,7 +52,14 @@ fn every_parameter_type_on_postgres() {
     let list = mcp.request("tools/list", json!({}));
     assert_eq!(
         tool_names(&list["result"]),
-        ["by_name", "describe_table", "find_items", "list_tables", "query"]
+        [
+            "by_name",
+            "describe_table",
+            "explain",
+            "find_items",
+            "list_tables",
+            "query"
+        ]
     );
     let find = list["result"]["tools"]
         .as_array()
@@ -584,7 +591,7 @@ fn curated_tools_over_http() {
     );
     assert_eq!(
         tool_names(&reply.message()["result"]),
-        ["describe_table", "list_tables", "pet"],
+        ["describe_table", "explain", "list_tables", "pet"],
         "{}",
         reply.body
     );

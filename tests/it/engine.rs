@@ -110,6 +110,7 @@ async fn server_refuses_multiple_statements_without_the_guard() {
                 params: &[],
                 fetch_limit: 10,
                 budget: pgmcp::testing::statement::ReadBudget::for_answer(100_000),
+                rollback: false,
             },
             // No catalog version: nothing was judged.
             None,

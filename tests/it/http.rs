@@ -246,7 +246,10 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
     };
     let seen = run(Some("py-t0ken"));
     assert_eq!(seen["server"], "pgmcp", "{seen}");
-    assert_eq!(seen["tools"], json!(["describe_table", "list_tables", "query"]));
+    assert_eq!(
+        seen["tools"],
+        json!(["describe_table", "explain", "list_tables", "query"])
+    );
     assert_eq!(seen["structured"]["rows"], json!([{"id": 1, "name": "rex"}]), "{seen}");
     let text: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
     assert_eq!(text, seen["structured"]);
@@ -294,7 +297,10 @@ fn the_inspector_works_with_and_is_refused_without_a_token() {
     let out = run(&[&["--method", "tools/list"][..], &auth[..]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tool_names(&listed), ["describe_table", "list_tables", "query"]);
+    assert_eq!(
+        tool_names(&listed),
+        ["describe_table", "explain", "list_tables", "query"]
+    );
 
     let call = [
         "--method",

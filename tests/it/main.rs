@@ -29,6 +29,7 @@ mod embedded_corpus;
 mod embedded_evidence;
 mod engine;
 mod environment;
+mod explain;
 mod faults;
 mod guard_attacks;
 mod guard_corpus;

@@ -131,6 +131,35 @@ async fn every_tool_answers_through_pgbouncer_as_without_it() {
     assert_eq!(db.psql("SELECT count(*) FROM orders"), "30");
 }
 
+/// `explain` with `analyze` behind a transaction pooler: the statement runs
+/// and is rolled back in the same message as the session's reset, and the
+/// next call on the pool finds nothing of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_analyzed_write_is_rolled_back_behind_a_pooler() {
+    let server = pg::server();
+    let db = server.database();
+    shop(&db);
+    let bouncer = Bouncer::start(server, "transaction");
+    let engine = engine_at(&bouncer.url(&db), |c| {
+        c.read_only = false;
+        c.pool.max_conns = 1;
+    });
+    let input = pgmcp::ExplainInput {
+        sql: "INSERT INTO orders SELECT g FROM generate_series(100, 199) g".into(),
+        params: Vec::new(),
+        analyze: true,
+    };
+    let answer = engine.explain(&input, CancellationToken::new()).await.unwrap();
+    assert!(answer.analyzed && answer.summary.execution_ms.is_some(), "{answer:?}");
+    assert_eq!(db.psql("SELECT count(*) FROM orders"), "30", "rolled back");
+    assert_eq!(
+        rows(&engine, "SELECT count(*) AS n FROM orders").await,
+        json!([{"n": 30}])
+    );
+    assert!(bouncer.log().contains(&format!("login attempt: db={}", db.name)));
+    engine.close().await;
+}
+
 /// What one call changes in its session never reaches the next, though the
 /// next may run on another server connection and this one's goes to some
 /// other client: pgmcp resets inside its own transaction.

@@ -17,8 +17,9 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// `[{"name", "description"}]` from an MCP session with `binary serve`.
 pub fn list(binary: &Path) -> Result<Vec<Value>> {
     // A scratch home: no config or log of the person running the task is read
-    // or written, and an empty SQLite file stands in for a database (listing
-    // tools touches none).
+    // or written. A PostgreSQL URL nothing answers stands in for a database:
+    // listing tools connects to none, and PostgreSQL's are every tool (an
+    // SQLite or DuckDB file has no `explain`).
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -32,13 +33,11 @@ pub fn list(binary: &Path) -> Result<Vec<Value>> {
 }
 
 fn session(binary: &Path, scratch: &Path) -> Result<Vec<Value>> {
-    let database = scratch.join("empty.db");
-    std::fs::write(&database, b"")?;
     let mut command = Command::new(binary);
     command
         .arg("serve")
         .arg("--database")
-        .arg(format!("sqlite:{}", database.display()))
+        .arg("postgres://pgmcp@127.0.0.1:1/none")
         .env("HOME", scratch)
         .env("XDG_CONFIG_HOME", scratch)
         .env("XDG_STATE_HOME", scratch)

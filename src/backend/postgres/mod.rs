@@ -185,7 +185,7 @@ impl PgBackend {
         let check = catalog_version
             .filter(|v| !v.is_empty())
             .map(|v| routines::Check::for_call(conn.catalog_seen.as_ref(), v, quick));
-        let (finish, deferred) = self.finish();
+        let (finish, deferred) = self.finish(stmt.rollback);
         // Behind a pooler, the next transaction may run on a server
         // connection that never saw pgmcp's statements: they go unnamed.
         let named = !self.behind_pooler();
@@ -257,6 +257,7 @@ impl PgBackend {
                     fetch_limit: 1,
                     budget: crate::pipeline::budget::ReadBudget::for_answer(100_000),
                     database: None,
+                    rollback: false,
                 },
                 None,
                 deadline,

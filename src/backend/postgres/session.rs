@@ -97,6 +97,9 @@ const RESET: &str = reset_sql!();
 /// the message; the transaction is rolled back.)
 const FINISH_POOLED: &[&str] = &[concat!("COMMIT; ", reset_sql!())];
 
+/// [`FINISH_POOLED`] for a transaction that keeps nothing.
+const ROLLBACK_POOLED: &[&str] = &[concat!("ROLLBACK; ", reset_sql!())];
+
 /// The time left, in milliseconds, as [`settings`] takes it for the
 /// transaction's `statement_timeout`: the server stops the statement itself
 /// even if our cancel request never arrives.
@@ -106,13 +109,15 @@ pub(super) fn timeout_ms(deadline: &Deadline) -> [Option<String>; 1] {
 }
 
 impl PgBackend {
-    /// How a transaction ends: `COMMIT`, with the session reset deferred to
-    /// the connection's next use, or, behind a pooler, the reset first.
-    pub(super) fn finish(&self) -> (&'static [&'static str], &'static [&'static str]) {
-        if self.behind_pooler() {
-            (FINISH_POOLED, &[])
-        } else {
-            (&["COMMIT"], &[RESET])
+    /// How a transaction ends: `COMMIT` (`ROLLBACK` when `rollback`), with
+    /// the session reset deferred to the connection's next use, or, behind
+    /// a pooler, the reset first.
+    pub(super) fn finish(&self, rollback: bool) -> (&'static [&'static str], &'static [&'static str]) {
+        match (self.behind_pooler(), rollback) {
+            (true, false) => (FINISH_POOLED, &[]),
+            (true, true) => (ROLLBACK_POOLED, &[]),
+            (false, false) => (&["COMMIT"], &[RESET]),
+            (false, true) => (&["ROLLBACK"], &[RESET]),
         }
     }
 

@@ -27,6 +27,10 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
             router.remove_route(name);
         }
     }
+    // `explain` reads PostgreSQL's plans: listed where a database has them.
+    if !service.databases().iter().any(|d| d.dialect() == Dialect::Postgres) {
+        router.remove_route("explain");
+    }
     if service.named() {
         let property = database_property(service);
         let all_read_only = service.databases().iter().all(|d| d.engine.config().read_only);

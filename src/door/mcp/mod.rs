@@ -29,6 +29,7 @@ use crate::backend::Dialect;
 use crate::config::Config;
 use crate::error::Error;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
+use crate::pipeline::explain::{ExplainAnswer, ExplainInput};
 use crate::pipeline::shape::QueryOutput;
 use crate::pipeline::{Engine, QueryInput};
 use crate::service::Service;
@@ -82,6 +83,25 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Opt
         Some(Value::Array(_)) => Err(refuse("an array")),
         Some(Value::Object(_)) => Err(refuse("an object")),
     }
+}
+
+/// Arguments of the `explain` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExplainArgs {
+    /// One PostgreSQL statement, as `query` takes it. Use $1, $2, ... for
+    /// values and pass them in `params`.
+    pub sql: String,
+    /// Values for $1, $2, ... in order.
+    #[serde(default)]
+    pub params: Option<Vec<Value>>,
+    /// Run the statement to measure it (actual rows, time, buffers), inside
+    /// a transaction that is always rolled back. Default false: the plan
+    /// alone, nothing runs.
+    #[serde(default)]
+    pub analyze: Option<bool>,
+    /// Servers with several databases: which one.
+    #[serde(default)]
+    pub database: Option<String>,
 }
 
 /// Arguments of the `list_tables` tool.
@@ -211,6 +231,8 @@ fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
         ("query", "Run SQL", read_only),
         ("list_tables", "List tables", true),
         ("describe_table", "Describe a table", true),
+        // Even with `analyze`, whatever the statement did is rolled back.
+        ("explain", "Explain a query's plan", true),
     ] {
         if let Some(route) = tool_router.map.get_mut(name) {
             let mut hints = ToolAnnotations::new();
@@ -328,6 +350,36 @@ impl Server {
         // would otherwise copy into each of its own wrappers per call.
         let answer = with_progress(&meta, &peer, Box::pin(engine.query_answer(&input, ct))).await;
         self.answered(&engine, answer)
+    }
+
+    #[tool(
+        name = "explain",
+        description = "Show how PostgreSQL runs one statement and why it may be slow: total cost and time, the \
+                       slowest plan nodes with estimated against actual rows, and what looks wrong (row estimates \
+                       far off, sequential scans of large tables, sorts and hashes that spilled to disk), plus the \
+                       whole plan when it fits. The statement is checked exactly as query checks it. With analyze: \
+                       true it runs, to measure it, inside a transaction that is always rolled back, under the same \
+                       timeout as query. PostgreSQL databases only.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<ExplainAnswer>()
+    )]
+    async fn explain(
+        &self,
+        Parameters(args): Parameters<ExplainArgs>,
+        ct: CancellationToken,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<ExplainAnswer>, CallToolResult> {
+        let mut database = args.database;
+        let engine = self.engine_for(&mut database)?;
+        let input = ExplainInput {
+            sql: args.sql,
+            params: args.params.unwrap_or_default(),
+            analyze: args.analyze.unwrap_or(false),
+        };
+        tool_result(
+            &engine,
+            with_progress(&meta, &peer, Box::pin(engine.explain(&input, ct))).await,
+        )
     }
 
     #[tool(
@@ -655,6 +707,12 @@ fn next_steps(dialect: Dialect, enabled: crate::config::ToolsEnabled) -> String 
             &params["pass values as params".len()..]
         )),
         (None, None) => {}
+    }
+    if enabled.explain && dialect == Dialect::Postgres {
+        text.push_str(
+            " To learn why a query is slow, explain shows its plan (with analyze it runs the statement, and rolls \
+             it back).",
+        );
     }
     text
 }

@@ -22,6 +22,7 @@ pub async fn exec_unguarded(backend: &PgBackend, sql: &str) -> Result<QueryOutpu
         params: &[],
         fetch_limit: 10,
         budget: ReadBudget::for_answer(100_000),
+        rollback: false,
     };
     // No catalog version: nothing was judged.
     backend.execute(stmt, None, &deadline).await.map(|rows| {

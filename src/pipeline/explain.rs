@@ -1,0 +1,177 @@
+//! `explain`: a PostgreSQL statement's plan, through the same stages as
+//! `query` — size check, slot, `before_query` hooks, timeout rule, the
+//! guard on the statement exactly as `query` would judge it — then
+//! `EXPLAIN (FORMAT JSON[, ANALYZE, BUFFERS])` of it in a transaction that
+//! is always rolled back: with `analyze` the statement runs, and nothing it
+//! did is kept. The answer is the plan read for a model ([`plan`]), with
+//! the whole plan when it fits, hooked, sanitized and capped like any
+//! answer.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::budget::ReadBudget;
+use super::hooks::{self, Stage};
+use super::plan::{self, PlanSummary};
+use super::{Engine, QueryInput, check_input, check_length, param_bytes, timeouts};
+use crate::backend::{Dialect, Guard, Statement};
+use crate::error::{Error, InputError};
+use crate::guard;
+
+/// Most bytes of plan JSON read back: a plan is pgmcp's own answer, never
+/// the rows, and a deep one is still far below this.
+const PLAN_BYTES: usize = 4 << 20;
+
+/// Arguments of an `explain` call.
+#[derive(Debug, Clone, Default)]
+pub struct ExplainInput {
+    pub sql: String,
+    /// Bound to `$1..$n` in order; never interpolated into the SQL.
+    pub params: Vec<Value>,
+    /// Run the statement (in a transaction rolled back afterwards) and
+    /// report actual rows, time and buffers.
+    pub analyze: bool,
+}
+
+/// What `explain` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ExplainAnswer {
+    /// The plan, read: totals, the slowest nodes, what looks wrong.
+    #[serde(flatten)]
+    pub summary: PlanSummary,
+    /// Whether the statement ran (`analyze`); whatever it did was rolled back.
+    pub analyzed: bool,
+    /// PostgreSQL's whole plan (`EXPLAIN (FORMAT JSON)`), when it fits in
+    /// half the answer's byte cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Value>,
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Engine {
+    /// The plan of one PostgreSQL statement (see the module's doc). Any
+    /// error comes back with the matching `error_prompts` appended.
+    pub async fn explain(&self, input: &ExplainInput, cancel: CancellationToken) -> Result<ExplainAnswer, Error> {
+        let call = self.begin(cancel);
+        self.run_explain(input, &call.token).await.map_err(|e| self.prompted(e))
+    }
+
+    async fn run_explain(&self, input: &ExplainInput, cancel: &CancellationToken) -> Result<ExplainAnswer, Error> {
+        let config = &self.config;
+        if self.backend.dialect() != Dialect::Postgres {
+            return Err(InputError::Params(
+                "explain reads PostgreSQL's plans: this database is not PostgreSQL. Use query with EXPLAIN QUERY \
+                 PLAN (SQLite) or EXPLAIN (DuckDB)"
+                    .to_owned(),
+            )
+            .into());
+        }
+        let as_query = QueryInput {
+            sql: input.sql.clone(),
+            params: input.params.clone(),
+            limit: None,
+            database: None,
+        };
+        check_input(
+            &as_query,
+            config.query.max_params_bytes,
+            config.query.max_sql_length,
+            config.query.max_rows,
+            None,
+        )?;
+        let size = input.sql.len() + input.params.iter().map(param_bytes).sum::<usize>();
+        let _slot = self
+            .slot_for(size, &self.deadline(config.query.default_timeout, cancel.clone()))
+            .await?;
+        // The hooks see what would run: with `analyze`, the statement does.
+        let sql = hooks::run_chain_on(
+            config.name.as_deref(),
+            Stage::BeforeQuery,
+            "explain",
+            &config.hooks.before_query,
+            input.sql.clone(),
+            cancel,
+        )
+        .await?;
+        if sql != input.sql {
+            check_length(
+                &sql,
+                config.query.max_sql_length,
+                " as the before_query hooks rewrote it",
+            )?;
+        }
+        let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
+        let deadline = self.deadline(timeout, cancel.clone());
+        let options = match input.analyze {
+            true => "FORMAT JSON, ANALYZE, BUFFERS",
+            false => "FORMAT JSON",
+        };
+        let explained = format!("EXPLAIN ({options}) {sql}");
+        let mut judged_again = false;
+        let rows = loop {
+            let routines = self.backend.routines(&deadline).await?;
+            // As `query` would judge the statement: what it refuses,
+            // `explain` refuses, in either mode.
+            let checked = guard::check(&self.judge, &routines, &sql)?;
+            guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
+                .map_err(|e| Error::Input(InputError::Params(e)))?;
+            // And the text that runs, judged whole: the statement inside
+            // pgmcp's EXPLAIN, which with ANALYZE executes it.
+            guard::check(&self.judge, &routines, &explained)?;
+            let statement = Statement {
+                sql: &explained,
+                params: &input.params,
+                fetch_limit: 1,
+                budget: ReadBudget::for_answer(PLAN_BYTES),
+                database: None,
+                rollback: true,
+            };
+            let guard = Guard::Checked {
+                catalog_version: routines.version(),
+            };
+            match self.backend.execute(statement, guard, &deadline).await {
+                Err(Error::CatalogChanged) if !judged_again => judged_again = true,
+                result => break result?,
+            }
+        };
+        let document = rows
+            .rows
+            .first()
+            .and_then(|row| row.first())
+            .filter(|_| !rows.spent)
+            .cloned()
+            .ok_or_else(|| Error::UnexpectedReply {
+                what: "EXPLAIN",
+                detail: "no plan came back, or it was too large to read".to_owned(),
+            })?;
+        let summary = plan::summarize(&document).ok_or_else(|| Error::UnexpectedReply {
+            what: "EXPLAIN",
+            detail: "the plan is not the JSON PostgreSQL's EXPLAIN (FORMAT JSON) gives".to_owned(),
+        })?;
+        let plan_bytes = document.to_string().len();
+        let room = config.query.max_result_length / 2;
+        let (plan, hint) = match plan_bytes <= room {
+            true => (Some(document), None),
+            false => (
+                None,
+                Some(format!(
+                    "The whole plan ({plan_bytes} bytes) is left out: it takes more than half the \
+                     {}-byte result limit (query.max_result_length).",
+                    config.query.max_result_length
+                )),
+            ),
+        };
+        let answer = ExplainAnswer {
+            summary,
+            analyzed: input.analyze,
+            plan,
+            truncated: false,
+            hint,
+        };
+        self.answer(answer, "explain", cancel).await
+    }
+}

@@ -1,0 +1,247 @@
+//! What a model needs of a PostgreSQL plan (`EXPLAIN (FORMAT JSON)`), in a
+//! few hundred bytes: the totals, the nodes that took the time, and what
+//! looks wrong (row estimates far off, sequential scans of large tables,
+//! sorts and hashes that spilled to disk). Pure: it reads the plan JSON
+//! PostgreSQL returned and nothing else.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A row estimate this many times off (either way) is flagged.
+const MISESTIMATE: f64 = 10.0;
+/// A sequential scan over at least this many rows is flagged.
+const LARGE_SCAN: f64 = 10_000.0;
+/// How many of the slowest nodes are listed.
+const SLOWEST: usize = 5;
+
+/// The plan, read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanSummary {
+    /// The planner's total cost of the whole plan.
+    pub total_cost: f64,
+    /// The rows the planner expected the statement to return.
+    pub estimated_rows: f64,
+    /// With `analyze`: the rows it returned, and the time it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_rows: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning_ms: Option<f64>,
+    /// The nodes that took the most time of their own (with `analyze`), else
+    /// the costliest: what to look at first.
+    pub slowest: Vec<PlanNode>,
+    /// What looks wrong, one line each, most telling first.
+    pub findings: Vec<String>,
+}
+
+/// One node of the plan, as the slowest are listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanNode {
+    /// `Seq Scan on orders`, `Hash Join`, `Sort`, ...
+    pub node: String,
+    pub estimated_rows: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_rows: Option<f64>,
+    /// Time spent in this node alone (its children's taken off), with
+    /// `analyze`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_ms: Option<f64>,
+    /// The node's own cost (its children's taken off).
+    pub self_cost: f64,
+}
+
+/// Read PostgreSQL's `EXPLAIN (FORMAT JSON)` answer: an array of one object
+/// with `Plan` (and with `ANALYZE`, `Planning Time` and `Execution Time`).
+pub fn summarize(explained: &Value) -> Option<PlanSummary> {
+    let top = explained.as_array()?.first()?;
+    let plan = top.get("Plan")?;
+    let mut nodes = Vec::new();
+    let mut findings = Vec::new();
+    walk(plan, &mut nodes, &mut findings);
+    let analyzed = nodes.iter().any(|n| n.self_ms.is_some());
+    nodes.sort_by(|a, b| {
+        let key = |n: &PlanNode| match analyzed {
+            true => n.self_ms.unwrap_or(0.0),
+            false => n.self_cost,
+        };
+        key(b).total_cmp(&key(a))
+    });
+    nodes.truncate(SLOWEST);
+    Some(PlanSummary {
+        total_cost: number(plan, "Total Cost").unwrap_or(0.0),
+        estimated_rows: number(plan, "Plan Rows").unwrap_or(0.0),
+        actual_rows: actual_rows(plan),
+        execution_ms: number(top, "Execution Time"),
+        planning_ms: number(top, "Planning Time"),
+        slowest: nodes,
+        findings,
+    })
+}
+
+fn number(value: &Value, key: &str) -> Option<f64> {
+    value.get(key).and_then(Value::as_f64)
+}
+
+/// Rows over all the node's loops.
+fn actual_rows(node: &Value) -> Option<f64> {
+    Some(number(node, "Actual Rows")? * number(node, "Actual Loops").unwrap_or(1.0))
+}
+
+/// Time over all the node's loops, in milliseconds.
+fn actual_ms(node: &Value) -> Option<f64> {
+    Some(number(node, "Actual Total Time")? * number(node, "Actual Loops").unwrap_or(1.0))
+}
+
+/// `Seq Scan on orders` / `Index Scan using orders_pkey on orders` / `Hash Join`.
+fn name(node: &Value) -> String {
+    let kind = node.get("Node Type").and_then(Value::as_str).unwrap_or("?");
+    let index = node.get("Index Name").and_then(Value::as_str);
+    let relation = node.get("Relation Name").and_then(Value::as_str);
+    match (index, relation) {
+        (Some(index), Some(relation)) => format!("{kind} using {index} on {relation}"),
+        (None, Some(relation)) => format!("{kind} on {relation}"),
+        (Some(index), None) => format!("{kind} using {index}"),
+        (None, None) => kind.to_owned(),
+    }
+}
+
+fn walk(node: &Value, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
+    let children: Vec<&Value> = node
+        .get("Plans")
+        .and_then(Value::as_array)
+        .map(|plans| plans.iter().collect())
+        .unwrap_or_default();
+    let shown = name(node);
+    let estimated = number(node, "Plan Rows").unwrap_or(0.0);
+    let actual = actual_rows(node);
+    let self_ms = actual_ms(node).map(|total| {
+        let below: f64 = children.iter().filter_map(|c| actual_ms(c)).sum();
+        (total - below).max(0.0)
+    });
+    let self_cost = {
+        let total = number(node, "Total Cost").unwrap_or(0.0);
+        let below: f64 = children.iter().filter_map(|c| number(c, "Total Cost")).sum();
+        (total - below).max(0.0)
+    };
+    // Per loop, as the planner estimates: a node run in many loops is
+    // estimated per loop too.
+    if let (Some(rows), Some(loops)) = (number(node, "Actual Rows"), number(node, "Actual Loops")) {
+        let (low, high) = (estimated.min(rows).max(1.0), estimated.max(rows).max(1.0));
+        if loops > 0.0 && high / low >= MISESTIMATE {
+            findings.push(format!(
+                "{shown}: the planner expected {} rows and got {}: its statistics are off (ANALYZE the table, or \
+                 raise its statistics target)",
+                round(estimated),
+                round(rows)
+            ));
+        }
+    }
+    if node.get("Node Type").and_then(Value::as_str) == Some("Seq Scan")
+        && actual.unwrap_or(estimated).max(estimated) >= LARGE_SCAN
+    {
+        findings.push(format!(
+            "{shown}: a sequential scan reads every row of a large table ({} rows): an index on the filtered columns \
+             may help",
+            round(actual.unwrap_or(estimated).max(estimated))
+        ));
+    }
+    if node.get("Sort Space Type").and_then(Value::as_str) == Some("Disk") {
+        findings.push(format!(
+            "{shown}: the sort spilled to disk ({} kB): it needed more than work_mem",
+            round(number(node, "Sort Space Used").unwrap_or(0.0))
+        ));
+    }
+    if number(node, "Hash Batches").is_some_and(|b| b > 1.0) {
+        findings.push(format!(
+            "{shown}: the hash spilled to disk in {} batches: it needed more than work_mem",
+            round(number(node, "Hash Batches").unwrap_or(0.0))
+        ));
+    }
+    nodes.push(PlanNode {
+        node: shown,
+        estimated_rows: estimated,
+        actual_rows: actual,
+        self_ms: self_ms.map(|ms| (ms * 1000.0).round() / 1000.0),
+        self_cost: (self_cost * 100.0).round() / 100.0,
+    });
+    for child in children {
+        walk(child, nodes, findings);
+    }
+}
+
+fn round(value: f64) -> String {
+    format!("{}", value.round() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A hash join over a sequential scan that misestimated, with a sort
+    /// that spilled: what PostgreSQL's EXPLAIN (ANALYZE, FORMAT JSON) says.
+    fn analyzed() -> Value {
+        json!([{
+            "Plan": {
+                "Node Type": "Sort", "Total Cost": 900.0, "Plan Rows": 1000, "Actual Rows": 1000, "Actual Loops": 1,
+                "Actual Total Time": 50.0, "Sort Space Type": "Disk", "Sort Space Used": 2048,
+                "Plans": [{
+                    "Node Type": "Hash Join", "Total Cost": 800.0, "Plan Rows": 1000, "Actual Rows": 1000,
+                    "Actual Loops": 1, "Actual Total Time": 40.0,
+                    "Plans": [
+                        {"Node Type": "Seq Scan", "Relation Name": "orders", "Total Cost": 500.0, "Plan Rows": 20,
+                         "Actual Rows": 50000, "Actual Loops": 1, "Actual Total Time": 30.0},
+                        {"Node Type": "Hash", "Total Cost": 100.0, "Plan Rows": 100, "Actual Rows": 100,
+                         "Actual Loops": 1, "Actual Total Time": 2.0, "Hash Batches": 4,
+                         "Plans": [{"Node Type": "Index Scan", "Index Name": "customers_pkey",
+                                    "Relation Name": "customers", "Total Cost": 90.0, "Plan Rows": 100,
+                                    "Actual Rows": 100, "Actual Loops": 1, "Actual Total Time": 1.5}]}
+                    ]
+                }]
+            },
+            "Planning Time": 0.5,
+            "Execution Time": 51.0
+        }])
+    }
+
+    #[test]
+    fn what_took_the_time_and_what_looks_wrong() {
+        let s = summarize(&analyzed()).unwrap();
+        assert_eq!(
+            (s.total_cost, s.execution_ms, s.planning_ms),
+            (900.0, Some(51.0), Some(0.5))
+        );
+        assert_eq!(s.slowest[0].node, "Seq Scan on orders");
+        assert_eq!(s.slowest[0].self_ms, Some(30.0));
+        assert_eq!(s.slowest[1].node, "Sort");
+        assert_eq!(s.slowest[1].self_ms, Some(10.0));
+        assert!(
+            s.slowest
+                .iter()
+                .any(|n| n.node == "Index Scan using customers_pkey on customers")
+        );
+        let findings = s.findings.join("\n");
+        for said in [
+            "Seq Scan on orders: the planner expected 20 rows and got 50000",
+            "Seq Scan on orders: a sequential scan reads every row of a large table (50000 rows)",
+            "Sort: the sort spilled to disk (2048 kB)",
+            "Hash: the hash spilled to disk in 4 batches",
+        ] {
+            assert!(findings.contains(said), "{said} in\n{findings}");
+        }
+        assert_eq!(s.findings.len(), 4, "{findings}");
+    }
+
+    #[test]
+    fn without_analyze_the_costliest_nodes() {
+        let plan =
+            json!([{"Plan": {"Node Type": "Seq Scan", "Relation Name": "t", "Total Cost": 35.5, "Plan Rows": 2550}}]);
+        let s = summarize(&plan).unwrap();
+        assert_eq!((s.actual_rows, s.execution_ms), (None, None));
+        assert_eq!(s.slowest[0].self_cost, 35.5);
+        assert!(s.findings.is_empty(), "{:?}", s.findings);
+        assert_eq!(summarize(&json!({"not": "a plan"})), None);
+    }
+}
