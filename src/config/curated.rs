@@ -189,7 +189,9 @@ pub(super) fn enabled(raw: &RawToolsEnabled, curated: usize, file: Option<&Path>
         query: raw.query.unwrap_or(true),
         list_tables: raw.list_tables.unwrap_or(true),
         describe_table: raw.describe_table.unwrap_or(true),
-        explain: raw.explain.unwrap_or(true),
+        // With analyze it runs SQL, and a plan shows the schema: where raw
+        // SQL is switched off, so is `explain`, unless said otherwise.
+        explain: raw.explain.unwrap_or(raw.query.unwrap_or(true)),
     };
     if !(enabled.query || enabled.list_tables || enabled.describe_table || enabled.explain) && curated == 0 {
         return Err(fail(
@@ -282,5 +284,11 @@ mod tests {
         assert!(!c.tools_enabled.query && !c.tools_enabled.list_tables && c.tools.len() == 1);
         let e = load(&format!("{{{off}}}")).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("tools_enabled"));
+        // `explain` runs SQL too: off with `query`, unless said otherwise.
+        let only = |text: &str| load(text).unwrap().tools_enabled.explain;
+        assert!(only("{}"));
+        assert!(!only(r#"{"tools_enabled": {"query": false}}"#));
+        assert!(only(r#"{"tools_enabled": {"query": false, "explain": true}}"#));
+        assert!(!only(r#"{"tools_enabled": {"explain": false}}"#));
     }
 }

@@ -369,7 +369,8 @@ impl RawConfig {
                 query: Some(true),
                 list_tables: Some(true),
                 describe_table: Some(true),
-                explain: Some(true),
+                // Not set: as `query` (see `curated::enabled`).
+                explain: None,
             },
             protection: RawProtection {
                 switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),

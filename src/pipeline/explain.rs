@@ -3,7 +3,7 @@
 //! guard on the statement exactly as `query` would judge it — then
 //! `EXPLAIN (FORMAT JSON[, ANALYZE, BUFFERS])` of it in a transaction that
 //! is always rolled back: with `analyze` the statement runs, and nothing it
-//! did is kept. The answer is the plan read for a model ([`plan`]), with
+//! did inside the transaction is kept. The answer is the plan read for a model ([`plan`]), with
 //! the whole plan when it fits, hooked, sanitized and capped like any
 //! answer.
 

@@ -13,6 +13,8 @@ const MISESTIMATE: f64 = 10.0;
 const LARGE_SCAN: f64 = 10_000.0;
 /// How many of the slowest nodes are listed.
 const SLOWEST: usize = 5;
+/// How many findings are listed; the rest are counted.
+const FINDINGS: usize = 8;
 
 /// The plan, read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -31,7 +33,8 @@ pub struct PlanSummary {
     /// The nodes that took the most time of their own (with `analyze`), else
     /// the costliest: what to look at first.
     pub slowest: Vec<PlanNode>,
-    /// What looks wrong, one line each, most telling first.
+    /// What looks wrong, one line each, in plan order (the root first); at
+    /// most eight, the rest counted in a last line.
     pub findings: Vec<String>,
 }
 
@@ -58,7 +61,12 @@ pub fn summarize(explained: &Value) -> Option<PlanSummary> {
     let plan = top.get("Plan")?;
     let mut nodes = Vec::new();
     let mut findings = Vec::new();
-    walk(plan, &mut nodes, &mut findings);
+    walk(plan, Context::default(), &mut nodes, &mut findings);
+    if findings.len() > FINDINGS {
+        let more = findings.len() - FINDINGS;
+        findings.truncate(FINDINGS);
+        findings.push(format!("and {more} more alike: see the whole plan"));
+    }
     let analyzed = nodes.iter().any(|n| n.self_ms.is_some());
     nodes.sort_by(|a, b| {
         let key = |n: &PlanNode| match analyzed {
@@ -88,9 +96,42 @@ fn actual_rows(node: &Value) -> Option<f64> {
     Some(number(node, "Actual Rows")? * number(node, "Actual Loops").unwrap_or(1.0))
 }
 
-/// Time over all the node's loops, in milliseconds.
-fn actual_ms(node: &Value) -> Option<f64> {
-    Some(number(node, "Actual Total Time")? * number(node, "Actual Loops").unwrap_or(1.0))
+/// What a node's place in the plan changes about reading it.
+#[derive(Debug, Clone, Copy)]
+struct Context {
+    /// Processes running the node at once: below a `Gather`, its workers
+    /// and the leader, whose loops each count the same wall time.
+    processes: f64,
+    /// A node above may stop reading early (`Limit`, a semi or anti join):
+    /// fewer rows than estimated is then no misestimate.
+    stops_early: bool,
+}
+
+impl Default for Context {
+    fn default() -> Context {
+        Context {
+            processes: 1.0,
+            stops_early: false,
+        }
+    }
+}
+
+/// Wall time over all the node's loops, in milliseconds.
+fn actual_ms(node: &Value, context: Context) -> Option<f64> {
+    Some(number(node, "Actual Total Time")? * number(node, "Actual Loops").unwrap_or(1.0) / context.processes)
+}
+
+/// The context of `node`'s children.
+fn below(node: &Value, context: Context) -> Context {
+    let kind = node.get("Node Type").and_then(Value::as_str).unwrap_or("");
+    let join = node.get("Join Type").and_then(Value::as_str).unwrap_or("");
+    Context {
+        processes: match kind {
+            "Gather" | "Gather Merge" => number(node, "Workers Launched").unwrap_or(0.0) + 1.0,
+            _ => context.processes,
+        },
+        stops_early: context.stops_early || kind == "Limit" || matches!(join, "Semi" | "Anti"),
+    }
 }
 
 /// `Seq Scan on orders` / `Index Scan using orders_pkey on orders` / `Hash Join`.
@@ -106,7 +147,7 @@ fn name(node: &Value) -> String {
     }
 }
 
-fn walk(node: &Value, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
+fn walk(node: &Value, context: Context, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
     let children: Vec<&Value> = node
         .get("Plans")
         .and_then(Value::as_array)
@@ -115,8 +156,9 @@ fn walk(node: &Value, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
     let shown = name(node);
     let estimated = number(node, "Plan Rows").unwrap_or(0.0);
     let actual = actual_rows(node);
-    let self_ms = actual_ms(node).map(|total| {
-        let below: f64 = children.iter().filter_map(|c| actual_ms(c)).sum();
+    let inner = below(node, context);
+    let self_ms = actual_ms(node, context).map(|total| {
+        let below: f64 = children.iter().filter_map(|c| actual_ms(c, inner)).sum();
         (total - below).max(0.0)
     });
     let self_cost = {
@@ -128,7 +170,8 @@ fn walk(node: &Value, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
     // estimated per loop too.
     if let (Some(rows), Some(loops)) = (number(node, "Actual Rows"), number(node, "Actual Loops")) {
         let (low, high) = (estimated.min(rows).max(1.0), estimated.max(rows).max(1.0));
-        if loops > 0.0 && high / low >= MISESTIMATE {
+        let stopped = context.stops_early && rows < estimated;
+        if loops > 0.0 && high / low >= MISESTIMATE && !stopped {
             findings.push(format!(
                 "{shown}: the planner expected {} rows and got {}: its statistics are off (ANALYZE the table, or \
                  raise its statistics target)",
@@ -137,19 +180,31 @@ fn walk(node: &Value, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
             ));
         }
     }
+    // Rows read, not returned: a filter that throws most of a large table
+    // away is what an index saves (known only when the statement ran).
     if node.get("Node Type").and_then(Value::as_str) == Some("Seq Scan")
-        && actual.unwrap_or(estimated).max(estimated) >= LARGE_SCAN
+        && let (Some(kept), Some(removed)) = (actual, number(node, "Rows Removed by Filter"))
     {
-        findings.push(format!(
-            "{shown}: a sequential scan reads every row of a large table ({} rows): an index on the filtered columns \
-             may help",
-            round(actual.unwrap_or(estimated).max(estimated))
-        ));
+        let removed = removed * number(node, "Actual Loops").unwrap_or(1.0);
+        let read = kept + removed;
+        if read >= LARGE_SCAN && removed >= 0.9 * read {
+            findings.push(format!(
+                "{shown}: a sequential scan read {} rows to keep {}: an index on the filtered columns may help",
+                round(read),
+                round(kept)
+            ));
+        }
     }
     if node.get("Sort Space Type").and_then(Value::as_str) == Some("Disk") {
         findings.push(format!(
             "{shown}: the sort spilled to disk ({} kB): it needed more than work_mem",
             round(number(node, "Sort Space Used").unwrap_or(0.0))
+        ));
+    }
+    if number(node, "HashAgg Batches").is_some_and(|b| b > 1.0) || number(node, "Disk Usage").is_some_and(|d| d > 0.0) {
+        findings.push(format!(
+            "{shown}: the aggregate spilled to disk ({} kB): it needed more than work_mem",
+            round(number(node, "Disk Usage").unwrap_or(0.0))
         ));
     }
     if number(node, "Hash Batches").is_some_and(|b| b > 1.0) {
@@ -166,7 +221,7 @@ fn walk(node: &Value, nodes: &mut Vec<PlanNode>, findings: &mut Vec<String>) {
         self_cost: (self_cost * 100.0).round() / 100.0,
     });
     for child in children {
-        walk(child, nodes, findings);
+        walk(child, inner, nodes, findings);
     }
 }
 
@@ -192,7 +247,8 @@ mod tests {
                     "Actual Loops": 1, "Actual Total Time": 40.0,
                     "Plans": [
                         {"Node Type": "Seq Scan", "Relation Name": "orders", "Total Cost": 500.0, "Plan Rows": 20,
-                         "Actual Rows": 50000, "Actual Loops": 1, "Actual Total Time": 30.0},
+                         "Actual Rows": 50000, "Actual Loops": 1, "Actual Total Time": 30.0,
+                         "Filter": "(x > 1)", "Rows Removed by Filter": 950000},
                         {"Node Type": "Hash", "Total Cost": 100.0, "Plan Rows": 100, "Actual Rows": 100,
                          "Actual Loops": 1, "Actual Total Time": 2.0, "Hash Batches": 4,
                          "Plans": [{"Node Type": "Index Scan", "Index Name": "customers_pkey",
@@ -225,13 +281,43 @@ mod tests {
         let findings = s.findings.join("\n");
         for said in [
             "Seq Scan on orders: the planner expected 20 rows and got 50000",
-            "Seq Scan on orders: a sequential scan reads every row of a large table (50000 rows)",
+            "Seq Scan on orders: a sequential scan read 1000000 rows to keep 50000",
             "Sort: the sort spilled to disk (2048 kB)",
             "Hash: the hash spilled to disk in 4 batches",
         ] {
             assert!(findings.contains(said), "{said} in\n{findings}");
         }
         assert_eq!(s.findings.len(), 4, "{findings}");
+    }
+
+    /// Below a `Limit` fewer rows than estimated is the limit, not the
+    /// statistics; below a `Gather` the workers' loops share the wall time;
+    /// a long list of findings is cut.
+    #[test]
+    fn where_a_node_stands_changes_its_reading() {
+        let limited = json!([{"Plan": {"Node Type": "Limit", "Total Cost": 1.0, "Plan Rows": 10, "Actual Rows": 10,
+            "Actual Loops": 1, "Actual Total Time": 0.1,
+            "Plans": [{"Node Type": "Seq Scan", "Relation Name": "t", "Total Cost": 100.0, "Plan Rows": 5000,
+                       "Actual Rows": 10, "Actual Loops": 1, "Actual Total Time": 0.1}]}}]);
+        assert!(summarize(&limited).unwrap().findings.is_empty());
+        let parallel = json!([{"Plan": {"Node Type": "Gather", "Total Cost": 10.0, "Plan Rows": 3, "Actual Rows": 3,
+            "Actual Loops": 1, "Actual Total Time": 10.0, "Workers Launched": 2,
+            "Plans": [{"Node Type": "Seq Scan", "Relation Name": "t", "Total Cost": 9.0, "Plan Rows": 1,
+                       "Actual Rows": 1, "Actual Loops": 3, "Actual Total Time": 9.0}]}}]);
+        let s = summarize(&parallel).unwrap();
+        let scan = s.slowest.iter().find(|n| n.node == "Seq Scan on t").unwrap();
+        assert_eq!(scan.self_ms, Some(9.0), "{s:?}");
+        let many: Vec<Value> = (0..20)
+            .map(|i| {
+                json!({"Node Type": "Sort", "Total Cost": 1.0, "Plan Rows": 1, "Actual Rows": 1,
+                            "Actual Loops": 1, "Actual Total Time": 0.1, "Sort Space Type": "Disk",
+                            "Sort Space Used": i})
+            })
+            .collect();
+        let wide = json!([{"Plan": {"Node Type": "Append", "Total Cost": 20.0, "Plan Rows": 20, "Plans": many}}]);
+        let s = summarize(&wide).unwrap();
+        assert_eq!(s.findings.len(), 9);
+        assert_eq!(s.findings[8], "and 12 more alike: see the whole plan");
     }
 
     #[test]

@@ -591,7 +591,7 @@ fn curated_tools_over_http() {
     );
     assert_eq!(
         tool_names(&reply.message()["result"]),
-        ["describe_table", "explain", "list_tables", "pet"],
+        ["describe_table", "list_tables", "pet"],
         "{}",
         reply.body
     );
