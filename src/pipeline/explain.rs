@@ -12,9 +12,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::ReadBudget;
-use super::hooks::{self, Stage};
 use super::plan::{self, PlanSummary};
-use super::{Engine, QueryInput, check_input, check_length, param_bytes, timeouts};
+use super::{Engine, QueryInput, check_input, param_bytes};
 use crate::backend::{Dialect, Guard, Statement};
 use crate::error::{Error, InputError};
 use crate::guard;
@@ -88,24 +87,7 @@ impl Engine {
             .slot_for(size, &self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
         // The hooks see what would run: with `analyze`, the statement does.
-        let sql = hooks::run_chain_on(
-            config.name.as_deref(),
-            Stage::BeforeQuery,
-            "explain",
-            &config.hooks.before_query,
-            input.sql.clone(),
-            cancel,
-        )
-        .await?;
-        if sql != input.sql {
-            check_length(
-                &sql,
-                config.query.max_sql_length,
-                " as the before_query hooks rewrote it",
-            )?;
-        }
-        let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
-        let deadline = self.deadline(timeout, cancel.clone());
+        let (sql, deadline) = self.hooked_and_timed("explain", &input.sql, cancel).await?;
         let options = match input.analyze {
             true => "FORMAT JSON, ANALYZE, BUFFERS",
             false => "FORMAT JSON",

@@ -29,6 +29,7 @@ pub mod hooks;
 pub mod plan;
 pub mod sanitize;
 pub mod shape;
+mod size;
 pub mod timeouts;
 
 use std::time::{Duration, Instant};
@@ -56,6 +57,7 @@ use crate::pipeline::catalog::{TableDescription, TableFilter, TableList, parse_t
 use answer::QueryAnswer;
 use hooks::{HookError, Stage};
 use shape::QueryOutput;
+use size::{check_input, check_length, param_bytes};
 
 /// How long looking up "did you mean" names may take after a failed query.
 const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
@@ -218,26 +220,7 @@ impl Engine {
             .slot_for(size, &self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
 
-        let sql = hooks::run_chain_on(
-            config.name.as_deref(),
-            Stage::BeforeQuery,
-            "query",
-            &config.hooks.before_query,
-            input.sql.clone(),
-            cancel,
-        )
-        .await?;
-        // The limit holds for what runs, not only for what was sent: a hook
-        // may have rewritten the SQL.
-        if sql != input.sql {
-            check_length(
-                &sql,
-                config.query.max_sql_length,
-                " as the before_query hooks rewrote it",
-            )?;
-        }
-        let timeout = timeouts::for_sql(&config.query.timeout_rules, config.query.default_timeout, &sql);
-        let deadline = self.deadline(timeout, cancel.clone());
+        let (sql, deadline) = self.hooked_and_timed("query", &input.sql, cancel).await?;
 
         // The guard judges PostgreSQL SQL with the catalog's facts of one
         // version; the statement runs only while the catalog is still at it.
@@ -319,6 +302,33 @@ impl Engine {
             config.query.max_result_length,
             shaped,
         ))
+    }
+
+    /// The `before_query` hooks, then the timeout rule: the SQL that runs
+    /// (the hooks may rewrite it; the length limit holds for what runs, not
+    /// only for what was sent) and its deadline. `tool`: what the hooks are
+    /// told the call is.
+    async fn hooked_and_timed(
+        &self,
+        tool: &str,
+        sent: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Deadline), Error> {
+        let query = &self.config.query;
+        let sql = hooks::run_chain_on(
+            self.config.name.as_deref(),
+            Stage::BeforeQuery,
+            tool,
+            &self.config.hooks.before_query,
+            sent.to_owned(),
+            cancel,
+        )
+        .await?;
+        if sql != sent {
+            check_length(&sql, query.max_sql_length, " as the before_query hooks rewrote it")?;
+        }
+        let timeout = timeouts::for_sql(&query.timeout_rules, query.default_timeout, &sql);
+        Ok((sql, self.deadline(timeout, cancel.clone())))
     }
 
     /// Append every matching error prompt.
@@ -667,132 +677,4 @@ impl Drop for Call<'_> {
 /// What a role-related call answers on a database without roles.
 fn no_roles() -> Error {
     InputError::NoRoles.into()
-}
-
-/// The size and limit checks that need nothing but the input. Returns the row
-/// cap for this call: `limit` up to `max_rows`, else `default_limit`.
-fn check_input(
-    input: &QueryInput,
-    max_params_bytes: usize,
-    max_sql_length: usize,
-    max_rows: usize,
-    default_limit: Option<usize>,
-) -> Result<usize, Error> {
-    check_length(&input.sql, max_sql_length, "")?;
-    let params: usize = input.params.iter().map(param_bytes).sum();
-    if params > max_params_bytes {
-        return Err(InputError::ParamsTooLarge {
-            bytes: params,
-            max: max_params_bytes,
-        }
-        .into());
-    }
-    match input.limit {
-        Some(0) => Err(InputError::ZeroLimit.into()),
-        Some(limit) => Ok(limit.min(max_rows)),
-        None => Ok(default_limit.unwrap_or(max_rows).min(max_rows)),
-    }
-}
-
-/// The bytes a parameter's value takes: a string's, a number's digits.
-fn param_bytes(value: &Value) -> usize {
-    match value {
-        Value::Null | Value::Bool(_) => 5,
-        Value::String(s) => s.len(),
-        Value::Number(n) => n.to_string().len(),
-        Value::Array(_) | Value::Object(_) => value.to_string().len(),
-    }
-}
-
-/// `query.max_sql_length`, in characters; `how` says which text was measured.
-fn check_length(sql: &str, max_sql_length: usize, how: &'static str) -> Result<(), Error> {
-    let length = sql.chars().count();
-    if length > max_sql_length {
-        return Err(InputError::SqlTooLong {
-            how,
-            length,
-            max: max_sql_length,
-        }
-        .into());
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn input_checks() {
-        let input = |sql: &str, limit| QueryInput {
-            database: None,
-            sql: sql.into(),
-            params: vec![],
-            limit,
-        };
-        assert_eq!(
-            check_input(&input("SELECT 1", None), 1000, 100, 500, None).unwrap(),
-            500
-        );
-        assert_eq!(
-            check_input(&input("SELECT 1", Some(20)), 1000, 100, 500, None).unwrap(),
-            20
-        );
-        assert_eq!(
-            check_input(&input("SELECT 1", Some(5000)), 1000, 100, 500, None).unwrap(),
-            500
-        );
-        // default_limit applies without a limit; limit may go past it, up to max_rows.
-        assert_eq!(
-            check_input(&input("SELECT 1", None), 1000, 100, 1000, Some(100)).unwrap(),
-            100
-        );
-        assert_eq!(
-            check_input(&input("SELECT 1", Some(400)), 1000, 100, 1000, Some(100)).unwrap(),
-            400
-        );
-        assert_eq!(
-            check_input(&input("SELECT 1", Some(5000)), 1000, 100, 1000, Some(100)).unwrap(),
-            1000
-        );
-        assert_eq!(
-            check_input(&input("SELECT 1", Some(0)), 1000, 100, 500, None)
-                .unwrap_err()
-                .to_string(),
-            "limit must be at least 1"
-        );
-        assert_eq!(
-            check_input(&input("SELECT 'ééé'", None), 1000, 10, 500, None)
-                .unwrap_err()
-                .to_string(),
-            "the query is 12 characters long, more than the 10 allowed (query.max_sql_length)"
-        );
-        // Parameters count by their bytes: strings' bytes, numbers' digits.
-        let with_params = |params: Vec<Value>| QueryInput {
-            params,
-            ..input("SELECT $1", None)
-        };
-        // (params, max_params_bytes, refused)
-        let cases = [
-            (vec![Value::from("é".repeat(500))], 1000, false),
-            (vec![Value::from("é".repeat(501))], 1000, true),
-            (
-                vec![Value::from("x".repeat(600)), Value::from("y".repeat(401))],
-                1000,
-                true,
-            ),
-            (vec![Value::from(123456789)], 9, false),
-            (vec![Value::from(1234567890)], 9, true),
-        ];
-        for (params, max, refused) in cases {
-            let result = check_input(&with_params(params.clone()), max, 100, 500, None);
-            assert_eq!(result.is_err(), refused, "{params:?} within {max}");
-            if let Err(e) = result {
-                assert!(
-                    e.to_string()
-                        .ends_with(&format!("more than the {max} allowed (query.max_params_bytes)"))
-                );
-            }
-        }
-    }
 }
