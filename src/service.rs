@@ -35,7 +35,8 @@ use crate::pipeline::answer::QueryAnswer;
 use crate::pipeline::{Engine, QueryInput, choose_named};
 use crate::toolbox::{CuratedTool, arguments};
 
-/// The variables that name one database, refused beside `databases`.
+/// The variables that name one database: a named database's connection
+/// never reads them.
 const NAMING_VARIABLES: [&str; 4] = [
     "PGMCP_DATABASE",
     "PGMCP_DATABASE_FILE",
@@ -131,16 +132,11 @@ impl Service {
                     ),
                 })
             };
-            if url.is_some() {
-                return Err(beside("--database"));
-            }
-            let names_one = |variable: &&&str| match (**variable, env(variable)) {
-                // `PGMCP_DEMO=false` names nothing.
-                ("PGMCP_DEMO", Some(value)) => crate::process::environment::switch(&value) != Some(false),
-                (_, value) => value.is_some(),
-            };
-            if let Some(variable) = NAMING_VARIABLES.iter().find(names_one) {
-                return Err(beside(variable));
+            // What would name the one database without `databases`, read
+            // the one way every command reads it (`PGMCP_DEMO=false` names
+            // nothing).
+            if let Some(one) = crate::backend::named::named(url, None, None, env)? {
+                return Err(beside(one.setting.name()));
             }
             for entry in &config.databases {
                 databases.push(Database {

@@ -335,3 +335,52 @@ fn the_readme_example_runs_as_written() {
     let left: i64 = db.query_row("SELECT count(*) FROM orders", [], |r| r.get(0)).unwrap();
     assert_eq!(left, 200);
 }
+
+/// An attacker's arguments on a DuckDB file that may write: strings and
+/// array items that try to close a quote, a bracket or the statement are
+/// only values, and the file is whole afterwards.
+#[test]
+fn arguments_on_a_writable_duckdb_file_are_only_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.duckdb");
+    make_duckdb(
+        &file,
+        "CREATE TABLE t (name VARCHAR); INSERT INTO t VALUES ('a'), ('b');",
+    );
+    let config = write_config(
+        dir.path(),
+        json!({
+            "server": {"read_only": false},
+            "tools": [
+                {"name": "by_name", "description": "d", "statement": "SELECT count(*) AS n FROM t WHERE name = ?",
+                 "parameters": [{"name": "name", "type": "string", "description": "d"}]},
+                {"name": "among", "description": "d",
+                 "statement": "SELECT count(*) AS n FROM t WHERE list_contains(CAST(? AS VARCHAR[]), name)",
+                 "parameters": [{"name": "names", "type": "array", "items": "string", "description": "d"}]}
+            ],
+        }),
+    );
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &duckdb_url(&file)], &[]);
+    mcp.initialize();
+    let attacks = [
+        "a'; DROP TABLE t; --",
+        "a' OR '1'='1",
+        "$1",
+        "?",
+        "a\"); DELETE FROM t; --",
+        "]",
+    ];
+    for attack in attacks {
+        let got = mcp.call_tool("by_name", json!({"name": attack}));
+        assert_eq!(tool_json(&got)["rows"], json!([{"n": 0}]), "{attack}: {got}");
+        let got = mcp.call_tool("among", json!({"names": [attack]}));
+        assert_eq!(tool_json(&got)["rows"], json!([{"n": 0}]), "{attack}: {got}");
+    }
+    let got = mcp.call_tool("among", json!({"names": ["b", "zz"]}));
+    assert_eq!(tool_json(&got)["rows"], json!([{"n": 1}]), "{got}");
+    mcp.close_stdin();
+    mcp.wait_exit(std::time::Duration::from_secs(10));
+    let conn = duckdb::Connection::open(&file).unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 2, "the table is whole");
+}

@@ -305,17 +305,24 @@ fn config_with_hook(dir: &Path, body: &str, args: &[String]) -> PathBuf {
     config
 }
 
+/// A config in `dir` whose one hook writes its environment to the file
+/// returned beside it, and accepts.
+fn config_with_env_hook(dir: &Path) -> (PathBuf, PathBuf) {
+    let seen = dir.join("env.txt");
+    let config = config_with_hook(
+        dir,
+        "cat > /dev/null\nenv > \"$1\"\necho '{\"accept\": true}'\n",
+        &[seen.display().to_string()],
+    );
+    (config, seen)
+}
+
 /// A hook gets a short, fixed environment: none of the secrets pgmcp itself
 /// was started with (the connection string, `PGPASSWORD`, anything else).
 #[test]
 fn hooks_see_no_secret_from_the_environment() {
     let home = tempfile::tempdir().unwrap();
-    let seen = home.path().join("env.txt");
-    let config = config_with_hook(
-        home.path(),
-        "cat > /dev/null\nenv > \"$1\"\necho '{\"accept\": true}'\n",
-        &[seen.display().to_string()],
-    );
+    let (config, seen) = config_with_env_hook(home.path());
     let out = crate::support::pgmcp(home.path())
         .arg("--config")
         .arg(&config)
@@ -520,12 +527,7 @@ fn a_hook_inherits_no_descriptor_and_no_secret() {
 #[test]
 fn hooks_are_told_which_database() {
     let home = tempfile::tempdir().unwrap();
-    let seen = home.path().join("env.txt");
-    let config = config_with_hook(
-        home.path(),
-        "cat > /dev/null\nenv > \"$1\"\necho '{\"accept\": true}'\n",
-        &[seen.display().to_string()],
-    );
+    let (config, seen) = config_with_env_hook(home.path());
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     doc["databases"] = serde_json::json!({"first": {"url": "sqlite::memory:"}, "second": {"url": "sqlite::memory:"}});
     std::fs::write(&config, doc.to_string()).unwrap();
