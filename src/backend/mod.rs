@@ -54,6 +54,8 @@ pub struct Rows {
     /// was cut (its text ends with a marker, see [`crate::pipeline::budget`]), or rows
     /// were left unread or dropped.
     pub spent: bool,
+    /// The first value each of [`Statement::prelude`]'s statements returned.
+    pub prelude: Vec<Option<String>>,
 }
 
 /// One statement to run, after the guard accepted it.
@@ -73,6 +75,16 @@ pub struct Statement<'a> {
     /// (PostgreSQL: `explain` with `analyze` runs the statement it
     /// explains, and keeps nothing of it).
     pub rollback: bool,
+    /// pgmcp's own statements (PostgreSQL), run in the statement's
+    /// transaction before it, under its timeout and as the role statements
+    /// run as; the first value each returns comes back in [`Rows::prelude`].
+    /// Their text is pgmcp's: the caller judged what it put in them.
+    pub prelude: &'a [String],
+    /// pgmcp's own statements (PostgreSQL) run on the same session once
+    /// the transaction has ended: what undoes what the prelude did that
+    /// ending a transaction does not (hypopg keeps its indexes in the
+    /// session).
+    pub epilogue: &'a [String],
 }
 
 /// The guard stage, as the statement's engine needs it.
@@ -131,6 +143,14 @@ pub struct SessionReport {
     /// Connected through a connection pooler that pgmcp could tell
     /// (PgBouncer turns away the startup parameters it does not track).
     pub pooler: bool,
+}
+
+/// An extension installed in a PostgreSQL database.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Extension {
+    /// The schema its objects were created in.
+    pub schema: String,
+    pub version: String,
 }
 
 /// The engine behind a session. A closed enum: one `match` per operation.
@@ -342,6 +362,15 @@ impl Backend {
         match self {
             Backend::Postgres(pg) => pg.routines(deadline).await,
             _ => Ok(std::sync::Arc::default()),
+        }
+    }
+
+    /// An extension installed in the database (PostgreSQL: `CREATE
+    /// EXTENSION`); the embedded engines' extensions are none of this.
+    pub async fn extension(&self, name: &str, deadline: &Deadline) -> Result<Option<Extension>, Error> {
+        match self {
+            Backend::Postgres(pg) => pg.extension(name, deadline).await,
+            _ => Ok(None),
         }
     }
 

@@ -66,6 +66,15 @@ impl Judge {
         violation(rule, format!("{what}: {why}. {remedy}"))
     }
 
+    /// The same policy in read-only mode: for what may only ever read,
+    /// whatever `server.read_only` says (a hypothetical index's parts).
+    pub fn reading(&self) -> Judge {
+        Judge {
+            policy: Arc::clone(&self.policy),
+            mode: Mode::ReadOnly,
+        }
+    }
+
     /// Is `server.read_only` on? Then a write is refused as a write before
     /// any switch its kind needs is named.
     pub fn read_only(&self) -> bool {

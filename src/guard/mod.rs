@@ -15,6 +15,7 @@ mod device;
 #[cfg_attr(not(feature = "duckdb"), allow(dead_code))]
 pub mod duckdb;
 mod finding;
+pub mod hypothetical;
 mod judge;
 mod lexer;
 // What only DuckDB's guard reads of the outline (`EXPLAIN` starts, a final
@@ -160,6 +161,12 @@ pub fn check(judge: &Judge, routines: &Routines, sql: &str) -> Result<Checked, V
         },
     })?;
     one_statement(tree.stmts.len())?;
+    check_tree(judge, routines, tree)
+}
+
+/// [`check`] of a tree already parsed (or built from a parsed one, as a
+/// hypothetical index's expressions are: [`hypothetical`]).
+fn check_tree(judge: &Judge, routines: &Routines, tree: Tree) -> Result<Checked, Violation> {
     let mut walk = Walk {
         judge,
         routines,

@@ -371,6 +371,7 @@ mod tests {
                 rows_affected: None,
                 more: false,
                 spent: false,
+                prelude: Vec::new(),
             },
             500,
         )
@@ -418,6 +419,7 @@ mod tests {
             rows_affected: Some(2),
             more: true,
             spent: false,
+            prelude: Vec::new(),
         };
         let full = shaped(rows.clone(), 2);
         let bare = shaped(

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget::ReadBudget;
 use super::plan::{self, PlanSummary};
 use super::{Engine, QueryInput, check_input, param_bytes};
-use crate::backend::{Dialect, Guard, Statement};
+use crate::backend::{Deadline, Dialect, Guard, Statement};
 use crate::error::{Error, InputError};
 use crate::guard;
 
@@ -31,6 +31,23 @@ pub struct ExplainInput {
     /// Run the statement (in a transaction rolled back afterwards) and
     /// report actual rows, time and buffers.
     pub analyze: bool,
+    /// `CREATE INDEX` statements hypopg makes indexes of, seen only by this
+    /// plan's planner (never with `analyze`).
+    pub hypothetical_indexes: Vec<String>,
+}
+
+/// Most hypothetical indexes one call may ask for.
+pub const MAX_HYPOTHETICAL_INDEXES: usize = 16;
+
+/// One hypothetical index, and whether the plan uses it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HypotheticalIndex {
+    /// As given.
+    pub definition: String,
+    /// The name hypopg gave it, as plan nodes show it (`<13556>btree_orders_customer_id`).
+    pub name: String,
+    /// Whether some node of the plan scans it.
+    pub used: bool,
 }
 
 /// What `explain` answers.
@@ -41,6 +58,9 @@ pub struct ExplainAnswer {
     pub summary: PlanSummary,
     /// Whether the statement ran (`analyze`); whatever it did was rolled back.
     pub analyzed: bool,
+    /// The hypothetical indexes the plan was made with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hypothetical_indexes: Vec<HypotheticalIndex>,
     /// PostgreSQL's whole plan (`EXPLAIN (FORMAT JSON)`), when it fits in
     /// half the answer's byte cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +102,36 @@ impl Engine {
             config.query.max_rows,
             None,
         )?;
-        let size = input.sql.len() + input.params.iter().map(param_bytes).sum::<usize>();
+        if input.analyze && !input.hypothetical_indexes.is_empty() {
+            return Err(InputError::Params(
+                "hypothetical indexes exist only for the planner: a statement that runs (analyze) cannot use \
+                 them. Leave analyze off to see whether the plan would use them"
+                    .to_owned(),
+            )
+            .into());
+        }
+        if input.hypothetical_indexes.len() > MAX_HYPOTHETICAL_INDEXES {
+            return Err(InputError::Params(format!(
+                "{} hypothetical indexes: at most {MAX_HYPOTHETICAL_INDEXES} per call",
+                input.hypothetical_indexes.len()
+            ))
+            .into());
+        }
+        let size = input.sql.len()
+            + input.params.iter().map(param_bytes).sum::<usize>()
+            + input.hypothetical_indexes.iter().map(String::len).sum::<usize>();
+        if let Some(long) = input
+            .hypothetical_indexes
+            .iter()
+            .find(|d| d.len() > config.query.max_sql_length)
+        {
+            return Err(InputError::Params(format!(
+                "a hypothetical index's definition takes {} bytes: more than query.max_sql_length ({}) allows",
+                long.len(),
+                config.query.max_sql_length
+            ))
+            .into());
+        }
         let _slot = self
             .slot_for(size, &self.deadline(config.query.default_timeout, cancel.clone()))
             .await?;
@@ -93,6 +142,10 @@ impl Engine {
             false => "FORMAT JSON",
         };
         let explained = format!("EXPLAIN ({options}) {sql}");
+        let (prelude, epilogue) = match input.hypothetical_indexes.is_empty() {
+            true => (Vec::new(), Vec::new()),
+            false => self.hypopg(&input.hypothetical_indexes, &deadline).await?,
+        };
         let mut judged_again = false;
         let rows = loop {
             let routines = self.backend.routines(&deadline).await?;
@@ -104,6 +157,9 @@ impl Engine {
             // And the text that runs, judged whole: the statement inside
             // pgmcp's EXPLAIN, which with ANALYZE executes it.
             guard::check(&self.judge, &routines, &explained)?;
+            for definition in &input.hypothetical_indexes {
+                guard::hypothetical::index(&self.judge, &routines, definition)?;
+            }
             let statement = Statement {
                 sql: &explained,
                 params: &input.params,
@@ -111,6 +167,8 @@ impl Engine {
                 budget: ReadBudget::for_answer(PLAN_BYTES),
                 database: None,
                 rollback: true,
+                prelude: &prelude,
+                epilogue: &epilogue,
             };
             let guard = Guard::Checked {
                 catalog_version: routines.version(),
@@ -134,6 +192,22 @@ impl Engine {
             what: "EXPLAIN",
             detail: "the plan is not the JSON PostgreSQL's EXPLAIN (FORMAT JSON) gives".to_owned(),
         })?;
+        let scanned = plan::index_names(&document);
+        // The prelude: hypopg's reset, then one name per definition.
+        let names = rows.prelude.iter().skip(1);
+        let hypothetical_indexes = input
+            .hypothetical_indexes
+            .iter()
+            .zip(names)
+            .map(|(definition, name)| {
+                let name = name.clone().unwrap_or_default();
+                HypotheticalIndex {
+                    definition: definition.clone(),
+                    used: scanned.contains(&name.as_str()),
+                    name,
+                }
+            })
+            .collect();
         let plan_bytes = document.to_string().len();
         let room = config.query.max_result_length / 2;
         let (plan, hint) = match plan_bytes <= room {
@@ -150,10 +224,51 @@ impl Engine {
         let answer = ExplainAnswer {
             summary,
             analyzed: input.analyze,
+            hypothetical_indexes,
             plan,
             truncated: false,
             hint,
         };
         self.answer(answer, "explain", cancel).await
     }
+}
+
+impl Engine {
+    /// What makes `definitions` hypopg's indexes for one plan (the prelude)
+    /// and what drops them after it (the epilogue): hypopg keeps them in
+    /// the session, where a rollback leaves them, and behind a pooler the
+    /// session is the next client's. The prelude drops any left first.
+    async fn hypopg(&self, definitions: &[String], deadline: &Deadline) -> Result<(Vec<String>, Vec<String>), Error> {
+        let Some(hypopg) = self.backend.extension("hypopg", deadline).await? else {
+            return Err(InputError::Params(
+                "hypothetical_indexes need the hypopg extension, which this database does not have. A superuser \
+                 installs it: the server's package (Debian and Ubuntu: postgresql-<major version>-hypopg; \
+                 others: https://github.com/HypoPG/hypopg), then CREATE EXTENSION hypopg; in this database. \
+                 Meanwhile, explain the statement without hypothetical_indexes"
+                    .to_owned(),
+            )
+            .into());
+        };
+        let schema = quote_identifier(&hypopg.schema);
+        let reset = format!("SELECT {schema}.hypopg_reset()");
+        let mut prelude = vec![reset.clone()];
+        prelude.extend(definitions.iter().map(|definition| {
+            format!(
+                "SELECT h.indexname FROM {schema}.hypopg_create_index({}) AS h",
+                quote_literal(definition)
+            )
+        }));
+        Ok((prelude, vec![reset]))
+    }
+}
+
+/// `name` as a quoted identifier.
+fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `text` as an escape string constant, read the same whatever
+/// `standard_conforming_strings` says.
+fn quote_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }

@@ -256,6 +256,8 @@ impl Engine {
                 budget: ReadBudget::for_answer(config.query.max_result_length),
                 database: input.database.as_deref(),
                 rollback: false,
+                prelude: &[],
+                epilogue: &[],
             };
             match self.backend.execute(statement, guard, &deadline).await {
                 Err(Error::CatalogChanged) if !judged_again => judged_again = true,

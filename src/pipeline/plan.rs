@@ -87,6 +87,24 @@ pub fn summarize(explained: &Value) -> Option<PlanSummary> {
     })
 }
 
+/// The names of the indexes the plan's nodes scan (index, index-only and
+/// bitmap index scans, in subplans too).
+pub fn index_names(explained: &Value) -> Vec<&str> {
+    fn collect<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(map) => {
+                out.extend(map.get("Index Name").and_then(Value::as_str));
+                map.values().for_each(|v| collect(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    collect(explained, &mut out);
+    out
+}
+
 fn number(value: &Value, key: &str) -> Option<f64> {
     value.get(key).and_then(Value::as_f64)
 }
@@ -260,6 +278,17 @@ mod tests {
             "Planning Time": 0.5,
             "Execution Time": 51.0
         }])
+    }
+
+    #[test]
+    fn the_indexes_scanned_are_found_at_any_depth() {
+        assert_eq!(index_names(&analyzed()), vec!["customers_pkey"]);
+        let bitmap = json!([{"Plan": {"Node Type": "Bitmap Heap Scan", "Plans": [
+            {"Node Type": "Bitmap Index Scan", "Index Name": "<13556>btree_t_a"},
+            {"Node Type": "Result", "Parent Relationship": "InitPlan", "Plans": [
+                {"Node Type": "Index Only Scan", "Index Name": "u_pkey"}]}]}}]);
+        assert_eq!(index_names(&bitmap), vec!["<13556>btree_t_a", "u_pkey"]);
+        assert!(index_names(&json!([{"Plan": {"Node Type": "Seq Scan"}}])).is_empty());
     }
 
     #[test]

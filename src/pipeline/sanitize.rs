@@ -220,6 +220,7 @@ mod tests {
                 rows_affected: None,
                 more: true,
                 spent: false,
+                prelude: Vec::new(),
             },
             1,
         );

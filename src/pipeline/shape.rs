@@ -238,6 +238,7 @@ pub(crate) mod tests {
             rows_affected: Some(1),
             more: false,
             spent: false,
+            prelude: Vec::new(),
         };
         let out = shaped(rows, 500);
         // (names, unique names)
@@ -271,6 +272,7 @@ pub(crate) mod tests {
                 rows_affected: None,
                 more: false,
                 spent: true,
+                prelude: Vec::new(),
             },
             500,
         );
@@ -287,6 +289,7 @@ pub(crate) mod tests {
             rows_affected: None,
             more: true,
             spent: false,
+            prelude: Vec::new(),
         };
         let out = shaped(rows, 2);
         assert!(out.truncated);

@@ -111,6 +111,8 @@ async fn server_refuses_multiple_statements_without_the_guard() {
                 fetch_limit: 10,
                 budget: pgmcp::testing::statement::ReadBudget::for_answer(100_000),
                 rollback: false,
+                prelude: &[],
+                epilogue: &[],
             },
             // No catalog version: nothing was judged.
             None,

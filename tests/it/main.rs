@@ -38,6 +38,7 @@ mod harness;
 mod hooks;
 mod http;
 mod http_doors;
+mod hypothetical;
 mod install;
 mod intake;
 mod introspection;

@@ -444,6 +444,7 @@ fn run(
             rows_affected: changed,
             more: false,
             spent: false,
+            prelude: Vec::new(),
         });
     }
     Ok(Rows {
@@ -452,6 +453,7 @@ fn run(
         rows_affected: None,
         more,
         spent,
+        prelude: Vec::new(),
     })
 }
 

@@ -12,6 +12,7 @@ use super::pooler::surfaced;
 use super::session::timeout_ms;
 use super::wire::Exchange;
 use super::{Deadline, HbaFacts, NewLogin, PgBackend, catalog, hba, role, suggest_role_sql};
+use crate::backend::Extension;
 use crate::error::{DbError, Error, NotFound};
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 
@@ -19,7 +20,18 @@ use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 /// cap as an `int` and asks for one more, to tell that the list was cut.
 const LIST_LIMIT_MAX: usize = 2_147_483_646;
 
+/// Where an installed extension lives: `$1` is its name.
+const EXTENSION: &str = "SELECT pg_catalog.json_build_object('schema', n.nspname, 'version', e.extversion) \
+    FROM pg_catalog.pg_extension e \
+    JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
+    WHERE e.extname OPERATOR(pg_catalog.=) $1::pg_catalog.name";
+
 impl PgBackend {
+    /// The extension `name` as this database has it installed, if it does.
+    pub async fn extension(&self, name: &str, deadline: &Deadline) -> Result<Option<Extension>, Error> {
+        self.catalog(EXTENSION, &[Some(name.to_owned())], deadline).await
+    }
+
     /// SQL that creates `role` as a least-privilege reader of this database,
     /// with its schemas, table owners and the login filled in; with
     /// `login`, and that login as its member. `psql` is the shell line that

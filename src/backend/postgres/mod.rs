@@ -56,7 +56,7 @@ pub use role::{quote_ident, suggest_role_sql};
 use rows::param_text;
 use session::timeout_ms;
 use types::TypeCatalog;
-use wire::{Connection, Exchange};
+use wire::{Connection, Exchange, Prepared};
 
 use super::{Column, Deadline, Rows, SessionReport, Statement};
 use crate::error::Error;
@@ -185,11 +185,20 @@ impl PgBackend {
         let check = catalog_version
             .filter(|v| !v.is_empty())
             .map(|v| routines::Check::for_call(conn.catalog_seen.as_ref(), v, quick));
-        let (finish, deferred) = self.finish(stmt.rollback);
+        let (finish, deferred) = self.finish(stmt.rollback, stmt.epilogue);
+        let finish: Vec<&str> = finish.iter().map(String::as_str).collect();
         // Behind a pooler, the next transaction may run on a server
         // connection that never saw pgmcp's statements: they go unnamed.
         let named = !self.behind_pooler();
         let mut prepared = vec![self.settings(&timeout)];
+        // The caller's own statements of pgmcp's: after the settings, so
+        // under the statement timeout and as the role statements run as.
+        prepared.extend(stmt.prelude.iter().map(|sql| Prepared {
+            name: "",
+            sql,
+            params: &[],
+            after_parse: false,
+        }));
         prepared.extend(check.as_ref().map(|check| check.statement(named)));
         let setup = self.setup(begin, &conn);
         let result = run(
@@ -201,7 +210,7 @@ impl PgBackend {
                 // One row past the limit tells us whether more exist.
                 max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
                 budget: Some(stmt.budget),
-                finish,
+                finish: &finish,
                 deferred,
                 prepared: &prepared,
             },
@@ -210,10 +219,16 @@ impl PgBackend {
         .await;
         let rows = match result {
             Ok(mut result) => {
+                let mut answers = std::mem::take(&mut result.prepared_answers);
+                answers.resize(prepared.len(), None);
                 if let Some(check) = &check {
-                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), result.prepared_answer.take());
+                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), answers.pop().flatten());
                 }
-                let rows = self.to_rows(&mut conn, result, stmt.fetch_limit, deadline).await;
+                let prelude = answers.into_iter().skip(1).take(stmt.prelude.len()).collect();
+                let rows = self
+                    .to_rows(&mut conn, result, stmt.fetch_limit, deadline)
+                    .await
+                    .map(|rows| Rows { prelude, ..rows });
                 self.audit_once(&mut conn).await;
                 rows
             }
@@ -258,6 +273,8 @@ impl PgBackend {
                     budget: crate::pipeline::budget::ReadBudget::for_answer(100_000),
                     database: None,
                     rollback: false,
+                    prelude: &[],
+                    epilogue: &[],
                 },
                 None,
                 deadline,

@@ -67,6 +67,7 @@ impl PgBackend {
             rows_affected: result.command_tag.as_deref().and_then(rows_affected),
             more,
             spent,
+            prelude: Vec::new(),
         })
     }
 }

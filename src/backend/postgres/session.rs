@@ -95,10 +95,10 @@ const RESET: &str = reset_sql!();
 /// not undo (an advisory lock, a sequence's `currval`) is undone too. (A
 /// `COMMIT` that fails itself, on a deferred constraint, skips the rest of
 /// the message; the transaction is rolled back.)
-const FINISH_POOLED: &[&str] = &[concat!("COMMIT; ", reset_sql!())];
+const FINISH_POOLED: &str = concat!("COMMIT; ", reset_sql!());
 
 /// [`FINISH_POOLED`] for a transaction that keeps nothing.
-const ROLLBACK_POOLED: &[&str] = &[concat!("ROLLBACK; ", reset_sql!())];
+const ROLLBACK_POOLED: &str = concat!("ROLLBACK; ", reset_sql!());
 
 /// The time left, in milliseconds, as [`settings`] takes it for the
 /// transaction's `statement_timeout`: the server stops the statement itself
@@ -112,13 +112,28 @@ impl PgBackend {
     /// How a transaction ends: `COMMIT` (`ROLLBACK` when `rollback`), with
     /// the session reset deferred to the connection's next use, or, behind
     /// a pooler, the reset first.
-    pub(super) fn finish(&self, rollback: bool) -> (&'static [&'static str], &'static [&'static str]) {
-        match (self.behind_pooler(), rollback) {
-            (true, false) => (FINISH_POOLED, &[]),
-            (true, true) => (ROLLBACK_POOLED, &[]),
-            (false, false) => (&["COMMIT"], &[RESET]),
-            (false, true) => (&["ROLLBACK"], &[RESET]),
+    ///
+    /// `epilogue`: pgmcp's own statements for what ending the transaction
+    /// does not undo, run after it (and after the reset, behind a pooler:
+    /// in the same message, so on the session the call ran in, and last,
+    /// so that one failing cannot skip the reset).
+    pub(super) fn finish(&self, rollback: bool, epilogue: &[String]) -> (Vec<String>, &'static [&'static str]) {
+        let (mut finish, deferred): (Vec<String>, &'static [&'static str]) = match (self.behind_pooler(), rollback) {
+            (true, false) => (vec![FINISH_POOLED.to_owned()], &[]),
+            (true, true) => (vec![ROLLBACK_POOLED.to_owned()], &[]),
+            (false, false) => (vec!["COMMIT".to_owned()], &[RESET]),
+            (false, true) => (vec!["ROLLBACK".to_owned()], &[RESET]),
+        };
+        match self.behind_pooler() {
+            true => epilogue.iter().for_each(|sql| {
+                if let Some(message) = finish.last_mut() {
+                    message.push_str("; ");
+                    message.push_str(sql);
+                }
+            }),
+            false => finish.extend(epilogue.iter().cloned()),
         }
+        (finish, deferred)
     }
 
     /// The statements that open every exchange's transaction on `conn`:

@@ -360,6 +360,7 @@ fn run(
         rows_affected: writes.then(|| conn.changes()),
         more,
         spent,
+        prelude: Vec::new(),
     })
 }
 

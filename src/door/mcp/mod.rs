@@ -99,6 +99,11 @@ pub struct ExplainArgs {
     /// alone, nothing runs.
     #[serde(default)]
     pub analyze: Option<bool>,
+    /// What-if indexes, e.g. ["CREATE INDEX ON orders (customer_id)"]:
+    /// made with the hypopg extension for this plan only (nothing is built;
+    /// not with analyze), and the answer says whether the plan uses each.
+    #[serde(default)]
+    pub hypothetical_indexes: Option<Vec<String>>,
     /// Servers with several databases: which one.
     #[serde(default)]
     pub database: Option<String>,
@@ -375,6 +380,7 @@ impl Server {
             sql: args.sql,
             params: args.params.unwrap_or_default(),
             analyze: args.analyze.unwrap_or(false),
+            hypothetical_indexes: args.hypothetical_indexes.unwrap_or_default(),
         };
         tool_result(
             &engine,

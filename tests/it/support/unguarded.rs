@@ -23,6 +23,8 @@ pub async fn exec_unguarded(backend: &PgBackend, sql: &str) -> Result<QueryOutpu
         fetch_limit: 10,
         budget: ReadBudget::for_answer(100_000),
         rollback: false,
+        prelude: &[],
+        epilogue: &[],
     };
     // No catalog version: nothing was judged.
     backend.execute(stmt, None, &deadline).await.map(|rows| {

@@ -32,9 +32,9 @@ pub struct StatementResult {
     pub cuts: Vec<CutValue>,
     /// Rows the server sent after the budget was spent, read and dropped.
     pub skipped: usize,
-    /// The first value of the first row the exchange's last [`Prepared`]
-    /// statement returned, as text.
-    pub prepared_answer: Option<String>,
+    /// The first value of the first row each of the exchange's
+    /// [`Prepared`] statements returned, as text, in their order.
+    pub prepared_answers: Vec<Option<String>>,
 }
 
 /// One round trip: some setup statements and one main statement, all in one
@@ -89,7 +89,7 @@ impl<'a> Exchange<'a> {
 pub struct Prepared<'a> {
     /// `""`: sent unnamed, parsed at every exchange.
     pub name: &'static str,
-    pub sql: &'static str,
+    pub sql: &'a str,
     pub params: &'a [Option<String>],
     /// Run after the main statement is parsed (its names resolved) and
     /// before it is bound (planned): a check that the catalog its names
@@ -284,9 +284,18 @@ impl Connection {
                 }
                 Message::RowDescription(_) => {}
                 Message::DataRow(body) => {
-                    if !ex.prepared.is_empty() && completed + 1 == main && result.prepared_answer.is_none() {
+                    // The prepared statements complete in their order,
+                    // after the setup and before the main statement.
+                    if let Some(at) = completed
+                        .checked_sub(ex.setup.len())
+                        .filter(|at| *at < ex.prepared.len())
+                        && result.prepared_answers.len() <= at
+                    {
+                        result.prepared_answers.resize(at, None);
                         let first = split_row(&body)?.into_iter().next().flatten();
-                        result.prepared_answer = first.map(|v| String::from_utf8_lossy(&v).into_owned());
+                        result
+                            .prepared_answers
+                            .push(first.map(|v| String::from_utf8_lossy(&v).into_owned()));
                     }
                     if completed == main {
                         match budget.as_mut() {
