@@ -151,6 +151,15 @@ pub struct Extension {
     /// The schema its objects were created in.
     pub schema: String,
     pub version: String,
+    /// Its functions, as `name(argument types)`.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub functions: Vec<String>,
+}
+
+/// `json_agg` over no rows is NULL: an empty list.
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Option::<Vec<String>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// The engine behind a session. A closed enum: one `match` per operation.

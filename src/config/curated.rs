@@ -192,8 +192,12 @@ pub(super) fn enabled(raw: &RawToolsEnabled, curated: usize, file: Option<&Path>
         // With analyze it runs SQL, and a plan shows the schema: where raw
         // SQL is switched off, so is `explain`, unless said otherwise.
         explain: raw.explain.unwrap_or(raw.query.unwrap_or(true)),
+        // It shows what other sessions run and wait for: a server narrowed
+        // to curated tools does not offer it unless said otherwise.
+        diagnose: raw.diagnose.unwrap_or(raw.query.unwrap_or(true)),
     };
-    if !(enabled.query || enabled.list_tables || enabled.describe_table || enabled.explain) && curated == 0 {
+    let any = enabled.query || enabled.list_tables || enabled.describe_table || enabled.explain || enabled.diagnose;
+    if !any && curated == 0 {
         return Err(fail(
             file,
             "tools_enabled",
@@ -290,5 +294,13 @@ mod tests {
         assert!(!only(r#"{"tools_enabled": {"query": false}}"#));
         assert!(only(r#"{"tools_enabled": {"query": false, "explain": true}}"#));
         assert!(!only(r#"{"tools_enabled": {"explain": false}}"#));
+        // `diagnose` shows other sessions: off with `query` too.
+        let only = |text: &str| load(text).unwrap().tools_enabled.diagnose;
+        assert!(only("{}"));
+        assert!(!only(r#"{"tools_enabled": {"query": false}}"#));
+        assert!(only(r#"{"tools_enabled": {"query": false, "diagnose": true}}"#));
+        assert!(!only(r#"{"tools_enabled": {"diagnose": false}}"#));
+        // It alone is a server that offers something.
+        assert!(load(r#"{"tools_enabled": {"query": false, "list_tables": false, "describe_table": false, "diagnose": true}}"#).is_ok());
     }
 }

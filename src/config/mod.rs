@@ -122,6 +122,7 @@ pub struct ToolsEnabled {
     pub list_tables: bool,
     pub describe_table: bool,
     pub explain: bool,
+    pub diagnose: bool,
 }
 
 impl ToolsEnabled {
@@ -132,6 +133,7 @@ impl ToolsEnabled {
             "list_tables" => self.list_tables,
             "describe_table" => self.describe_table,
             "explain" => self.explain,
+            "diagnose" => self.diagnose,
             _ => false,
         }
     }

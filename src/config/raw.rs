@@ -117,6 +117,7 @@ pub struct RawToolsEnabled {
     pub list_tables: Option<bool>,
     pub describe_table: Option<bool>,
     pub explain: Option<bool>,
+    pub diagnose: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -371,6 +372,7 @@ impl RawConfig {
                 describe_table: Some(true),
                 // Not set: as `query` (see `curated::enabled`).
                 explain: None,
+                diagnose: None,
             },
             protection: RawProtection {
                 switches: RULES.map(|spec| spec.flag.map(|_| spec.default)),

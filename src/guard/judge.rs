@@ -75,6 +75,20 @@ impl Judge {
         }
     }
 
+    /// The same judge, vouching as well for `signatures` (full signatures,
+    /// as `protection.read_only_functions` takes them): for pgmcp's own
+    /// statements, which call functions pgmcp knows only read.
+    pub fn vouching(&self, signatures: &[String]) -> Judge {
+        let mut policy = (*self.policy).clone();
+        policy
+            .read_only_functions
+            .extend(signatures.iter().map(|s| super::FunctionPattern::new(s)));
+        Judge {
+            policy: Arc::new(policy),
+            mode: self.mode,
+        }
+    }
+
     /// Is `server.read_only` on? Then a write is refused as a write before
     /// any switch its kind needs is named.
     pub fn read_only(&self) -> bool {

@@ -20,6 +20,7 @@
 pub mod answer;
 pub mod budget;
 pub mod catalog;
+pub mod diagnose;
 // `annotate`: only its tests call it; the pipeline appends the prompts itself.
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod error_prompts;

@@ -24,7 +24,7 @@ pub mod schema;
 use serde_json::Value;
 
 /// The names no curated tool may take: the built-in tools'.
-pub const BUILT_IN_TOOLS: [&str; 4] = ["query", "list_tables", "describe_table", "explain"];
+pub const BUILT_IN_TOOLS: [&str; 5] = ["query", "list_tables", "describe_table", "explain", "diagnose"];
 
 /// One curated tool, as validated from the config's `tools`.
 #[derive(Debug, Clone, PartialEq)]

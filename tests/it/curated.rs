@@ -55,6 +55,7 @@ fn every_parameter_type_on_postgres() {
         [
             "by_name",
             "describe_table",
+            "diagnose",
             "explain",
             "find_items",
             "list_tables",

@@ -408,7 +408,7 @@ fn postgres_killed_during_a_call() {
     let ping = s.mcp.request("ping", json!({}));
     assert!(ping["result"].is_object(), "{ping}");
     let tools = s.mcp.request("tools/list", json!({}));
-    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(4), "{tools}");
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5), "{tools}");
     let down = s.mcp.call_tool("query", json!({"sql": "SELECT 1 AS n"}));
     assert!(is_connection_error(&down), "{down}");
 

@@ -248,7 +248,7 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
     assert_eq!(seen["server"], "pgmcp", "{seen}");
     assert_eq!(
         seen["tools"],
-        json!(["describe_table", "explain", "list_tables", "query"])
+        json!(["describe_table", "diagnose", "explain", "list_tables", "query"])
     );
     assert_eq!(seen["structured"]["rows"], json!([{"id": 1, "name": "rex"}]), "{seen}");
     let text: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
@@ -299,7 +299,7 @@ fn the_inspector_works_with_and_is_refused_without_a_token() {
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         tool_names(&listed),
-        ["describe_table", "explain", "list_tables", "query"]
+        ["describe_table", "diagnose", "explain", "list_tables", "query"]
     );
 
     let call = [

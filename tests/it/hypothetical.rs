@@ -1,15 +1,21 @@
 //! `explain`'s `hypothetical_indexes` on the harness's PostgreSQL with the
 //! hypopg extension (Debian's `postgresql-<version>-hypopg`, which `.ci/run`
 //! installs) and without it: an index the plan would use, one it would
-//! not, nothing left in the session afterwards, only `CREATE INDEX`
-//! accepted and its parts judged as a query's, and what to do when the
-//! extension is missing.
+//! not, nothing left in the session afterwards (behind PgBouncer's
+//! transaction pooling too), only `CREATE INDEX` accepted and its parts
+//! judged as a query's, and what to do when the extension is missing. Not
+//! among the groups run again on PostgreSQL 13 and 18: the npm packages of
+//! those versions carry no hypopg.
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
+use crate::support::bouncer::Bouncer;
 use crate::support::pg;
 use crate::support::served::write_config;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_text};
+use pgmcp::testing::postgres::params;
+use pgmcp::{Config, Engine};
 
 /// 20,000 orders over 1,000 customers, analyzed, with no index but the key.
 const SHOP: &str = "
@@ -208,4 +214,43 @@ fn without_hypopg_the_answer_says_how_to_install_it() {
     // The plan alone still answers.
     let got = mcp.call_tool("explain", json!({"sql": BY_CUSTOMER}));
     assert!(!is_error(&got), "{got}");
+}
+
+/// hypopg's indexes live in the session, which behind a transaction pooler
+/// is the next client's once the call is done: they are dropped in the
+/// same message as the rollback, and the next plan on that server
+/// connection has none.
+#[tokio::test(flavor = "multi_thread")]
+async fn hypothetical_indexes_do_not_outlive_their_call_behind_a_pooler() {
+    let server = pg::server();
+    let db = server.database();
+    db.psql(
+        "CREATE EXTENSION hypopg;
+         CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL);
+         INSERT INTO orders SELECT g, g % 500 FROM generate_series(1, 20000) g; ANALYZE orders;",
+    );
+    let bouncer = Bouncer::start(server, "transaction");
+    let mut config = Config::builtin();
+    config.pool.max_conns = 1;
+    let params = params::resolve(Some(&bouncer.url(&db)), &config.connection, &|_| None).expect("the URL resolves");
+    let engine = Engine::postgres(config, params);
+    let explain = |hypothetical: &[&str]| pgmcp::ExplainInput {
+        sql: "SELECT * FROM orders WHERE customer_id = 7".into(),
+        params: Vec::new(),
+        analyze: false,
+        hypothetical_indexes: hypothetical.iter().map(|d| d.to_string()).collect(),
+    };
+    let answer = engine
+        .explain(
+            &explain(&["CREATE INDEX ON orders (customer_id)"]),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(answer.hypothetical_indexes[0].used, "{answer:?}");
+    let answer = engine.explain(&explain(&[]), CancellationToken::new()).await.unwrap();
+    let plan = answer.plan.unwrap().to_string();
+    assert!(plan.contains("Seq Scan") && !plan.contains('<'), "{plan}");
+    assert!(bouncer.log().contains(&format!("login attempt: db={}", db.name)));
+    engine.close().await;
 }

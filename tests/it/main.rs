@@ -23,6 +23,7 @@ mod curated_attacks;
 #[cfg(feature = "duckdb")]
 mod curated_duckdb;
 mod demo;
+mod diagnose;
 #[cfg(feature = "duckdb")]
 mod duckdb;
 mod embedded_corpus;

@@ -161,42 +161,6 @@ async fn an_analyzed_write_is_rolled_back_behind_a_pooler() {
     engine.close().await;
 }
 
-/// hypopg's indexes live in the session, which behind a transaction pooler
-/// is the next client's once the call is done: they are dropped in the
-/// same message as the rollback, and the next plan on that server
-/// connection has none.
-#[tokio::test(flavor = "multi_thread")]
-async fn hypothetical_indexes_do_not_outlive_their_call_behind_a_pooler() {
-    let server = pg::server();
-    let db = server.database();
-    db.psql(
-        "CREATE EXTENSION hypopg;
-         CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL);
-         INSERT INTO orders SELECT g, g % 500 FROM generate_series(1, 20000) g; ANALYZE orders;",
-    );
-    let bouncer = Bouncer::start(server, "transaction");
-    let engine = engine_at(&bouncer.url(&db), |c| c.pool.max_conns = 1);
-    let explain = |hypothetical: &[&str]| pgmcp::ExplainInput {
-        sql: "SELECT * FROM orders WHERE customer_id = 7".into(),
-        params: Vec::new(),
-        analyze: false,
-        hypothetical_indexes: hypothetical.iter().map(|d| d.to_string()).collect(),
-    };
-    let answer = engine
-        .explain(
-            &explain(&["CREATE INDEX ON orders (customer_id)"]),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    assert!(answer.hypothetical_indexes[0].used, "{answer:?}");
-    let answer = engine.explain(&explain(&[]), CancellationToken::new()).await.unwrap();
-    let plan = answer.plan.unwrap().to_string();
-    assert!(plan.contains("Seq Scan") && !plan.contains('<'), "{plan}");
-    assert!(bouncer.log().contains(&format!("login attempt: db={}", db.name)));
-    engine.close().await;
-}
-
 /// What one call changes in its session never reaches the next, though the
 /// next may run on another server connection and this one's goes to some
 /// other client: pgmcp resets inside its own transaction.

@@ -311,7 +311,7 @@ fn the_declared_tools_are_the_ones_the_server_lists() {
     // checks whole); on the demo's SQLite file the same, but `explain`.
     assert_eq!(
         crate::support::stdio::tool_names(&bundle.manifest),
-        ["describe_table", "explain", "list_tables", "query"]
+        ["describe_table", "diagnose", "explain", "list_tables", "query"]
     );
     let mut server = start(bundle, &[("database_file", json!(db.to_str().unwrap()))]);
     let listed = server.request("tools/list", json!({}));

@@ -37,7 +37,7 @@ fn a_full_session_transcript() {
     let tools = mcp.request("tools/list", json!({}));
     assert_eq!(
         tool_names(&tools["result"]),
-        ["describe_table", "explain", "list_tables", "query"]
+        ["describe_table", "diagnose", "explain", "list_tables", "query"]
     );
     let query_tool = tools["result"]["tools"]
         .as_array()
@@ -188,7 +188,7 @@ fn the_stateless_protocol_needs_no_session() {
     );
 
     let tools = mcp.request("tools/list", json!({"_meta": meta}));
-    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 4, "{tools}");
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 5, "{tools}");
 
     let call = |mcp: &mut McpProcess, name: &str, arguments: Value| {
         let response = mcp.request(

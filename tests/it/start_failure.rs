@@ -17,7 +17,7 @@ fn started_tools() -> Value {
     let mut mcp = McpProcess::spawn(&["serve"], &[("PGMCP_PG_CONNSTRING", "postgres://u@127.0.0.1:1/x")]);
     mcp.initialize();
     let tools = mcp.request("tools/list", json!({}))["result"]["tools"].clone();
-    assert_eq!(tools.as_array().map(Vec::len), Some(4), "{tools}");
+    assert_eq!(tools.as_array().map(Vec::len), Some(5), "{tools}");
     tools
 }
 
@@ -218,7 +218,10 @@ fn the_python_sdk_reads_the_reason_as_a_tool_error() {
     let instructions = seen["instructions"].as_str().unwrap();
     assert!(instructions.starts_with("pgmcp could not start: "), "{instructions}");
     let steps = seen["steps"].as_array().unwrap();
-    assert_eq!(steps[0], json!(["describe_table", "explain", "list_tables", "query"]));
+    assert_eq!(
+        steps[0],
+        json!(["describe_table", "diagnose", "explain", "list_tables", "query"])
+    );
     assert_eq!(steps[1]["isError"], true, "{}", steps[1]);
     let text = steps[1]["text"].as_str().unwrap();
     assert!(

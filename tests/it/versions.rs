@@ -23,6 +23,7 @@ pub const GROUPS: &[&str] = &[
     "reader::",
     "tls::",
     "pooler::",
+    "diagnose::",
     "catalog_fences::",
     "trust::",
     "allowlist::",

@@ -94,7 +94,7 @@ pub fn manifest(version: &str, platform: &Platform, tools: Vec<Value>) -> Value 
         "display_name": "pgmcp",
         "version": version,
         "description": "Lets Claude query your PostgreSQL database, SQLite or DuckDB file safely: read-only by default, every statement checked by PostgreSQL's own parser.",
-        "long_description": "pgmcp gives the agent four tools (query, list_tables, describe_table, and on PostgreSQL explain) over one guarded pipeline: each SQL statement is parsed with PostgreSQL's own parser and checked before it reaches the database, runs in its own read-only transaction with a deadline that stops it on the server, and comes back with a row cap and a size cap. Values that look like secrets (card numbers, keys) can be masked before the model sees them. Give it a PostgreSQL connection string, or pick an SQLite or DuckDB file; or turn on \"Try the demo shop\" to try it first on a small sample shop that comes with it.",
+        "long_description": "pgmcp gives the agent its tools (query, list_tables, describe_table, and on PostgreSQL explain and diagnose) over one guarded pipeline: each SQL statement is parsed with PostgreSQL's own parser and checked before it reaches the database, runs in its own read-only transaction with a deadline that stops it on the server, and comes back with a row cap and a size cap. Values that look like secrets (card numbers, keys) can be masked before the model sees them. Give it a PostgreSQL connection string, or pick an SQLite or DuckDB file; or turn on \"Try the demo shop\" to try it first on a small sample shop that comes with it.",
         "author": {"name": "The pgmcp developers"},
         "license": "MIT",
         "icon": "icon.png",

@@ -21,7 +21,13 @@ use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 const LIST_LIMIT_MAX: usize = 2_147_483_646;
 
 /// Where an installed extension lives: `$1` is its name.
-const EXTENSION: &str = "SELECT pg_catalog.json_build_object('schema', n.nspname, 'version', e.extversion) \
+const EXTENSION: &str = "SELECT pg_catalog.json_build_object('schema', n.nspname, 'version', e.extversion, \
+    'functions', (SELECT pg_catalog.json_agg(p.proname::pg_catalog.text OPERATOR(pg_catalog.||) '(' \
+        OPERATOR(pg_catalog.||) pg_catalog.oidvectortypes(p.proargtypes) OPERATOR(pg_catalog.||) ')') \
+      FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid \
+      WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass \
+        AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass \
+        AND d.refobjid OPERATOR(pg_catalog.=) e.oid AND d.deptype OPERATOR(pg_catalog.=) 'e')) \
     FROM pg_catalog.pg_extension e \
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
     WHERE e.extname OPERATOR(pg_catalog.=) $1::pg_catalog.name";

@@ -27,9 +27,11 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
             router.remove_route(name);
         }
     }
-    // `explain` reads PostgreSQL's plans: listed where a database has them.
+    // `explain` and `diagnose` read PostgreSQL's plans and statistics:
+    // listed where a database has them.
     if !service.databases().iter().any(|d| d.dialect() == Dialect::Postgres) {
         router.remove_route("explain");
+        router.remove_route("diagnose");
     }
     if service.named() {
         let property = database_property(service);

@@ -2,6 +2,7 @@
 //! and [`Engine`] calls. No policy lives here.
 
 mod curated;
+mod health;
 mod prompts;
 pub(crate) mod resources;
 mod schemas;
@@ -29,7 +30,6 @@ use crate::backend::Dialect;
 use crate::config::Config;
 use crate::error::Error;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
-use crate::pipeline::explain::{ExplainAnswer, ExplainInput};
 use crate::pipeline::shape::QueryOutput;
 use crate::pipeline::{Engine, QueryInput};
 use crate::service::Service;
@@ -83,30 +83,6 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Opt
         Some(Value::Array(_)) => Err(refuse("an array")),
         Some(Value::Object(_)) => Err(refuse("an object")),
     }
-}
-
-/// Arguments of the `explain` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExplainArgs {
-    /// One PostgreSQL statement, as `query` takes it. Use $1, $2, ... for
-    /// values and pass them in `params`.
-    pub sql: String,
-    /// Values for $1, $2, ... in order.
-    #[serde(default)]
-    pub params: Option<Vec<Value>>,
-    /// Run the statement to measure it (actual rows, time, buffers), inside
-    /// a transaction that is always rolled back. Default false: the plan
-    /// alone, nothing runs.
-    #[serde(default)]
-    pub analyze: Option<bool>,
-    /// What-if indexes, e.g. ["CREATE INDEX ON orders (customer_id)"]:
-    /// made with the hypopg extension for this plan only (nothing is built;
-    /// not with analyze), and the answer says whether the plan uses each.
-    #[serde(default)]
-    pub hypothetical_indexes: Option<Vec<String>>,
-    /// Servers with several databases: which one.
-    #[serde(default)]
-    pub database: Option<String>,
 }
 
 /// Arguments of the `list_tables` tool.
@@ -230,7 +206,7 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
 /// `pgmcp serve` that could not start lists (`crate::door::start_failure`),
 /// so a client shows the same tools either way.
 fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
-    let mut tool_router = Server::tool_router();
+    let mut tool_router = Server::tool_router() + Server::health_router();
     // `query` only promises not to write when the session is read-only.
     for (name, title, reads_only) in [
         ("query", "Run SQL", read_only),
@@ -238,6 +214,7 @@ fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
         ("describe_table", "Describe a table", true),
         // Even with `analyze`, whatever the statement did is rolled back.
         ("explain", "Explain a query's plan", true),
+        ("diagnose", "Check the database's health", true),
     ] {
         if let Some(route) = tool_router.map.get_mut(name) {
             let mut hints = ToolAnnotations::new();
@@ -355,37 +332,6 @@ impl Server {
         // would otherwise copy into each of its own wrappers per call.
         let answer = with_progress(&meta, &peer, Box::pin(engine.query_answer(&input, ct))).await;
         self.answered(&engine, answer)
-    }
-
-    #[tool(
-        name = "explain",
-        description = "Show how PostgreSQL runs one statement and why it may be slow: total cost and time, the \
-                       slowest plan nodes with estimated against actual rows, and what looks wrong (row estimates \
-                       far off, sequential scans of large tables, sorts and hashes that spilled to disk), plus the \
-                       whole plan when it fits. The statement is checked exactly as query checks it. With analyze: \
-                       true it runs, to measure it, inside a transaction that is always rolled back, under the same \
-                       timeout as query. PostgreSQL databases only.",
-        output_schema = rmcp::handler::server::tool::schema_for_output::<ExplainAnswer>()
-    )]
-    async fn explain(
-        &self,
-        Parameters(args): Parameters<ExplainArgs>,
-        ct: CancellationToken,
-        meta: RequestMetaObject,
-        peer: Peer<RoleServer>,
-    ) -> Result<Json<ExplainAnswer>, CallToolResult> {
-        let mut database = args.database;
-        let engine = self.engine_for(&mut database)?;
-        let input = ExplainInput {
-            sql: args.sql,
-            params: args.params.unwrap_or_default(),
-            analyze: args.analyze.unwrap_or(false),
-            hypothetical_indexes: args.hypothetical_indexes.unwrap_or_default(),
-        };
-        tool_result(
-            &engine,
-            with_progress(&meta, &peer, Box::pin(engine.explain(&input, ct))).await,
-        )
     }
 
     #[tool(
@@ -718,6 +664,12 @@ fn next_steps(dialect: Dialect, enabled: crate::config::ToolsEnabled) -> String 
         text.push_str(
             " To learn why a query is slow, explain shows its plan (with analyze it runs the statement, and rolls \
              it back).",
+        );
+    }
+    if enabled.diagnose && dialect == Dialect::Postgres {
+        text.push_str(
+            " To learn whether the database is healthy, diagnose runs one check (slow_queries, locks, \
+             unused_indexes, missing_indexes, bloat, vacuum, connections, cache_hit, replication).",
         );
     }
     text

@@ -225,7 +225,7 @@ impl PgServer {
             .arg(&conninfo);
         run(&mut signal).unwrap_or_else(|err| panic!("{err}"));
         let port = free_port().unwrap_or_else(|err| panic!("{err}"));
-        cluster.options = postgres_options(port, &cluster.socket_dir);
+        cluster.options = postgres_options(port, &cluster.socket_dir, &cluster.pg_ctl);
         cluster.start().unwrap_or_else(|err| panic!("{err}"));
         PgServer {
             conn: Conn {
@@ -325,7 +325,7 @@ impl PgServer {
         let port = loop {
             attempts += 1;
             let port = free_port()?;
-            cluster.options = postgres_options(port, &cluster.socket_dir);
+            cluster.options = postgres_options(port, &cluster.socket_dir, &cluster.pg_ctl);
             let log_before = fs::metadata(&cluster.log).map_or(0, |m| m.len());
             match cluster.start() {
                 Ok(()) => break port,
@@ -644,13 +644,25 @@ impl Watchdog {
 
 /// The `-o` for `pg_ctl`: what `postgres` runs with. Durability is off: a
 /// test cluster never outlives a crash.
-fn postgres_options(port: u16, socket_dir: &Path) -> String {
+///
+/// pg_stat_statements is preloaded where the server has it (Debian's
+/// contrib modules, the npm packages' lib/postgresql), as a database
+/// server that tracks its statements is set up: `diagnose` reads it.
+fn postgres_options(port: u16, socket_dir: &Path, pg_ctl: &Path) -> String {
+    let bindir = pg_ctl.parent().unwrap_or(Path::new("."));
+    let tracked = ["../lib", "../lib/postgresql"]
+        .iter()
+        .any(|lib| bindir.join(lib).join("pg_stat_statements.so").exists());
     // pg_ctl passes this through `sh`; the temp dir's name is [A-Za-z0-9-].
     format!(
         "-c listen_addresses=127.0.0.1,::1 -p {port} -c unix_socket_directories='{}' \
          -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-         -c max_connections=200 -c shared_buffers=32MB",
+         -c max_connections=200 -c shared_buffers=32MB{}",
         socket_dir.display(),
+        match tracked {
+            true => " -c shared_preload_libraries=pg_stat_statements",
+            false => "",
+        }
     )
 }
 
