@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::pg;
-use crate::support::served::write_config;
+use crate::support::served::{serve_at, tools_on_sqlite};
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
 
 /// `orders`: 20,000 rows, a tenth left after a delete (no autovacuum), an
@@ -33,14 +33,6 @@ const STATE: &str = "
     SELECT count(*) FROM events WHERE kind = 'k3';
     SELECT count(*) FROM events WHERE kind = 'k4';
     SELECT count(*) FROM events WHERE kind = 'k5';";
-
-fn serve_at(url: &str, extra: Value) -> (tempfile::TempDir, McpProcess) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), extra);
-    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", url)]);
-    mcp.initialize();
-    (dir, mcp)
-}
 
 /// A login with pg_monitor (which sees every session's details) that
 /// reads the database's tables.
@@ -350,15 +342,8 @@ fn the_guard_and_the_switches_apply() {
         "off with query: {list}"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("a.db");
-    crate::support::files::sqlite::make_db(&file, "CREATE TABLE t (x INTEGER);");
-    let config = write_config(dir.path(), json!({}));
-    let url = crate::support::files::sqlite::url(&file);
-    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
-    mcp.initialize();
-    let list = mcp.request("tools/list", json!({}));
-    assert!(!tool_names(&list["result"]).contains(&"diagnose"), "{list}");
+    let tools = tools_on_sqlite();
+    assert!(!tools.iter().any(|t| t == "diagnose"), "{tools:?}");
 }
 
 /// A primary with a streaming standby: the primary lists its replica, the

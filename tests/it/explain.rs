@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::pg;
-use crate::support::served::write_config;
+use crate::support::served::{serve_at, tools_on_sqlite};
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
 
 /// Two tables of 1,000 customers and 5,000 orders, analyzed.
@@ -23,11 +23,7 @@ const JOIN: &str = "SELECT c.name, sum(o.total) AS spent FROM customers c JOIN o
                     GROUP BY c.name ORDER BY spent DESC";
 
 fn serve(db: &pg::TestDb, extra: Value) -> (tempfile::TempDir, McpProcess) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), extra);
-    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &db.url)]);
-    mcp.initialize();
-    (dir, mcp)
+    serve_at(&db.url, extra)
 }
 
 #[test]
@@ -185,15 +181,8 @@ fn a_slow_analyze_is_stopped_on_the_server() {
 /// switched off like the other built-ins.
 #[test]
 fn explain_is_listed_where_it_can_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("a.db");
-    crate::support::files::sqlite::make_db(&file, "CREATE TABLE t (x INTEGER);");
-    let config = write_config(dir.path(), json!({}));
-    let url = crate::support::files::sqlite::url(&file);
-    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
-    mcp.initialize();
-    let list = mcp.request("tools/list", json!({}));
-    assert!(!tool_names(&list["result"]).contains(&"explain"), "{list}");
+    let tools = tools_on_sqlite();
+    assert!(!tools.iter().any(|t| t == "explain"), "{tools:?}");
 
     let db = pg::server().database();
     let (_dir, mut mcp) = serve(&db, json!({"tools_enabled": {"explain": false}}));

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::bouncer::Bouncer;
 use crate::support::pg;
-use crate::support::served::write_config;
+use crate::support::served::serve_at;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_text};
 use pgmcp::testing::postgres::params;
 use pgmcp::{Config, Engine};
@@ -38,11 +38,7 @@ fn with_hypopg() -> pg::TestDb {
 }
 
 fn serve(db: &pg::TestDb, extra: Value) -> (tempfile::TempDir, McpProcess) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), extra);
-    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", &db.url)]);
-    mcp.initialize();
-    (dir, mcp)
+    serve_at(&db.url, extra)
 }
 
 fn scanned(plan: &Value) -> String {

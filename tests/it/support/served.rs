@@ -49,3 +49,29 @@ pub fn sqlite_session(file: &Path, config: &str) -> McpProcess {
     assert_eq!(tool_json(&warm)["rows"], json!([{"one": 1}]));
     mcp
 }
+
+/// `pgmcp serve` on the PostgreSQL at `url`, with `extra` layered over the
+/// test config, initialized; the directory holds the config and the log.
+pub fn serve_at(url: &str, extra: Value) -> (tempfile::TempDir, McpProcess) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), extra);
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[("PGMCP_PG_CONNSTRING", url)]);
+    mcp.initialize();
+    (dir, mcp)
+}
+
+/// The names `tools/list` gives on a server of one SQLite file.
+pub fn tools_on_sqlite() -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    crate::support::files::sqlite::make_db(&file, "CREATE TABLE t (x INTEGER);");
+    let config = write_config(dir.path(), json!({}));
+    let url = crate::support::files::sqlite::url(&file);
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
+    mcp.initialize();
+    let list = mcp.request("tools/list", json!({}));
+    crate::support::stdio::tool_names(&list["result"])
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
