@@ -36,6 +36,7 @@ mod guard_attacks;
 mod guard_corpus;
 mod guard_fuzz;
 mod harness;
+mod health_attacks;
 mod hooks;
 mod http;
 mod http_doors;
