@@ -77,14 +77,35 @@ pub struct Statement<'a> {
     pub rollback: bool,
     /// pgmcp's own statements (PostgreSQL), run in the statement's
     /// transaction before it, under its timeout and as the role statements
-    /// run as; the first value each returns comes back in [`Rows::prelude`].
-    /// Their text is pgmcp's: the caller judged what it put in them.
-    pub prelude: &'a [String],
-    /// pgmcp's own statements (PostgreSQL) run on the same session once
-    /// the transaction has ended: what undoes what the prelude did that
+    /// run as: after the catalog check, just before the statement is
+    /// planned (where they may run a user's function, as hypopg does with an
+    /// index's predicate, the catalog is the one the guard judged), or,
+    /// [`OwnStatement::before_parse`], before the statement is parsed. The
+    /// first value each returns comes back in [`Rows::prelude`]. Their text
+    /// is pgmcp's, and the caller judged their parameters.
+    pub prelude: &'a [OwnStatement],
+    /// pgmcp's own statements (PostgreSQL), run after the statement
+    /// whatever it did, still in its transaction and as the same role, in
+    /// the message that ends it: what undoes what the prelude did that
     /// ending a transaction does not (hypopg keeps its indexes in the
-    /// session).
+    /// session). A prelude that starts with a savepoint lets them begin by
+    /// rolling back to it, so they run after a failed statement too. A call
+    /// with an epilogue that fails in any way retires its connection: the
+    /// session, and anything an unfinished epilogue left in it, ends with
+    /// the connection (behind a pooler too, while the transaction is open).
     pub epilogue: &'a [String],
+}
+
+/// One of pgmcp's own statements, with the text of its parameters (`$1`,
+/// ...; `None` is NULL), never written into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnStatement {
+    pub sql: String,
+    pub params: Vec<Option<String>>,
+    /// Run before the statement is parsed (and before the catalog check):
+    /// only for what runs nothing of a user's and decides how the
+    /// statement's names resolve (a `search_path`).
+    pub before_parse: bool,
 }
 
 /// The guard stage, as the statement's engine needs it.
@@ -379,6 +400,15 @@ impl Backend {
     pub async fn extension(&self, name: &str, deadline: &Deadline) -> Result<Option<Extension>, Error> {
         match self {
             Backend::Postgres(pg) => pg.extension(name, deadline).await,
+            _ => Ok(None),
+        }
+    }
+
+    /// A server setting's value (PostgreSQL), `None` where it has no such
+    /// setting: an extension's own settings exist once its library is loaded.
+    pub async fn setting(&self, name: &str, deadline: &Deadline) -> Result<Option<String>, Error> {
+        match self {
+            Backend::Postgres(pg) => pg.setting(name, deadline).await,
             _ => Ok(None),
         }
     }

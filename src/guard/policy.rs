@@ -69,6 +69,10 @@ pub const DEFAULT_BLOCKED_FUNCTIONS: &[&str] = &[
     "connectby",
     "xpath_table",
     "pg_background_launch",
+    // hypopg: its indexes live in the session past any rollback, where every
+    // later plan sees them, and behind a pooler the next client's. explain's
+    // hypothetical_indexes makes them and drops them again, as pgmcp's own.
+    "hypopg*",
 ];
 
 /// Built-in diagnostics read-only mode runs although PostgreSQL marks them

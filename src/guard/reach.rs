@@ -5,6 +5,7 @@
 //! | node | route |
 //! |---|---|
 //! | `FuncCall` | a call: `f(x)`, `schema.f(x)`, `CALL f()`, `x AT TIME ZONE` |
+//! | SQL/JSON syntax (`JsonArrayConstructor`, `JsonFuncExpr`, ...) | on a server older than the syntax, a call of the function of that name: `JSON_ARRAY(1, 2)` is `json_array(1, 2)` on PostgreSQL 15 |
 //! | `ColumnRef` past its first name, `A_Indirection` names | attribute notation: `t.f`, `(x).f`, `(x).a.f` |
 //! | `A_Expr`, `SubLink.operName`, `SortBy.useOp` | an operator: `a + b`, `OPERATOR(s.+)`, `= ANY`, `ORDER BY x USING <` |
 //! | `TypeName` | a type a value becomes: `x::t`, `CAST(x AS t)`, `t 'literal'`, `AS f(a t)`, `XMLTABLE ... COLUMNS a t` |
@@ -73,8 +74,40 @@ pub(super) fn check(
             Some(relation) => judge_relation(judge, routines, relation, kind == "WrittenRelation"),
             None => Ok(()),
         },
-        _ => Ok(()),
+        _ => match json_syntax_call(kind, fields) {
+            // Where the catalog has no function of that name, the server
+            // either has the syntax or fails to find one: nothing runs.
+            Some(name) if routines.is_function(name) => {
+                function(judge, routines, name, Route::Call)?;
+                judge_any_type(judge, routines, name)
+            }
+            _ => Ok(()),
+        },
     }
+}
+
+/// SQL/JSON syntax that pgmcp's parser (PostgreSQL 17's grammar) reads as
+/// nodes of their own and that servers before 16 or 17, without those
+/// keywords, read as a call of the function of the same name: whatever a
+/// database user named `json_array` runs there.
+fn json_syntax_call(kind: &str, fields: &Map<String, Value>) -> Option<&'static str> {
+    Some(match kind {
+        "JsonObjectConstructor" => "json_object",
+        "JsonArrayConstructor" | "JsonArrayQueryConstructor" => "json_array",
+        "JsonObjectAgg" => "json_objectagg",
+        "JsonArrayAgg" => "json_arrayagg",
+        "JsonParseExpr" => "json",
+        "JsonScalarExpr" => "json_scalar",
+        "JsonSerializeExpr" => "json_serialize",
+        "JsonTable" => "json_table",
+        "JsonFuncExpr" => match fields.get("op").and_then(Value::as_str)? {
+            "JSON_VALUE_OP" => "json_value",
+            "JSON_QUERY_OP" => "json_query",
+            "JSON_EXISTS_OP" => "json_exists",
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 /// What older servers' grammars made of SQL syntax that pgmcp's parser

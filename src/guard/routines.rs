@@ -604,6 +604,42 @@ pub(crate) mod tests {
         }
     }
 
+    /// Before PostgreSQL 16, `JSON_ARRAY(1, 2)` is a call of whatever
+    /// function named `json_array` the database has; the parser here reads
+    /// a constructor. Each piece of SQL/JSON syntax is judged as that call
+    /// where the catalog has such a function, and runs freely where not.
+    #[test]
+    fn sql_json_syntax_runs_what_older_grammars_make_of_it() {
+        let syntax = [
+            ("json_array", "SELECT JSON_ARRAY(1, 2)"),
+            ("json_array", "SELECT JSON_ARRAY(SELECT 1)"),
+            ("json_object", "SELECT JSON_OBJECT('a' VALUE 1)"),
+            ("json_arrayagg", "SELECT JSON_ARRAYAGG(x) FROM t"),
+            ("json_objectagg", "SELECT JSON_OBJECTAGG(k VALUE v) FROM t"),
+            ("json", "SELECT JSON('1')"),
+            ("json_scalar", "SELECT JSON_SCALAR(1)"),
+            ("json_serialize", "SELECT JSON_SERIALIZE('1')"),
+            ("json_value", "SELECT JSON_VALUE('1', '$')"),
+            ("json_query", "SELECT JSON_QUERY('1', '$')"),
+            ("json_exists", "SELECT JSON_EXISTS('1', '$')"),
+            (
+                "json_table",
+                "SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a int PATH '$'))",
+            ),
+        ];
+        let judge = Judge::new(Policy::default(), Mode::ReadOnly);
+        for (name, sql) in syntax {
+            assert!(crate::guard::check(&judge, &pg15(), sql).is_ok(), "{sql}");
+            let mut planted = pg15();
+            planted.functions.insert(name.into(), Trust::Untrusted);
+            let verdict = crate::guard::check(&judge, &planted, sql);
+            assert!(
+                matches!(&verdict, Err(v) if v.rule == Rule::ReadOnly && v.message.contains(name)),
+                "{sql} with a user's {name}(): {verdict:?}"
+            );
+        }
+    }
+
     #[test]
     fn judgements() {
         let ro = Judge::new(Policy::default(), Mode::ReadOnly);

@@ -228,6 +228,7 @@ fn each_check_reads_a_database_in_a_known_state() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let locks = diagnose(&mut mcp, "locks");
+    assert_eq!(locks["facts"]["waiting"], json!(1), "{locks}");
     let blocked = &locks["facts"]["blocked"];
     assert_eq!(blocked.as_array().unwrap().len(), 1, "{locks}");
     assert_eq!(blocked[0]["blocking_pid"].to_string(), pid, "{locks}");
@@ -296,22 +297,45 @@ fn a_role_that_sees_less_is_told_what_is_hidden() {
     drop(other);
 }
 
-/// Without pg_stat_statements in the database, slow_queries says how to
-/// install it; the other checks answer as ever.
+/// Without pg_stat_statements in the database (its library preloaded),
+/// slow_queries says to create the extension; the other checks answer as
+/// ever, in either mode.
 #[test]
 fn slow_queries_without_the_extension_says_how_to_install_it() {
     let db = pg::server().database();
+    for read_only in [true, false] {
+        let (_dir, mut mcp) = serve_at(&db.url, json!({"server": {"read_only": read_only}}));
+        let slow = diagnose(&mut mcp, "slow_queries");
+        assert_eq!(slow["available"], json!(false), "{slow}");
+        let reading = slow["reading"].as_str().unwrap();
+        assert!(
+            reading.contains("CREATE EXTENSION pg_stat_statements") && !reading.contains("shared_preload_libraries"),
+            "{slow}"
+        );
+        assert_eq!(diagnose(&mut mcp, "vacuum")["available"], json!(true));
+    }
+}
+
+/// pgmcp vouches for pg_stat_statements' own function only while the
+/// catalog shows it belongs to the extension: once it does not (a
+/// superuser took it out of the extension), slow_queries does not call it
+/// and says how to mend it.
+#[test]
+fn slow_queries_calls_only_the_extensions_own_function() {
+    let db = pg::server().database();
+    db.psql(STATE);
     let (_dir, mut mcp) = serve_at(&db.url, json!({}));
+    assert_eq!(diagnose(&mut mcp, "slow_queries")["available"], json!(true));
+    db.psql("ALTER EXTENSION pg_stat_statements DROP FUNCTION pg_stat_statements(boolean)");
     let slow = diagnose(&mut mcp, "slow_queries");
     assert_eq!(slow["available"], json!(false), "{slow}");
     assert!(
-        slow["reading"]
-            .as_str()
-            .unwrap()
-            .contains("CREATE EXTENSION pg_stat_statements"),
+        slow["reading"].as_str().unwrap().contains("not the extension's own"),
         "{slow}"
     );
-    assert_eq!(diagnose(&mut mcp, "vacuum")["available"], json!(true));
+    // As a query, the function is what the catalog says: refused.
+    let got = mcp.call_tool("query", json!({"sql": "SELECT count(*) FROM pg_stat_statements(true)"}));
+    assert!(is_error(&got) && tool_text(&got).contains("read-only mode"), "{got}");
 }
 
 /// The checks' statements pass the same guard as a query: what the
@@ -382,5 +406,8 @@ fn replication_seen_from_the_primary_and_the_standby() {
     let (_dir, mut mcp) = serve_at(&at_standby, json!({}));
     let seen = diagnose(&mut mcp, "replication");
     assert_eq!(seen["facts"]["standby"], json!(true), "{seen}");
-    assert!(seen["reading"].as_str().unwrap().contains("is a standby"), "{seen}");
+    assert!(
+        seen["reading"].as_str().unwrap().contains("is a standby with"),
+        "{seen}"
+    );
 }

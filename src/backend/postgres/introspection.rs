@@ -32,7 +32,16 @@ const EXTENSION: &str = "SELECT pg_catalog.json_build_object('schema', n.nspname
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
     WHERE e.extname OPERATOR(pg_catalog.=) $1::pg_catalog.name";
 
+/// A setting's value, NULL when the server has no such setting: `$1` is
+/// its name.
+const SETTING: &str = "SELECT pg_catalog.to_json(pg_catalog.current_setting($1::pg_catalog.text, true))";
+
 impl PgBackend {
+    /// The value of the setting `name`, if the server has it.
+    pub async fn setting(&self, name: &str, deadline: &Deadline) -> Result<Option<String>, Error> {
+        self.catalog(SETTING, &[Some(name.to_owned())], deadline).await
+    }
+
     /// The extension `name` as this database has it installed, if it does.
     pub async fn extension(&self, name: &str, deadline: &Deadline) -> Result<Option<Extension>, Error> {
         self.catalog(EXTENSION, &[Some(name.to_owned())], deadline).await

@@ -58,7 +58,7 @@ use session::timeout_ms;
 use types::TypeCatalog;
 use wire::{Connection, Exchange, Prepared};
 
-use super::{Column, Deadline, Rows, SessionReport, Statement};
+use super::{Column, Deadline, OwnStatement, Rows, SessionReport, Statement};
 use crate::error::Error;
 
 /// How connections are kept.
@@ -186,20 +186,34 @@ impl PgBackend {
             .filter(|v| !v.is_empty())
             .map(|v| routines::Check::for_call(conn.catalog_seen.as_ref(), v, quick));
         let (finish, deferred) = self.finish(stmt.rollback, stmt.epilogue);
-        let finish: Vec<&str> = finish.iter().map(String::as_str).collect();
         // Behind a pooler, the next transaction may run on a server
         // connection that never saw pgmcp's statements: they go unnamed.
         let named = !self.behind_pooler();
+        // The settings; the caller's own statements that decide how names
+        // resolve; the catalog check; then the caller's others, which may
+        // run a user's code: after the check (`Statement::prelude`). All
+        // after the settings, so under the statement timeout and as the
+        // role statements run as.
+        fn own(own: &OwnStatement, after_parse: bool) -> Prepared<'_> {
+            Prepared {
+                name: "",
+                sql: &own.sql,
+                params: &own.params,
+                after_parse,
+            }
+        }
+        let (early, late): (Vec<_>, Vec<_>) = stmt.prelude.iter().enumerate().partition(|(_, o)| o.before_parse);
         let mut prepared = vec![self.settings(&timeout)];
-        // The caller's own statements of pgmcp's: after the settings, so
-        // under the statement timeout and as the role statements run as.
-        prepared.extend(stmt.prelude.iter().map(|sql| Prepared {
-            name: "",
-            sql,
-            params: &[],
-            after_parse: false,
-        }));
+        prepared.extend(early.iter().map(|(_, o)| own(o, false)));
         prepared.extend(check.as_ref().map(|check| check.statement(named)));
+        prepared.extend(late.iter().map(|(_, o)| own(o, true)));
+        // Where each of the prelude's statements sits among `prepared`.
+        let checked = usize::from(check.is_some());
+        let mut at = vec![0; stmt.prelude.len()];
+        early.iter().enumerate().for_each(|(i, (p, _))| at[*p] = 1 + i);
+        late.iter()
+            .enumerate()
+            .for_each(|(i, (p, _))| at[*p] = 1 + early.len() + checked + i);
         let setup = self.setup(begin, &conn);
         let result = run(
             &mut conn,
@@ -210,7 +224,7 @@ impl PgBackend {
                 // One row past the limit tells us whether more exist.
                 max_rows: u32::try_from(stmt.fetch_limit.saturating_add(1)).unwrap_or(u32::MAX),
                 budget: Some(stmt.budget),
-                finish: &finish,
+                finish: &[&finish],
                 deferred,
                 prepared: &prepared,
             },
@@ -222,9 +236,10 @@ impl PgBackend {
                 let mut answers = std::mem::take(&mut result.prepared_answers);
                 answers.resize(prepared.len(), None);
                 if let Some(check) = &check {
-                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), answers.pop().flatten());
+                    let answer = answers[1 + early.len()].take();
+                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), answer);
                 }
-                let prelude = answers.into_iter().skip(1).take(stmt.prelude.len()).collect();
+                let prelude = at.iter().map(|i| answers[*i].take()).collect();
                 let rows = self
                     .to_rows(&mut conn, result, stmt.fetch_limit, deadline)
                     .await
@@ -250,6 +265,11 @@ impl PgBackend {
             }
             Err(e) => Err(self.explain(e, conn.reader.as_ref())),
         };
+        // Whether the epilogue ran is not known: the session goes, and
+        // what the prelude made with it (`Statement::epilogue`).
+        if rows.is_err() && !stmt.epilogue.is_empty() {
+            conn.retire();
+        }
         self.checkin(conn);
         rows
     }

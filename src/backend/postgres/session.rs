@@ -113,27 +113,22 @@ impl PgBackend {
     /// the session reset deferred to the connection's next use, or, behind
     /// a pooler, the reset first.
     ///
-    /// `epilogue`: pgmcp's own statements for what ending the transaction
-    /// does not undo, run after it (and after the reset, behind a pooler:
-    /// in the same message, so on the session the call ran in, and last,
-    /// so that one failing cannot skip the reset).
-    pub(super) fn finish(&self, rollback: bool, epilogue: &[String]) -> (Vec<String>, &'static [&'static str]) {
-        let (mut finish, deferred): (Vec<String>, &'static [&'static str]) = match (self.behind_pooler(), rollback) {
-            (true, false) => (vec![FINISH_POOLED.to_owned()], &[]),
-            (true, true) => (vec![ROLLBACK_POOLED.to_owned()], &[]),
-            (false, false) => (vec!["COMMIT".to_owned()], &[RESET]),
-            (false, true) => (vec!["ROLLBACK".to_owned()], &[RESET]),
+    /// `epilogue` (`Statement::epilogue`) comes first, in the same message:
+    /// still in the transaction, as the same role; and if one of its
+    /// statements fails, the rest of the message is skipped, the
+    /// transaction stays open and failed, and the call fails, which
+    /// retires the connection (behind a pooler, a client gone in the
+    /// middle of a transaction takes the server connection with it).
+    pub(super) fn finish(&self, rollback: bool, epilogue: &[String]) -> (String, &'static [&'static str]) {
+        let (end, deferred): (&str, &'static [&'static str]) = match (self.behind_pooler(), rollback) {
+            (true, false) => (FINISH_POOLED, &[]),
+            (true, true) => (ROLLBACK_POOLED, &[]),
+            (false, false) => ("COMMIT", &[RESET]),
+            (false, true) => ("ROLLBACK", &[RESET]),
         };
-        match self.behind_pooler() {
-            true => epilogue.iter().for_each(|sql| {
-                if let Some(message) = finish.last_mut() {
-                    message.push_str("; ");
-                    message.push_str(sql);
-                }
-            }),
-            false => finish.extend(epilogue.iter().cloned()),
-        }
-        (finish, deferred)
+        let mut message: Vec<&str> = epilogue.iter().map(String::as_str).collect();
+        message.push(end);
+        (message.join("; "), deferred)
     }
 
     /// The statements that open every exchange's transaction on `conn`:

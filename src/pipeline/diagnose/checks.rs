@@ -178,14 +178,21 @@ FROM (
 ) t";
 
 /// The estimate: the pages a table's rows would fill at its fillfactor
-/// (a tuple header of 24 bytes, a 4-byte line pointer, the columns'
-/// average widths from pg_stats), against the pages it has.
+/// (the header, the columns' average widths from pg_stats less their
+/// NULLs, a 4-byte line pointer; alignment padding between columns is not
+/// counted, so a table of many narrow columns reads a little bloated),
+/// against the pages it has.
 const BLOAT: &str = "WITH t AS (
     SELECT n.nspname AS schema, c.relname AS table, c.relpages::bigint AS pages, c.reltuples,
            pg_catalog.current_setting('block_size')::int AS block,
            coalesce((SELECT pg_catalog.substring(o, 'fillfactor=(\\d+)')::int
                      FROM pg_catalog.unnest(c.reloptions) o WHERE o LIKE 'fillfactor=%'), 100) AS fillfactor,
-           (SELECT pg_catalog.sum(s.avg_width) FROM pg_catalog.pg_stats s
+           -- A row's columns (a NULL takes no room) and its header: 23 bytes
+           -- and a null bitmap when some column has NULLs, aligned to 8.
+           (SELECT pg_catalog.sum((1 - s.null_frac) * s.avg_width)
+                   + 8 * pg_catalog.ceil((23 + CASE WHEN pg_catalog.bool_or(s.null_frac > 0)
+                                                   THEN (c.relnatts + 7) / 8 ELSE 0 END) / 8.0)
+            FROM pg_catalog.pg_stats s
             WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND NOT s.inherited) AS width
     FROM pg_catalog.pg_class c
     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -193,7 +200,7 @@ const BLOAT: &str = "WITH t AS (
       AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
       AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
 ), e AS (
-    SELECT t.*, pg_catalog.ceil(t.reltuples * (24 + t.width + 4) / ((t.block - 24) * t.fillfactor / 100.0))::bigint AS needed
+    SELECT t.*, pg_catalog.ceil(t.reltuples * (t.width + 4) / ((t.block - 24) * t.fillfactor / 100.0))::bigint AS needed
     FROM t WHERE t.width IS NOT NULL AND t.reltuples >= 0
 ), b AS (
     SELECT e.schema, e.table, e.pages * e.block AS bytes, (e.pages - e.needed) * e.block AS wasted,
@@ -208,24 +215,34 @@ SELECT pg_catalog.json_build_object(
     'wasted', (SELECT pg_catalog.pg_size_pretty(coalesce(pg_catalog.sum(b.wasted), 0)) FROM b),
     'without_statistics', (SELECT pg_catalog.count(*) FROM t WHERE t.width IS NULL OR t.reltuples < 0))";
 
-const LOCKS: &str = "SELECT pg_catalog.json_build_object(
-    'blocked', coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
-        'blocked_pid', w.pid, 'blocked_user', w.usename, 'waiting_for', w.wait_event,
-        'waiting_seconds', pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.now() - w.query_start)::numeric, 1),
-        'blocked_query', nullif(pg_catalog.left(w.query, 200), '<insufficient privilege>'),
-        'blocking_pid', h.pid, 'blocking_user', h.usename, 'blocking_state', h.state,
-        'blocking_transaction_seconds', pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.now() - h.xact_start)::numeric, 1),
-        'blocking_query', nullif(pg_catalog.left(h.query, 200), '<insufficient privilege>'))
-        ORDER BY w.pid, h.pid), '[]'),
-    SEES_ALL_SESSIONS)
-FROM pg_catalog.pg_stat_activity w
-CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.pg_blocking_pids(w.pid)) AS b(pid)
-JOIN pg_catalog.pg_stat_activity h ON h.pid = b.pid
-WHERE w.datname = pg_catalog.current_database()";
+/// Every (blocked, blocking) pair counts the sessions waiting; the ten
+/// pairs shown are the longest-waiting sessions' first (a pile-up behind
+/// one lock makes many pairs: waiters ahead in the queue block too).
+const LOCKS: &str = "WITH pairs AS (
+    SELECT w.pid AS blocked_pid, w.usename AS blocked_user, w.wait_event AS waiting_for, w.query_start AS since,
+           pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.now() - w.query_start)::numeric, 1) AS statement_seconds,
+           nullif(pg_catalog.left(w.query, 200), '<insufficient privilege>') AS blocked_query,
+           h.pid AS blocking_pid, h.usename AS blocking_user, h.state AS blocking_state,
+           pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.now() - h.xact_start)::numeric, 1) AS blocking_transaction_seconds,
+           nullif(pg_catalog.left(h.query, 200), '<insufficient privilege>') AS blocking_query
+    FROM pg_catalog.pg_stat_activity w
+    CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.pg_blocking_pids(w.pid)) AS b(pid)
+    JOIN pg_catalog.pg_stat_activity h ON h.pid = b.pid
+    WHERE w.datname = pg_catalog.current_database()
+)
+SELECT pg_catalog.json_build_object(
+    'waiting', (SELECT pg_catalog.count(DISTINCT p.blocked_pid) FROM pairs p),
+    'blocked', coalesce((SELECT pg_catalog.json_agg(x) FROM (
+        SELECT p.blocked_pid, p.blocked_user, p.waiting_for, p.statement_seconds, p.blocked_query, p.blocking_pid,
+               p.blocking_user, p.blocking_state, p.blocking_transaction_seconds, p.blocking_query
+        FROM pairs p ORDER BY p.since NULLS LAST, p.blocked_pid, p.blocking_pid LIMIT 10) x), '[]'),
+    SEES_ALL_SESSIONS)";
 
 const CONNECTIONS: &str = "SELECT pg_catalog.json_build_object(
     'max_connections', pg_catalog.current_setting('max_connections')::int,
-    'reserved_for_superusers', pg_catalog.current_setting('superuser_reserved_connections')::int,
+    -- PostgreSQL 16 adds reserved_connections (for pg_use_reserved_connections).
+    'reserved', pg_catalog.current_setting('superuser_reserved_connections')::int
+        + coalesce(nullif(pg_catalog.current_setting('reserved_connections', true), '')::int, 0),
     'open', pg_catalog.count(*),
     'in_this_database', pg_catalog.count(*) FILTER (WHERE a.datname = pg_catalog.current_database()),
     'active', pg_catalog.count(*) FILTER (WHERE a.state = 'active'),
@@ -239,7 +256,10 @@ const CONNECTIONS: &str = "SELECT pg_catalog.json_build_object(
         pg_catalog.max(pg_catalog.now() - a.query_start) FILTER (WHERE a.state = 'active' AND a.pid <> pg_catalog.pg_backend_pid()))::numeric, 1),
     SEES_ALL_SESSIONS)
 FROM pg_catalog.pg_stat_activity a
-WHERE coalesce(a.backend_type, 'client backend') = 'client backend' AND a.datid IS NOT NULL";
+-- A role without pg_read_all_stats sees no backend_type: a client is
+-- connected to a database as a user (autovacuum workers have no user).
+WHERE coalesce(a.backend_type, 'client backend') = 'client backend' AND a.datid IS NOT NULL
+  AND a.usesysid IS NOT NULL";
 
 const CACHE_HIT: &str = "SELECT pg_catalog.json_build_object(
     'database_hit_percent', (SELECT pg_catalog.round(100.0 * d.blks_hit / nullif(d.blks_hit + d.blks_read, 0), 2)
@@ -285,8 +305,11 @@ const REPLICATION: &str = "SELECT pg_catalog.json_build_object(
         'retained_bytes', CASE WHEN NOT pg_catalog.pg_is_in_recovery() AND s.restart_lsn IS NOT NULL
                           THEN pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.restart_lsn) END)
         ORDER BY s.slot_name) FROM pg_catalog.pg_replication_slots s), '[]'),
-    'replay_delay_seconds', CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.round(pg_catalog.date_part('epoch',
-        pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp())::numeric, 1) END)";
+    'last_replayed_commit_seconds', CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.round(pg_catalog.date_part('epoch',
+        pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp())::numeric, 1) END,
+    'received_not_replayed_bytes', CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.pg_wal_lsn_diff(
+        pg_catalog.pg_last_wal_receive_lsn(), pg_catalog.pg_last_wal_replay_lsn()) END,
+    SEES_ALL_SESSIONS)";
 
 /// What `slow_queries` answers where pg_stat_statements is not installed
 /// (`loaded`: the library is, but not the extension in this database).
@@ -299,6 +322,16 @@ pub fn without_statements(loaded: bool) -> String {
         }
     };
     format!("slow_queries reads pg_stat_statements, which this database does not have: {steps}.")
+}
+
+/// What `slow_queries` answers where the schema holding pg_stat_statements
+/// has a function of that name that is not the extension's.
+pub fn not_the_extensions(schema: &str) -> String {
+    format!(
+        "slow_queries reads pg_stat_statements, but the function pg_stat_statements(boolean) in schema {schema} is \
+         not the extension's own, so pgmcp does not call it: a superuser reinstalls the extension (DROP EXTENSION \
+         pg_stat_statements; CREATE EXTENSION pg_stat_statements;)."
+    )
 }
 
 /// The one line that says what `facts` mean.
@@ -404,14 +437,12 @@ pub fn read(check: Check, facts: &Value) -> String {
             match blocked.first() {
                 None => "No session in this database is waiting for a lock.".to_owned(),
                 Some(first) => {
-                    let mut waiting: Vec<String> = blocked.iter().map(|b| s(b, "blocked_pid")).collect();
-                    waiting.dedup();
                     format!(
-                        "{} for locks; the first, pid {}, has waited {} s for pid {} ({}, in a \
-                         transaction for {} s). Ending the blocking transaction releases them.{}",
-                        many(waiting.len() as f64, "session waits", "sessions wait"),
+                        "{} for locks; the longest waiting, pid {} (its statement running for {} s), waits for \
+                         pid {} ({}, in a transaction for {} s). Ending the blocking transaction releases it.{}",
+                        many(n("waiting"), "session waits", "sessions wait"),
                         s(first, "blocked_pid"),
-                        s(first, "waiting_seconds"),
+                        s(first, "statement_seconds"),
                         s(first, "blocking_pid"),
                         s(first, "blocking_state"),
                         s(first, "blocking_transaction_seconds"),
@@ -425,7 +456,7 @@ pub fn read(check: Check, facts: &Value) -> String {
             }
         }
         Check::Connections => {
-            let usable = (n("max_connections") - n("reserved_for_superusers")).max(1.0);
+            let usable = (n("max_connections") - n("reserved")).max(1.0);
             let idle_tx = match n("idle_in_transaction") {
                 0.0 => String::new(),
                 count => format!(
@@ -434,7 +465,7 @@ pub fn read(check: Check, facts: &Value) -> String {
                 ),
             };
             format!(
-                "{} of {} connections are open ({:.0}% of those not reserved for superusers), {} in this \
+                "{} of {} connections are open ({:.0}% of those not reserved), {} in this \
                  database; {} active{idle_tx}.{}",
                 n("open"),
                 n("max_connections"),
@@ -470,23 +501,32 @@ pub fn read(check: Check, facts: &Value) -> String {
                     }
                 )
             });
+            // Between aggressive vacuums the age climbs to the limit and back:
+            // past it, the vacuum that freezes is due or running; near 2^31,
+            // PostgreSQL stops assigning transaction IDs.
+            let alarm = match (age >= 1.5e9, share >= 100.0) {
+                (true, _) => {
+                    ": transaction ID wraparound is near (PostgreSQL stops writing at about 2.1 billion); \
+                              VACUUM (FREEZE) the oldest tables now"
+                }
+                (false, true) => ": past it, so autovacuum's anti-wraparound vacuum is due or running",
+                (false, false) => "",
+            };
             format!(
                 "{} dead rows in this database's tables; autovacuum is {}. The oldest unfrozen transaction is \
-                 {age} transactions old, {share:.0}% of autovacuum_freeze_max_age{}.{}",
+                 {age} transactions old, {share:.0}% of autovacuum_freeze_max_age{alarm}.{}",
                 n("dead_rows"),
                 s(facts, "autovacuum"),
-                match share >= 50.0 {
-                    true => ": freezing is falling behind",
-                    false => "",
-                },
                 worst.unwrap_or_default()
             )
         }
         Check::Replication => {
             if facts.get("standby") == Some(&Value::Bool(true)) {
                 return format!(
-                    "This server is a standby, replaying {} s behind its primary's last transaction.",
-                    s(facts, "replay_delay_seconds")
+                    "This server is a standby with {} bytes of WAL received and not yet replayed; the last commit \
+                     it replayed is {} s old (on a primary with nothing to commit, that grows without any lag).",
+                    s(facts, "received_not_replayed_bytes"),
+                    s(facts, "last_replayed_commit_seconds")
                 );
             }
             let replicas = list("replicas");
@@ -498,9 +538,9 @@ pub fn read(check: Check, facts: &Value) -> String {
                 .collect();
             match (replicas.len(), slots.len()) {
                 (0, 0) => "A primary with no replica connected and no replication slot.".to_owned(),
-                (replicas, slots) => format!(
-                    "A primary with {} connected and {}{}.",
-                    many(replicas as f64, "replica", "replicas"),
+                (count, slots) => format!(
+                    "A primary with {} connected and {}{}.{}",
+                    many(count as f64, "replica", "replicas"),
                     many(slots as f64, "replication slot", "replication slots"),
                     match idle.is_empty() {
                         true => String::new(),
@@ -508,7 +548,12 @@ pub fn read(check: Check, facts: &Value) -> String {
                             "; inactive slots ({}) keep WAL on disk until they are used or dropped",
                             idle.join(", ")
                         ),
-                    }
+                    },
+                    hidden(
+                        replicas.iter().filter(|r| r.get("state") == Some(&Value::Null)).count() as f64,
+                        "replica's state and lag are",
+                        "replicas' states and lags are"
+                    )
                 ),
             }
         }
@@ -589,16 +634,16 @@ mod tests {
             ),
             (
                 Check::Locks,
-                json!({"sees_all_sessions": true, "blocked": [{"blocked_pid": 7, "waiting_seconds": 2.5, "blocking_pid": 9,
-                       "blocking_state": "idle in transaction", "blocking_transaction_seconds": 30.0}]}),
+                json!({"sees_all_sessions": true, "waiting": 1, "blocked": [{"blocked_pid": 7, "statement_seconds": 2.5,
+                       "blocking_pid": 9, "blocking_state": "idle in transaction", "blocking_transaction_seconds": 30.0}]}),
                 &[
                     "1 session waits for locks",
-                    "pid 7, has waited 2.5 s for pid 9 (idle in transaction, in a transaction for 30.0 s)",
+                    "pid 7 (its statement running for 2.5 s), waits for pid 9 (idle in transaction, in a transaction for 30.0 s)",
                 ],
             ),
             (
                 Check::Connections,
-                json!({"max_connections": 100, "reserved_for_superusers": 3, "open": 10, "in_this_database": 4,
+                json!({"max_connections": 100, "reserved": 3, "open": 10, "in_this_database": 4,
                        "active": 1, "idle_in_transaction": 1, "longest_idle_in_transaction_seconds": 12.5,
                        "state_hidden": 8, "sees_all_sessions": false, "role": "r"}),
                 &[
@@ -629,9 +674,19 @@ mod tests {
                        "tables": [{"schema": "public", "table": "t", "dead_percent": 90.0, "last_vacuum": null}]}),
                 &[
                     "900 dead rows",
-                    "75% of autovacuum_freeze_max_age: freezing is falling behind",
+                    "75% of autovacuum_freeze_max_age.",
                     "public.t (90.0% dead; last vacuumed never)",
                 ],
+            ),
+            (
+                Check::Vacuum,
+                json!({"dead_rows": 0, "autovacuum": "on", "transaction_id_age": 250000000, "freeze_max_age": 200000000, "tables": []}),
+                &["125% of autovacuum_freeze_max_age: past it, so autovacuum's anti-wraparound vacuum is due"],
+            ),
+            (
+                Check::Vacuum,
+                json!({"dead_rows": 0, "autovacuum": "off", "transaction_id_age": 1600000000, "freeze_max_age": 200000000, "tables": []}),
+                &["autovacuum is off", "wraparound is near"],
             ),
             (
                 Check::Replication,
@@ -645,8 +700,20 @@ mod tests {
             ),
             (
                 Check::Replication,
-                json!({"standby": true, "replay_delay_seconds": 1.5}),
-                &["standby, replaying 1.5 s behind"],
+                json!({"standby": true, "received_not_replayed_bytes": 0, "last_replayed_commit_seconds": 1.5}),
+                &[
+                    "standby with 0 bytes of WAL received and not yet replayed",
+                    "replayed is 1.5 s old",
+                ],
+            ),
+            (
+                Check::Replication,
+                json!({"standby": false, "replicas": [{"name": "r", "state": null}], "slots": [],
+                       "sees_all_sessions": false, "role": "reader"}),
+                &[
+                    "1 replica connected",
+                    "1 replica's state and lag are hidden from role reader",
+                ],
             ),
         ];
         for (check, facts, says) in cases {

@@ -8,6 +8,8 @@
 
 mod checks;
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -16,12 +18,23 @@ pub use checks::Check;
 
 use super::Engine;
 use super::budget::ReadBudget;
-use crate::backend::{Deadline, Dialect, Guard, Statement};
+use crate::backend::{Deadline, Dialect, Guard, OwnStatement, Statement};
 use crate::error::{Error, InputError};
 use crate::guard::{self, Judge};
+use crate::identifier;
 
 /// Most bytes of facts read back: a check's lists hold ten items at most.
 const FACTS_BYTES: usize = 1 << 20;
+
+/// Before a check's statement is parsed: its names, operators included,
+/// resolve in `pg_catalog` alone, whatever `search_path` a database owner
+/// gave the database or the role (an operator `=` of theirs first in it
+/// would otherwise run in a check of pgmcp's).
+static ONLY_CATALOG: LazyLock<OwnStatement> = LazyLock::new(|| OwnStatement {
+    sql: "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)".to_owned(),
+    params: Vec::new(),
+    before_parse: true,
+});
 
 /// What `diagnose` answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -63,8 +76,8 @@ impl Engine {
         let (sql, judge) = match check.sql() {
             Some(sql) => (sql, self.judge.clone()),
             None => match self.statements(&waiting).await? {
-                Some(found) => found,
-                None => return self.unavailable(check, checks::without_statements(true), cancel).await,
+                Ok(found) => found,
+                Err(reading) => return self.unavailable(check, reading, cancel).await,
             },
         };
         let (sql, deadline) = self.hooked_and_timed("diagnose", &sql, cancel).await?;
@@ -88,20 +101,26 @@ impl Engine {
 
     /// `slow_queries`' statement, and the judge for it: pg_stat_statements'
     /// own function is VOLATILE, which read-only mode runs only when vouched
-    /// for. pgmcp vouches for that one function, where the catalog shows it
-    /// is the extension's. `None` without the extension.
-    async fn statements(&self, deadline: &Deadline) -> Result<Option<(String, Judge)>, Error> {
+    /// for. pgmcp vouches for that one function, and calls it, only where
+    /// the catalog shows it is the extension's. Else the reading that says
+    /// what is missing.
+    async fn statements(&self, deadline: &Deadline) -> Result<Result<(String, Judge), String>, Error> {
         let Some(extension) = self.backend.extension("pg_stat_statements", deadline).await? else {
-            return Ok(None);
+            // The library defines its settings once it is loaded.
+            let loaded = self
+                .backend
+                .setting("pg_stat_statements.max", deadline)
+                .await?
+                .is_some();
+            return Ok(Err(checks::without_statements(loaded)));
         };
-        let schema = format!("\"{}\"", extension.schema.replace('"', "\"\""));
-        let sql = checks::slow_queries(&schema, &extension.version);
         let function = "pg_stat_statements(boolean)";
-        let judge = match extension.functions.iter().any(|f| f == function) {
-            true => self.judge.vouching(&[format!("{}.{function}", extension.schema)]),
-            false => self.judge.clone(),
-        };
-        Ok(Some((sql, judge)))
+        if !extension.functions.iter().any(|f| f == function) {
+            return Ok(Err(checks::not_the_extensions(&extension.schema)));
+        }
+        let sql = checks::slow_queries(&identifier::quoted(&extension.schema), &extension.version);
+        let judge = self.judge.vouching(&[format!("{}.{function}", extension.schema)]);
+        Ok(Ok((sql, judge)))
     }
 
     /// Run one check's statement, judged as `query` would judge it, and
@@ -119,7 +138,7 @@ impl Engine {
                 database: None,
                 // Nothing to keep: it only reads.
                 rollback: true,
-                prelude: &[],
+                prelude: std::slice::from_ref(&*ONLY_CATALOG),
                 epilogue: &[],
             };
             let guard = Guard::Checked {

@@ -5,7 +5,9 @@
 //! is always rolled back: with `analyze` the statement runs, and nothing it
 //! did inside the transaction is kept. The answer is the plan read for a model ([`plan`]), with
 //! the whole plan when it fits, hooked, sanitized and capped like any
-//! answer.
+//! answer. Hypothetical indexes: [`hypothetical`].
+
+mod hypothetical;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,6 +19,7 @@ use super::{Engine, QueryInput, check_input, param_bytes};
 use crate::backend::{Deadline, Dialect, Guard, Statement};
 use crate::error::{Error, InputError};
 use crate::guard;
+use hypothetical::Hypopg;
 
 /// Most bytes of plan JSON read back: a plan is pgmcp's own answer, never
 /// the rows, and a deep one is still far below this.
@@ -142,10 +145,7 @@ impl Engine {
             false => "FORMAT JSON",
         };
         let explained = format!("EXPLAIN ({options}) {sql}");
-        let (prelude, epilogue) = match input.hypothetical_indexes.is_empty() {
-            true => (Vec::new(), Vec::new()),
-            false => self.hypopg(&input.hypothetical_indexes, &deadline).await?,
-        };
+        let mut hypopg: Option<Hypopg> = None;
         let mut judged_again = false;
         let rows = loop {
             let routines = self.backend.routines(&deadline).await?;
@@ -160,6 +160,11 @@ impl Engine {
             for definition in &input.hypothetical_indexes {
                 guard::hypothetical::index(&self.judge, &routines, definition)?;
             }
+            // Only once they passed, and once per call.
+            if hypopg.is_none() && !input.hypothetical_indexes.is_empty() {
+                hypopg = Some(self.hypopg(&input.hypothetical_indexes, &deadline).await?);
+            }
+            let (prelude, epilogue) = hypopg.as_ref().map_or((&[][..], &[][..]), Hypopg::around);
             let statement = Statement {
                 sql: &explained,
                 params: &input.params,
@@ -167,8 +172,8 @@ impl Engine {
                 budget: ReadBudget::for_answer(PLAN_BYTES),
                 database: None,
                 rollback: true,
-                prelude: &prelude,
-                epilogue: &epilogue,
+                prelude,
+                epilogue,
             };
             let guard = Guard::Checked {
                 catalog_version: routines.version(),
@@ -193,19 +198,14 @@ impl Engine {
             detail: "the plan is not the JSON PostgreSQL's EXPLAIN (FORMAT JSON) gives".to_owned(),
         })?;
         let scanned = plan::index_names(&document);
-        // The prelude: hypopg's reset, then one name per definition.
-        let names = rows.prelude.iter().skip(1);
         let hypothetical_indexes = input
             .hypothetical_indexes
             .iter()
-            .zip(names)
-            .map(|(definition, name)| {
-                let name = name.clone().unwrap_or_default();
-                HypotheticalIndex {
-                    definition: definition.clone(),
-                    used: scanned.contains(&name.as_str()),
-                    name,
-                }
+            .zip(Hypopg::names(&rows.prelude))
+            .map(|(definition, name)| HypotheticalIndex {
+                definition: definition.clone(),
+                used: scanned.contains(&name.as_str()),
+                name,
             })
             .collect();
         let plan_bytes = document.to_string().len();
@@ -231,44 +231,12 @@ impl Engine {
         };
         self.answer(answer, "explain", cancel).await
     }
-}
 
-impl Engine {
-    /// What makes `definitions` hypopg's indexes for one plan (the prelude)
-    /// and what drops them after it (the epilogue): hypopg keeps them in
-    /// the session, where a rollback leaves them, and behind a pooler the
-    /// session is the next client's. The prelude drops any left first.
-    async fn hypopg(&self, definitions: &[String], deadline: &Deadline) -> Result<(Vec<String>, Vec<String>), Error> {
-        let Some(hypopg) = self.backend.extension("hypopg", deadline).await? else {
-            return Err(InputError::Params(
-                "hypothetical_indexes need the hypopg extension, which this database does not have. A superuser \
-                 installs it: the server's package (Debian and Ubuntu: postgresql-<major version>-hypopg; \
-                 others: https://github.com/HypoPG/hypopg), then CREATE EXTENSION hypopg; in this database. \
-                 Meanwhile, explain the statement without hypothetical_indexes"
-                    .to_owned(),
-            )
-            .into());
-        };
-        let schema = quote_identifier(&hypopg.schema);
-        let reset = format!("SELECT {schema}.hypopg_reset()");
-        let mut prelude = vec![reset.clone()];
-        prelude.extend(definitions.iter().map(|definition| {
-            format!(
-                "SELECT h.indexname FROM {schema}.hypopg_create_index({}) AS h",
-                quote_literal(definition)
-            )
-        }));
-        Ok((prelude, vec![reset]))
+    /// hypopg's statements for `definitions`, where the database has it.
+    async fn hypopg(&self, definitions: &[String], deadline: &Deadline) -> Result<Hypopg, Error> {
+        match self.backend.extension("hypopg", deadline).await? {
+            Some(hypopg) => Ok(Hypopg::new(&hypopg.schema, definitions)),
+            None => Err(InputError::Params(hypothetical::MISSING.to_owned()).into()),
+        }
     }
-}
-
-/// `name` as a quoted identifier.
-fn quote_identifier(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// `text` as an escape string constant, read the same whatever
-/// `standard_conforming_strings` says.
-fn quote_literal(text: &str) -> String {
-    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
