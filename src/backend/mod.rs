@@ -84,15 +84,15 @@ pub struct Statement<'a> {
     /// first value each returns comes back in [`Rows::prelude`]. Their text
     /// is pgmcp's, and the caller judged their parameters.
     pub prelude: &'a [OwnStatement],
-    /// pgmcp's own statements (PostgreSQL), run after the statement
-    /// whatever it did, still in its transaction and as the same role, in
-    /// the message that ends it: what undoes what the prelude did that
+    /// pgmcp's own statements (PostgreSQL), run on the same session once
+    /// the statement's transaction has ended, whatever it did: in the
+    /// message that ends it, in a read-only transaction of their own, as
+    /// the role statements run as. What undoes what the prelude did that
     /// ending a transaction does not (hypopg keeps its indexes in the
-    /// session). A prelude that starts with a savepoint lets them begin by
-    /// rolling back to it, so they run after a failed statement too. A call
-    /// with an epilogue that fails in any way retires its connection: the
-    /// session, and anything an unfinished epilogue left in it, ends with
-    /// the connection (behind a pooler too, while the transaction is open).
+    /// session). A call with an epilogue that fails in any way retires its
+    /// connection: the session, and anything an unfinished epilogue left
+    /// in it, ends with the connection (behind a pooler too, while its
+    /// transaction is open).
     pub epilogue: &'a [String],
 }
 

@@ -544,10 +544,10 @@ fn hypopg_through_query_behind_a_pooler_reaches_no_other_client() {
 
 /// PgBouncer told to ignore the startup parameters it does not track (as
 /// many managed services are): pgmcp learns it is behind a pooler only
-/// when a prepared statement goes missing. Until then the epilogue that
-/// drops hypopg's indexes is a message of its own, after the rollback's,
-/// which a round-robin pooler gives to another server connection: the
-/// indexes stay on the first, for its next client.
+/// when a prepared statement goes missing (or is found where another
+/// process left it). Until then a round-robin pooler may give each message
+/// to another server connection: the indexes must be dropped in the
+/// message that ends the plan's transaction, whatever failed before it.
 #[test]
 fn hypothetical_indexes_behind_a_pooler_that_ignores_startup_parameters() {
     let server = pg::server();

@@ -94,7 +94,7 @@ pub struct PgBackend {
     /// pooler does (PgBouncer), or pgmcp's prepared check went missing
     /// between transactions: from then on connections send only what
     /// poolers carry, the check goes unnamed, and every call keeps its
-    /// session changes inside its own transaction (see `FINISH_POOLED` in
+    /// session changes inside its own transaction (see `finish` in
     /// `session.rs`).
     pooler: AtomicBool,
 }
@@ -185,7 +185,7 @@ impl PgBackend {
         let check = catalog_version
             .filter(|v| !v.is_empty())
             .map(|v| routines::Check::for_call(conn.catalog_seen.as_ref(), v, quick));
-        let (finish, deferred) = self.finish(stmt.rollback, stmt.epilogue);
+        let (finish, deferred) = self.finish(stmt.rollback, stmt.epilogue, self.role_set(&conn));
         // Behind a pooler, the next transaction may run on a server
         // connection that never saw pgmcp's statements: they go unnamed.
         let named = !self.behind_pooler();

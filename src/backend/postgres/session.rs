@@ -71,34 +71,23 @@ fn settings(timeout_ms: &[Option<String>; 1], named: bool) -> Prepared<'_> {
     }
 }
 
-// The text of [`RESET`], a macro so that [`FINISH_POOLED`] can be built
-// from it at compile time.
-macro_rules! reset_sql {
-    () => {
-        "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; \
-         SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
-    };
-}
-
 /// What returns the session to its startup state after each call, sent with
 /// the call and read before the connection's next use: `DISCARD ALL` but for
 /// `DEALLOCATE ALL` and `DISCARD PLANS`, which would throw away pgmcp's own
 /// prepared catalog check. A caller's `PREPARE` makes the connection
 /// deallocate everything before its next call (`wire::Connection`).
-const RESET: &str = reset_sql!();
-
-/// Behind a pooler, [`RESET`] follows `COMMIT` in the same query message: a
-/// pooler hands the server connection on only when a message is done, so
-/// the reset runs on the session the call ran in, and never on one that
-/// may be another client's by the connection's next use. After `COMMIT`,
-/// not before it: what a failed statement leaves that rolling back does
-/// not undo (an advisory lock, a sequence's `currval`) is undone too. (A
-/// `COMMIT` that fails itself, on a deferred constraint, skips the rest of
-/// the message; the transaction is rolled back.)
-const FINISH_POOLED: &str = concat!("COMMIT; ", reset_sql!());
-
-/// [`FINISH_POOLED`] for a transaction that keeps nothing.
-const ROLLBACK_POOLED: &str = concat!("ROLLBACK; ", reset_sql!());
+///
+/// Behind a pooler it follows `COMMIT` in the same query message
+/// ([`PgBackend::finish`]): a pooler hands the server connection on only
+/// when a message is done, so the reset runs on the session the call ran
+/// in, and never on one that may be another client's by the connection's
+/// next use. After `COMMIT`, not before it: what a failed statement leaves
+/// that rolling back does not undo (an advisory lock, a sequence's
+/// `currval`) is undone too. (A `COMMIT` that fails itself, on a deferred
+/// constraint, skips the rest of the message; the transaction is rolled
+/// back.)
+const RESET: &str = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; \
+                     SELECT pg_catalog.pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
 
 /// The time left, in milliseconds, as [`settings`] takes it for the
 /// transaction's `statement_timeout`: the server stops the statement itself
@@ -109,25 +98,37 @@ pub(super) fn timeout_ms(deadline: &Deadline) -> [Option<String>; 1] {
 }
 
 impl PgBackend {
-    /// How a transaction ends: `COMMIT` (`ROLLBACK` when `rollback`), with
-    /// the session reset deferred to the connection's next use, or, behind
-    /// a pooler, the reset first.
-    ///
-    /// `epilogue` (`Statement::epilogue`) comes first, in the same message:
-    /// still in the transaction, as the same role; and if one of its
-    /// statements fails, the rest of the message is skipped, the
-    /// transaction stays open and failed, and the call fails, which
-    /// retires the connection (behind a pooler, a client gone in the
-    /// middle of a transaction takes the server connection with it).
-    pub(super) fn finish(&self, rollback: bool, epilogue: &[String]) -> (String, &'static [&'static str]) {
-        let (end, deferred): (&str, &'static [&'static str]) = match (self.behind_pooler(), rollback) {
-            (true, false) => (FINISH_POOLED, &[]),
-            (true, true) => (ROLLBACK_POOLED, &[]),
-            (false, false) => ("COMMIT", &[RESET]),
-            (false, true) => ("ROLLBACK", &[RESET]),
+    /// How a transaction ends, in one message: `COMMIT` (`ROLLBACK` when
+    /// `rollback`); then `epilogue` (`Statement::epilogue`), in a read-only
+    /// transaction of its own as `role` (the role statements run as,
+    /// `role_set`); behind a pooler, then the session reset ([`RESET`]),
+    /// else the reset deferred to the connection's next use. One message:
+    /// a pooler hands the server connection on only when it is done. An
+    /// epilogue statement that fails skips the rest of the message and
+    /// leaves its transaction open and failed: the call fails, which
+    /// retires the connection, and a client gone in the middle of a
+    /// transaction takes its server connection with it, behind a pooler
+    /// too.
+    pub(super) fn finish(
+        &self,
+        rollback: bool,
+        epilogue: &[String],
+        role: Option<&str>,
+    ) -> (String, &'static [&'static str]) {
+        let mut message = vec![if rollback { "ROLLBACK" } else { "COMMIT" }];
+        if !epilogue.is_empty() {
+            message.push("BEGIN READ ONLY");
+            message.extend(role);
+            message.extend(epilogue.iter().map(String::as_str));
+            message.push("COMMIT");
+        }
+        let deferred: &'static [&'static str] = match self.behind_pooler() {
+            true => {
+                message.push(RESET);
+                &[]
+            }
+            false => &[RESET],
         };
-        let mut message: Vec<&str> = epilogue.iter().map(String::as_str).collect();
-        message.push(end);
         (message.join("; "), deferred)
     }
 

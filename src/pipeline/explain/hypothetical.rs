@@ -1,20 +1,16 @@
 //! hypopg's statements around one plan. hypopg keeps its indexes in the
 //! database session, where a rollback does not reach them, and behind a
 //! transaction pooler the session is the next client's once the call is
-//! done. So the prelude sets a savepoint, drops whatever indexes the
-//! session holds, and makes the call's (each definition a parameter, never
-//! SQL text); the epilogue, in the message that ends the transaction,
-//! rolls back to the savepoint (which revives a transaction the plan's
-//! failure aborted) and drops them again, as the role that made them.
+//! done. So the prelude drops whatever indexes the session holds and makes
+//! the call's (each definition a parameter, never SQL text); the epilogue,
+//! in the message that ends the plan's transaction, drops them again, as
+//! the role that made them (`Statement::epilogue`).
 
 use crate::backend::OwnStatement;
 use crate::identifier;
 
-/// The savepoint the epilogue returns to.
-const SAVEPOINT: &str = "pgmcp_hypothetical";
-
 /// Statements of the prelude before the first definition's.
-const BEFORE: usize = 2;
+const BEFORE: usize = 1;
 
 /// What `explain` says when the database has no hypopg.
 pub const MISSING: &str = "hypothetical_indexes need the hypopg extension, which this database does not have. \
@@ -39,10 +35,7 @@ impl Hypopg {
             params,
             before_parse: false,
         };
-        let mut prelude = vec![
-            own(format!("SAVEPOINT {SAVEPOINT}"), Vec::new()),
-            own(reset.clone(), Vec::new()),
-        ];
+        let mut prelude = vec![own(reset.clone(), Vec::new())];
         prelude.extend(definitions.iter().map(|definition| {
             own(
                 format!("SELECT h.indexname FROM {schema}.hypopg_create_index($1::pg_catalog.text) AS h"),
@@ -51,7 +44,7 @@ impl Hypopg {
         }));
         Hypopg {
             prelude,
-            epilogue: vec![format!("ROLLBACK TO SAVEPOINT {SAVEPOINT}"), reset],
+            epilogue: vec![reset],
         }
     }
 
@@ -79,23 +72,16 @@ mod tests {
         assert_eq!(
             sql,
             [
-                "SAVEPOINT pgmcp_hypothetical",
                 "SELECT \"my \"\"ext\"\"\".hypopg_reset()",
                 "SELECT h.indexname FROM \"my \"\"ext\"\"\".hypopg_create_index($1::pg_catalog.text) AS h",
             ]
         );
         assert_eq!(
-            prelude[2].params,
+            prelude[1].params,
             [Some("CREATE INDEX ON t (a) WHERE b = E'\\''".to_owned())]
         );
-        assert_eq!(
-            epilogue,
-            [
-                "ROLLBACK TO SAVEPOINT pgmcp_hypothetical",
-                "SELECT \"my \"\"ext\"\"\".hypopg_reset()"
-            ]
-        );
-        let answers = [None, Some(String::new()), Some("<1>btree_t_a".to_owned()), None];
+        assert_eq!(epilogue, ["SELECT \"my \"\"ext\"\"\".hypopg_reset()"]);
+        let answers = [Some(String::new()), Some("<1>btree_t_a".to_owned()), None];
         assert_eq!(Hypopg::names(&answers).collect::<Vec<_>>(), ["<1>btree_t_a", ""]);
     }
 }
