@@ -98,6 +98,9 @@ pub struct Config {
     pub tools: Vec<CuratedTool>,
     /// Which built-in tools are served (`tools_enabled`).
     pub tools_enabled: ToolsEnabled,
+    /// `data_boundary`: every answer's text puts what came from the
+    /// database between tags with a marker of its own (`door::boundary`).
+    pub data_boundary: bool,
 }
 
 /// One entry of `databases`.

@@ -53,6 +53,10 @@ pub struct RawConfig {
     /// Which built-in tools are served.
     #[serde(default)]
     pub tools_enabled: RawToolsEnabled,
+    /// Whether the text of every answer puts what came from the database
+    /// between two tags with a marker drawn for that answer.
+    #[serde(default)]
+    pub data_boundary: Option<bool>,
 }
 
 /// The `databases` map, in the order the file lists it (the first entry is
@@ -380,6 +384,7 @@ impl RawConfig {
                 blocked_functions: None,
                 read_only_functions: None,
             },
+            data_boundary: Some(true),
             ..RawConfig::default()
         }
     }

@@ -85,6 +85,7 @@ impl RawConfig {
             databases,
             tools,
             tools_enabled,
+            data_boundary: raw.data_boundary.unwrap_or(true),
         })
     }
 }

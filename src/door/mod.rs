@@ -9,6 +9,7 @@
 //! - [`start_failure`]: the server that answers every call with why `serve`
 //!   could not start.
 
+pub(crate) mod boundary;
 pub(crate) mod http;
 pub(crate) mod mcp;
 pub(crate) mod start_failure;

@@ -405,7 +405,7 @@ pub struct Server {
 impl Server {
     pub fn new(failure: StartFailure) -> Server {
         // Nothing this session runs can write: `query` says so.
-        let tools = crate::door::mcp::tool_list(crate::backend::Dialect::Postgres, true, false);
+        let tools = crate::door::mcp::tool_list(crate::backend::Dialect::Postgres, true, false, true);
         Server {
             failure: Arc::new(failure),
             tools: Arc::new(tools),

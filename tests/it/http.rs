@@ -59,7 +59,10 @@ fn tools_answer_over_http_in_both_protocol_eras() {
         json!([{"id": 1, "name": "rex"}]),
         "{result}"
     );
-    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    let text: Value = serde_json::from_str(crate::support::stdio::inside_boundary(
+        result["content"][0]["text"].as_str().unwrap(),
+    ))
+    .unwrap();
     assert_eq!(text, result["structuredContent"]);
 
     // A 2025 session: initialize, then calls under its session id.

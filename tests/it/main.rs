@@ -10,6 +10,7 @@
 mod allowlist;
 mod analytic;
 mod architecture;
+mod boundary;
 mod catalog_fences;
 mod check;
 mod cli;

@@ -74,18 +74,18 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
             .replace(" Call list_tables and describe_table first to learn the schema.", "")
             .into();
     }
+    let bounded = service.default_engine().config().data_boundary;
     for curated in service.tools() {
         let tool = &curated.tool;
+        let description = match bounded {
+            true => format!("{}{}", tool.description, crate::door::boundary::SAID),
+            false => tool.description.clone(),
+        };
         let mut hints = ToolAnnotations::new();
         hints.read_only_hint = Some(curated.read_only);
         hints.destructive_hint = Some(!curated.read_only);
         hints.open_world_hint = Some(false);
-        let mut attr = Tool::new(
-            tool.name.clone(),
-            tool.description.clone(),
-            Arc::new(input_schema(tool)),
-        )
-        .with_annotations(hints);
+        let mut attr = Tool::new(tool.name.clone(), description, Arc::new(input_schema(tool))).with_annotations(hints);
         attr.output_schema = output_schema.clone();
         router.add_route(ToolRoute::new_dyn(attr, |context| {
             Box::pin(async move {

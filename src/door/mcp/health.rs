@@ -3,7 +3,7 @@
 //! check over the statistics views). Both are read-only: `explain`'s
 //! `analyze` is always rolled back.
 
-use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{Peer, RoleServer, tool, tool_router};
@@ -72,7 +72,7 @@ impl Server {
         ct: CancellationToken,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-    ) -> Result<Json<ExplainAnswer>, CallToolResult> {
+    ) -> Result<CallToolResult, CallToolResult> {
         let mut database = args.database;
         let engine = self.engine_for(&mut database)?;
         let input = ExplainInput {
@@ -103,7 +103,7 @@ impl Server {
         ct: CancellationToken,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-    ) -> Result<Json<DiagnoseAnswer>, CallToolResult> {
+    ) -> Result<CallToolResult, CallToolResult> {
         let mut database = args.database;
         let engine = self.engine_for(&mut database)?;
         tool_result(

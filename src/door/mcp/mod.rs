@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backend::Dialect;
 use crate::config::Config;
+use crate::door::boundary;
 use crate::error::Error;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList};
 use crate::pipeline::shape::QueryOutput;
@@ -204,8 +205,9 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
 /// the `database` argument only when calls may choose a file (`files`:
 /// `sqlite.root`), every schema in the portable spelling. Also what a
 /// `pgmcp serve` that could not start lists (`crate::door::start_failure`),
-/// so a client shows the same tools either way.
-fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
+/// so a client shows the same tools either way. With `bounded` (the
+/// boundary around data), each description says what the tags mean.
+fn tools(dialect: Dialect, read_only: bool, files: bool, bounded: bool) -> ToolRouter<Server> {
     let mut tool_router = Server::tool_router() + Server::health_router();
     // `query` only promises not to write when the session is read-only.
     for (name, title, reads_only) in [
@@ -237,6 +239,9 @@ fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
     }
     let arguments = query_arguments(dialect);
     for (name, route) in tool_router.map.iter_mut() {
+        if bounded && let Some(description) = route.attr.description.as_mut() {
+            *description = format!("{description}{}", boundary::SAID).into();
+        }
         let mut schema = (*route.attr.input_schema).clone();
         if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
             // The database argument means nothing unless calls may choose a file.
@@ -262,8 +267,8 @@ fn tools(dialect: Dialect, read_only: bool, files: bool) -> ToolRouter<Server> {
 }
 
 /// [`tools`], as `tools/list` lists them.
-pub fn tool_list(dialect: Dialect, read_only: bool, files: bool) -> Vec<rmcp::model::Tool> {
-    tools(dialect, read_only, files).list_all()
+pub fn tool_list(dialect: Dialect, read_only: bool, files: bool, bounded: bool) -> Vec<rmcp::model::Tool> {
+    tools(dialect, read_only, files, bounded).list_all()
 }
 
 /// How often a long call reports progress, when the client asked for it.
@@ -277,6 +282,7 @@ impl Server {
             engine.dialect(),
             engine.config().read_only,
             engine.config().sqlite_root.is_some() && !service.named(),
+            engine.config().data_boundary,
         );
         curated::fit(&mut tool_router, &service);
         Server {
@@ -341,7 +347,8 @@ impl Server {
                        SQLite or DuckDB file: every table): schema, name, type, owner, comment, estimated row \
                        count and size on disk (use them to decide which tables need a LIMIT). Narrow it with \
                        schema and a name pattern; when truncated is true, narrow it further. Start here to learn \
-                       what exists."
+                       what exists.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<TableList>()
     )]
     async fn list_tables(
         &self,
@@ -349,7 +356,7 @@ impl Server {
         ct: CancellationToken,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-    ) -> Result<Json<TableList>, CallToolResult> {
+    ) -> Result<CallToolResult, CallToolResult> {
         let mut database = args.database;
         let engine = self.engine_for(&mut database)?;
         let filter = TableFilter {
@@ -371,7 +378,8 @@ impl Server {
                        foreign keys, partitioning, the table's comment, and the SQL of a view. Use it before \
                        writing a query against a table you have not seen. It describes exactly the tables \
                        list_tables shows, with the columns the role can read; any other name is answered \
-                       \"does not exist, or the role cannot read it\"."
+                       \"does not exist, or the role cannot read it\".",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<TableDescription>()
     )]
     async fn describe_table(
         &self,
@@ -379,7 +387,7 @@ impl Server {
         ct: CancellationToken,
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
-    ) -> Result<Json<TableDescription>, CallToolResult> {
+    ) -> Result<CallToolResult, CallToolResult> {
         let mut database = args.database;
         let engine = self.engine_for(&mut database)?;
         let work = engine.describe_table_in(database.as_deref(), &args.table, args.schema.as_deref(), ct);
@@ -397,14 +405,15 @@ impl Server {
         engine: &Engine,
         answer: Result<crate::pipeline::answer::QueryAnswer, Error>,
     ) -> Result<CallToolResult, CallToolResult> {
-        tool_result(engine, answer).map(|Json(answer)| {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.into_json())]);
+        let answer = answer.map_err(|e| failed(engine, e))?;
+        {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(bounded(engine, answer.into_json()))]);
             result.structured_content = match self.answers {
                 Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
                 Answers::Built => crate::door::stdio::transport::built(&result),
             };
-            result
-        })
+            Ok(result)
+        }
     }
 }
 
@@ -623,7 +632,10 @@ fn instructions(config: &Config, dialect: Dialect, enabled: crate::config::Tools
         config.query.max_result_length,
         config.query.default_timeout.as_secs(),
         next_steps(dialect, enabled),
-    )
+    ) + match config.data_boundary {
+        true => boundary::SAID,
+        false => "",
+    }
 }
 
 /// How to page and where to start, in the words of the tools served: no
@@ -703,16 +715,40 @@ async fn with_progress<T>(meta: &RequestMetaObject, peer: &Peer<RoleServer>, wor
 // rmcp turns the `Err` of a tool into an `isError` result; a CallToolResult is
 // what it expects there, large or not.
 #[allow(clippy::result_large_err)]
-fn tool_result<T>(engine: &Engine, result: Result<T, Error>) -> Result<Json<T>, CallToolResult> {
-    result.map(Json).map_err(|e| failed(engine, e))
+fn tool_result<T: serde::Serialize>(
+    engine: &Engine,
+    result: Result<T, Error>,
+) -> Result<CallToolResult, CallToolResult> {
+    let answer = result.map_err(|e| failed(engine, e))?;
+    let value = serde_json::to_value(&answer)
+        .map_err(|e| failed(engine, Error::Internal(format!("cannot encode the answer: {e}"))))?;
+    let mut result = CallToolResult::success(vec![ContentBlock::text(bounded(engine, value.to_string()))]);
+    result.structured_content = Some(value);
+    Ok(result)
+}
+
+/// An answer's JSON text as the model reads it: inside the boundary around
+/// data (`door::boundary`), unless `data_boundary` is off.
+fn bounded(engine: &Engine, json: String) -> String {
+    match engine.config().data_boundary {
+        true => boundary::wrap(&json, &boundary::marker()),
+        false => json,
+    }
 }
 
 /// The one place tool errors become text: every error the model reads
-/// passes the output fence of `engine` here, whatever its kind.
+/// passes the output fence of `engine` here, whatever its kind. The
+/// database's own errors can quote values (`invalid input syntax for type
+/// integer: "..."`): their text goes inside the boundary around data.
 fn failed(engine: &Engine, error: Error) -> CallToolResult {
     // The log says what kind of failure it was, never the message:
     // messages can quote values that sanitization masks only in answers.
     tracing::info!(error = %error.label(), "tool call failed");
-    let error = engine.fenced(error);
-    CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+    let quotes_data = matches!(error.kind(), Error::Db(_));
+    let text = engine.fenced(error).to_string();
+    let text = match quotes_data && engine.config().data_boundary {
+        true => boundary::wrap_text(&text),
+        false => text,
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }

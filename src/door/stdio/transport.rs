@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::either::Either;
 
+use crate::door::boundary;
 use crate::door::stdio::whole_lines::WholeLines;
 
 /// The mark a `query` result carries in `structured_content` when its text
@@ -121,7 +122,8 @@ fn line_with(item: &TxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
     Some(line)
 }
 
-/// The text of a marked result: its one text block.
+/// The JSON of a marked result: its one text block, inside the boundary
+/// around data when there is one.
 fn marked_text(item: &TxJsonRpcMessage<RoleServer>) -> Option<&str> {
     let JsonRpcMessage::Response(response) = item else {
         return None;
@@ -130,18 +132,19 @@ fn marked_text(item: &TxJsonRpcMessage<RoleServer>) -> Option<&str> {
         return None;
     };
     match result.content.as_slice() {
-        [ContentBlock::Text(text)] => Some(&text.text),
+        [ContentBlock::Text(text)] => Some(boundary::inner(&text.text).unwrap_or(&text.text)),
         _ => None,
     }
 }
 
-/// The structured value of a result whose one text block is its JSON.
+/// The structured value of a result whose one text block is its JSON
+/// (inside the boundary around data, or bare).
 pub fn built(result: &CallToolResult) -> Option<Value> {
     let [ContentBlock::Text(text)] = result.content.as_slice() else {
         return None;
     };
     // Values nest as deep as the backends allow.
-    crate::json_depth::read_measured(&text.text).ok()
+    crate::json_depth::read_measured(boundary::inner(&text.text).unwrap_or(&text.text)).ok()
 }
 
 #[cfg(test)]

@@ -607,11 +607,36 @@ pub fn tool_text(result: &Value) -> &str {
         .unwrap_or_else(|| panic!("no text content in tools/call result: {result:#}"))
 }
 
-/// [`tool_text`], parsed as JSON.
+/// [`tool_text`]'s JSON (inside the boundary around data, checked whole),
+/// parsed.
 pub fn tool_json(result: &Value) -> Value {
-    let text = tool_text(result);
+    let text = inside_boundary(tool_text(result));
     serde_json::from_str(text)
         .unwrap_or_else(|err| panic!("tool text is not JSON ({err}):\n{text}\n\nresult: {result:#}"))
+}
+
+/// The text inside the boundary around data (`<data-MARKER>` ... `</data-MARKER>`),
+/// after checking it is one: its marker in the two tags only, the closing
+/// tag at the end. A text without the boundary comes back as it is.
+pub fn inside_boundary(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("<data-") else {
+        return text;
+    };
+    let (marker, body) = rest
+        .split_once(">\n")
+        .unwrap_or_else(|| panic!("an opening tag without its line: {text}"));
+    assert!(
+        marker.len() == 12 && marker.bytes().all(|b| b.is_ascii_uppercase()),
+        "marker {marker:?}"
+    );
+    let close = format!("\n</data-{marker}>");
+    assert!(body.ends_with(&close), "the closing tag ends the text: {text}");
+    assert_eq!(
+        text.matches(marker).count(),
+        2,
+        "the marker is in the two tags only: {text}"
+    );
+    &body[..body.len() - close.len()]
 }
 
 /// The names of the tools a `tools/list` result lists, sorted.
