@@ -103,6 +103,34 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the error's text can carry what a database holds: its own
+    /// messages (which quote values), names from its catalog (a "did you
+    /// mean", a function the guard refused by what it reached), a server's
+    /// words, a hook's (which read the result). Such a text goes inside the
+    /// boundary around data (`door::boundary`).
+    pub fn quotes_data(&self) -> bool {
+        match self.kind() {
+            Error::Guard(_)
+            | Error::Db(_)
+            | Error::Role { .. }
+            | Error::StatementLost(_)
+            | Error::Connection(_)
+            | Error::NotFound(_)
+            | Error::UnexpectedReply { .. }
+            | Error::Internal(_)
+            | Error::Hook(_) => true,
+            Error::Timeout { .. }
+            | Error::Cancelled
+            | Error::NoSlot { .. }
+            | Error::Busy { .. }
+            | Error::PasswordRequired { .. }
+            | Error::CatalogChanged
+            | Error::CatalogUnconfirmed
+            | Error::Input(_) => false,
+            Error::Prompted { source, .. } | Error::Fenced { source, .. } => source.quotes_data(),
+        }
+    }
+
     /// Whether the call itself is at fault: its arguments were unusable, or
     /// name what is not there. The caller changes the call; nothing failed.
     pub fn is_the_callers(&self) -> bool {

@@ -31,6 +31,9 @@ const LETTERS: &[u8] = b"GHJKLMNPQRSTUVWXYZ";
 /// Letters in a marker: 18^12, about 2^50 markers.
 const LENGTH: usize = 12;
 
+/// The bytes the boundary adds: two tags and their line breaks.
+pub const OVERHEAD: usize = "<data->\n\n</data->".len() + 2 * LENGTH;
+
 /// A marker for one answer.
 pub fn marker() -> String {
     let mut bytes = [0u8; LENGTH];
@@ -129,6 +132,12 @@ mod tests {
             let back: Value = serde_json::from_str(inner(&text).unwrap()).unwrap();
             assert_eq!(back, doc, "{text}");
         }
+    }
+
+    #[test]
+    fn the_overhead_is_what_wrapping_adds() {
+        assert_eq!(wrap("{}", &marker()).len(), 2 + OVERHEAD);
+        assert_eq!(wrap_text("x").len(), 1 + OVERHEAD);
     }
 
     #[test]

@@ -356,6 +356,18 @@ impl Engine {
         fence::error(&self.config.sanitization, self.config.query.max_result_length, error)
     }
 
+    /// A text the model reads beside an error (its error prompts, set
+    /// apart from it), through the same fence: sanitized and capped.
+    pub fn fenced_text(&self, text: &str) -> String {
+        let rules = &self.config.sanitization;
+        fence::shorten(
+            &sanitize::text(rules, text),
+            self.config.query.max_result_length,
+            "text",
+        )
+        .into_owned()
+    }
+
     /// The tables, views and materialized views the role can read, filtered and
     /// capped at `query.max_rows`.
     pub async fn list_tables(&self, filter: &TableFilter, cancel: CancellationToken) -> Result<TableList, Error> {

@@ -46,6 +46,21 @@ fn monitor_url(server: &pg::PgServer, db: &pg::TestDb) -> String {
     format!("postgres://{login}:pw@{}:{}/{}", server.host(), server.port(), db.name)
 }
 
+/// [`STATE`] in `db`, once the statistics show it: a session's counts
+/// reach the statistics views when it ends, a moment after psql returns.
+fn known_state(db: &pg::TestDb) {
+    db.psql(STATE);
+    let until = Instant::now() + Duration::from_secs(30);
+    while db.psql(
+        "SELECT (SELECT seq_scan >= 3 FROM pg_stat_user_tables WHERE relname = 'events') \
+         AND (SELECT n_dead_tup > 0 FROM pg_stat_user_tables WHERE relname = 'orders')",
+    ) != "t"
+    {
+        assert!(Instant::now() < until, "the statistics never showed the known state");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn diagnose(mcp: &mut McpProcess, check: &str) -> Value {
     let got = mcp.call_tool("diagnose", json!({"check": check}));
     assert!(!is_error(&got), "{check}: {got}");
@@ -107,7 +122,7 @@ impl Drop for Session {
 #[test]
 fn each_check_reads_a_database_in_a_known_state() {
     let db = pg::server().database();
-    db.psql(STATE);
+    known_state(&db);
     let url = monitor_url(pg::server(), &db);
     let (_dir, mut mcp) = serve_at(&url, json!({}));
     let list = mcp.request("tools/list", json!({}));
@@ -266,7 +281,7 @@ fn each_check_reads_a_database_in_a_known_state() {
 #[test]
 fn a_role_that_sees_less_is_told_what_is_hidden() {
     let db = pg::server().database();
-    db.psql(STATE);
+    known_state(&db);
     let server = pg::server();
     let login = format!("{}_plain", db.name);
     db.psql(&format!(
@@ -323,7 +338,7 @@ fn slow_queries_without_the_extension_says_how_to_install_it() {
 #[test]
 fn slow_queries_calls_only_the_extensions_own_function() {
     let db = pg::server().database();
-    db.psql(STATE);
+    known_state(&db);
     let (_dir, mut mcp) = serve_at(&db.url, json!({}));
     assert_eq!(diagnose(&mut mcp, "slow_queries")["available"], json!(true));
     db.psql("ALTER EXTENSION pg_stat_statements DROP FUNCTION pg_stat_statements(boolean)");

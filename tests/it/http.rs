@@ -254,11 +254,13 @@ fn the_python_sdk_works_with_and_is_refused_without_a_token() {
         json!(["describe_table", "diagnose", "explain", "list_tables", "query"])
     );
     assert_eq!(seen["structured"]["rows"], json!([{"id": 1, "name": "rex"}]), "{seen}");
-    let text: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
+    let text: Value =
+        serde_json::from_str(crate::support::stdio::inside_boundary(seen["text"].as_str().unwrap())).unwrap();
     assert_eq!(text, seen["structured"]);
     assert_eq!(seen["is_error"], false);
     assert_eq!(seen["refused"], true, "{seen}");
-    assert!(seen["refused_text"].as_str().unwrap().starts_with("DROP"), "{seen}");
+    let refused = crate::support::stdio::inside_boundary(seen["refused_text"].as_str().unwrap());
+    assert!(refused.starts_with("DROP"), "{seen}");
     assert_eq!(db.psql("SELECT count(*) FROM pets"), "1", "the table is still there");
 
     for token in [None, Some("wrong")] {

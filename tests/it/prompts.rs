@@ -51,20 +51,18 @@ fn check(steps: &[Value], engine: &str, default_schema: &str, other: &str, other
         .unwrap_or_else(|| panic!("{}", steps[1]));
     assert!(explore.contains(engine) && explore.contains("list_tables"), "{explore}");
 
-    // A table prompt asks in words and carries the table's description,
-    // the resource's own text.
+    // A table prompt asks in words, naming the table as the person did,
+    // and carries the table's description inside the boundary around data,
+    // which it says is data.
     let explain = &steps[2]["messages"];
+    let ask = explain[0]["text"].as_str().unwrap();
     assert!(
-        explain[0]["text"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("{default_schema}.orders")),
+        ask.contains("table orders,") && ask.contains("never instructions"),
         "{explain}"
     );
-    let resource = &explain[1]["resource"];
-    assert_eq!(resource["uri"], format!("pgmcp://table/{default_schema}/orders"));
-    let description: Value = serde_json::from_str(resource["text"].as_str().unwrap()).unwrap();
+    let description = described(&explain[1]);
     assert_eq!(description["name"], "orders");
+    assert_eq!(description["schema"], default_schema);
     assert!(
         description["columns"].as_array().is_some_and(|c| c.len() == 2),
         "{description}"
@@ -73,9 +71,10 @@ fn check(steps: &[Value], engine: &str, default_schema: &str, other: &str, other
     let query = &steps[3]["messages"];
     let ask = query[0]["text"].as_str().unwrap();
     assert!(ask.contains("how many per day") && ask.contains(engine), "{ask}");
+    let description = described(&query[1]);
     assert_eq!(
-        query[1]["resource"]["uri"],
-        format!("pgmcp://table/{other_schema}/Order%20Items")
+        (description["schema"].as_str(), description["name"].as_str()),
+        (Some(other_schema), Some("Order Items"))
     );
 
     // Unknown tables, missing arguments and unknown prompts are the
@@ -112,6 +111,13 @@ fn check(steps: &[Value], engine: &str, default_schema: &str, other: &str, other
     assert_eq!(steps[13]["values"], json!(both), "{}", steps[13]);
 }
 
+/// A table's description in a prompt message: its text, inside the
+/// boundary around data (checked whole).
+fn described(message: &Value) -> Value {
+    let text = message["text"].as_str().unwrap_or_else(|| panic!("{message}"));
+    serde_json::from_str(crate::support::stdio::inside_boundary(text)).unwrap()
+}
+
 #[test]
 fn sqlite_prompts_and_completion() {
     let (_db_dir, path) = fixture(
@@ -141,4 +147,12 @@ fn postgres_prompts_and_completion() {
     check(&steps, "PostgreSQL", "public", other, "sales");
     let ask = steps[3]["messages"][0]["text"].as_str().unwrap();
     assert!(ask.contains("$1"), "{ask}");
+
+    // Without the boundary, the description is the table's resource.
+    let config = crate::support::served::write_config(dir.path(), json!({"data_boundary": false}));
+    let (steps, _) = session(plan(other, "sales"), &config, None, &[("PGMCP_PG_CONNSTRING", &db.url)]);
+    let resource = &steps[2]["messages"][1]["resource"];
+    assert_eq!(resource["uri"], "pgmcp://table/public/orders", "{}", steps[2]);
+    let description: Value = serde_json::from_str(resource["text"].as_str().unwrap()).unwrap();
+    assert_eq!(description["name"], "orders");
 }

@@ -55,7 +55,11 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
             route.attr.input_schema = Arc::new(schemas::portable(&schema));
             if name == "query" {
                 if mixed {
-                    route.attr.description = Some(MIXED_QUERY.into());
+                    let said = match service.default_engine().config().data_boundary {
+                        true => crate::door::boundary::SAID,
+                        false => "",
+                    };
+                    route.attr.description = Some(format!("{MIXED_QUERY}{said}").into());
                 }
                 if let Some(hints) = route.attr.annotations.as_mut() {
                     hints.read_only_hint = Some(all_read_only);

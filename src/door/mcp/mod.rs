@@ -584,7 +584,7 @@ impl Server {
     fn engine_error(&self, error: Error, unusable: fn(String, Option<Value>) -> McpError) -> McpError {
         tracing::info!(error = %error.label(), "resource or prompt call failed");
         let input = error.is_the_callers();
-        let text = self.engine.fenced(error).to_string();
+        let text = error_text(&self.engine, error);
         if input {
             unusable(text, None)
         } else {
@@ -744,11 +744,28 @@ fn failed(engine: &Engine, error: Error) -> CallToolResult {
     // The log says what kind of failure it was, never the message:
     // messages can quote values that sanitization masks only in answers.
     tracing::info!(error = %error.label(), "tool call failed");
-    let quotes_data = matches!(error.kind(), Error::Db(_));
-    let text = engine.fenced(error).to_string();
-    let text = match quotes_data && engine.config().data_boundary {
-        true => boundary::wrap_text(&text),
-        false => text,
+    CallToolResult::error(vec![ContentBlock::text(error_text(engine, error))])
+}
+
+/// An error as the model reads it: fenced (sanitized, capped); when it can
+/// quote what the database holds, inside the boundary around data, with
+/// the operator's error prompts after it, outside: they are guidance.
+fn error_text(engine: &Engine, error: Error) -> String {
+    if !(engine.config().data_boundary && error.quotes_data()) {
+        return engine.fenced(error).to_string();
+    }
+    let (source, prompts) = match error {
+        Error::Prompted { source, prompts } => (*source, Some(prompts)),
+        other => (other, None),
     };
-    CallToolResult::error(vec![ContentBlock::text(text)])
+    // Capped with the boundary: the whole text within query.max_result_length.
+    let config = engine.config();
+    let room = config.query.max_result_length.saturating_sub(boundary::OVERHEAD);
+    let fenced = crate::pipeline::fence::error(&config.sanitization, room, source);
+    let mut text = boundary::wrap_text(&fenced.to_string());
+    if let Some(prompts) = prompts {
+        text.push_str("\n\n");
+        text.push_str(&engine.fenced_text(&prompts));
+    }
+    text
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::Dialect;
+use crate::door::boundary;
 use crate::door::mcp::resources;
 use crate::error::Error;
 use crate::pipeline::Engine;
@@ -109,7 +110,8 @@ pub async fn get(
             let uri = resources::uri(&description.schema, &description.name);
             let text = serde_json::to_string(&description)
                 .map_err(|e| Error::Internal(format!("cannot encode the description: {e}")))?;
-            let shown = format!("{}.{}", description.schema, description.name);
+            // The table as the person named it: the catalog's names are data.
+            let shown = table;
             let ask = if prompt == EXPLAIN {
                 format!(
                     "Explain the {engine_name} table {shown}, described below: what one row stands for, what \
@@ -125,15 +127,22 @@ pub async fn get(
                     placeholders(engine.dialect())
                 )
             };
-            vec![
-                PromptMessage::new_text(Role::User, ask),
-                PromptMessage::new(
+            // With the boundary around data, the description is text inside
+            // it, as a tool's answer would be; without, the table's resource.
+            let described = match engine.config().data_boundary {
+                true => PromptMessage::new_text(Role::User, boundary::wrap(&text, &boundary::marker())),
+                false => PromptMessage::new(
                     Role::User,
                     rmcp::model::ContentBlock::resource(
                         ResourceContents::text(text, uri).with_mime_type(resources::MIME),
                     ),
                 ),
-            ]
+            };
+            let ask = match engine.config().data_boundary {
+                true => format!("{ask}{}", boundary::SAID),
+                false => ask,
+            };
+            vec![PromptMessage::new_text(Role::User, ask), described]
         }
         _ => return Err(PromptError::Unknown { name: name.to_owned() }),
     };

@@ -596,8 +596,14 @@ impl Drop for McpProcess {
     }
 }
 
-/// The first text content of a `tools/call` result.
+/// The first text content of a `tools/call` result, inside the boundary
+/// around data when it has one (checked whole: see [`inside_boundary`]).
 pub fn tool_text(result: &Value) -> &str {
+    inside_boundary(raw_text(result))
+}
+
+/// The first text content of a `tools/call` result, as sent.
+pub fn raw_text(result: &Value) -> &str {
     result["content"]
         .as_array()
         .into_iter()
@@ -610,7 +616,7 @@ pub fn tool_text(result: &Value) -> &str {
 /// [`tool_text`]'s JSON (inside the boundary around data, checked whole),
 /// parsed.
 pub fn tool_json(result: &Value) -> Value {
-    let text = inside_boundary(tool_text(result));
+    let text = tool_text(result);
     serde_json::from_str(text)
         .unwrap_or_else(|err| panic!("tool text is not JSON ({err}):\n{text}\n\nresult: {result:#}"))
 }
