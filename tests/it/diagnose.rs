@@ -7,13 +7,12 @@
 //! standby and its primary; the guard applying to the checks' statements;
 //! the tool listed, annotated and switched off like the other built-ins.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::pg;
+use crate::support::psql_session::Session;
 use crate::support::served::{serve_at, tools_on_sqlite};
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
 
@@ -71,52 +70,6 @@ fn diagnose(mcp: &mut McpProcess, check: &str) -> Value {
     let size = answer.to_string().len();
     assert!(size < 4096, "{check}: {size} bytes: {answer}");
     answer
-}
-
-/// A psql session kept open, fed one line at a time.
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Session {
-    fn open(db: &pg::TestDb) -> Session {
-        let mut child = db.psql_session().arg("-At").spawn().expect("psql starts");
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        Session { child, stdin, stdout }
-    }
-
-    /// Send `sql`; with `mark`, wait until psql has run it.
-    fn send(&mut self, sql: &str, mark: Option<&str>) -> Vec<String> {
-        let marker = mark.map(|m| format!("SELECT '{m}';\n")).unwrap_or_default();
-        self.stdin
-            .write_all(format!("{sql}\n{marker}").as_bytes())
-            .expect("psql reads");
-        let mut lines = Vec::new();
-        if let Some(mark) = mark {
-            loop {
-                let mut line = String::new();
-                assert!(
-                    self.stdout.read_line(&mut line).expect("psql answers") > 0,
-                    "psql ended"
-                );
-                if line.trim() == mark {
-                    break;
-                }
-                lines.push(line.trim().to_owned());
-            }
-        }
-        lines
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

@@ -11,14 +11,13 @@
 //! database user (`mallory`, no superuser) who may create objects in
 //! schemas it is allowed to.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::bouncer::Bouncer;
 use crate::support::pg;
+use crate::support::psql_session::Session;
 use crate::support::served::write_config;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_text};
 
@@ -143,64 +142,20 @@ fn leftover(mcp: &mut McpProcess) -> Option<String> {
     plan.contains("btree_").then_some(plan)
 }
 
-/// A psql session kept open, fed one line at a time (as in diagnose.rs).
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Session {
-    fn open(db: &pg::TestDb) -> Session {
-        let mut child = db.psql_session().arg("-At").spawn().expect("psql starts");
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        Session { child, stdin, stdout }
-    }
-
-    fn send(&mut self, sql: &str, mark: Option<&str>) -> Vec<String> {
-        let marker = mark.map(|m| format!("SELECT '{m}';\n")).unwrap_or_default();
-        self.stdin
-            .write_all(format!("{sql}\n{marker}").as_bytes())
-            .expect("psql reads");
-        let mut lines = Vec::new();
-        if let Some(mark) = mark {
-            loop {
-                let mut line = String::new();
-                assert!(
-                    self.stdout.read_line(&mut line).expect("psql answers") > 0,
-                    "psql ended"
-                );
-                if line.trim() == mark {
-                    break;
-                }
-                lines.push(line.trim().to_owned());
-            }
-        }
-        lines
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 // ---------------------------------------------------------------------------
 // hypothetical_indexes
 // ---------------------------------------------------------------------------
 
 /// The guard judges a definition with catalog facts up to a minute old;
 /// the statement only runs once the catalog is confirmed to be at the
-/// facts' version — but the prelude (`hypopg_create_index`, which folds
-/// `IMMUTABLE` calls with constant arguments in the predicate) runs BEFORE
-/// that check in the same round trip. Mallory creates `public.lower(varchar)`
-/// after pgmcp read the catalog: PostgreSQL's resolution now picks it
-/// (exact match) where the guard's stale facts see only `pg_catalog.lower`.
+/// facts' version. hypopg's `hypopg_create_index` folds `IMMUTABLE` calls
+/// with constant arguments in the predicate: it must run after that check
+/// too (it once ran before it, in the same round trip). Mallory creates
+/// `public.lower(varchar)` after pgmcp read the catalog: PostgreSQL's
+/// resolution now picks it (exact match) where the guard's stale facts see
+/// only `pg_catalog.lower`.
 #[test]
-fn the_prelude_runs_before_the_catalog_check_with_stale_facts() {
+fn the_prelude_runs_only_after_the_catalog_check() {
     let v = victim();
     let definition = "CREATE INDEX ON t (b) WHERE b > lower('x'::varchar)";
     let mut failures = Vec::new();
@@ -779,9 +734,10 @@ fn diagnose_vouches_for_no_function_but_the_extensions_own() {
 /// Mallory owns the database: she may set its search_path, and put her
 /// schema before pg_catalog. The checks' statements qualify every function
 /// with `pg_catalog.` but write their operators bare (`=`, `LIKE`, `NOT
-/// LIKE`), which then resolve to hers. pgmcp's own statement must run
-/// nothing of hers, in either mode (in read-write mode the statement runs
-/// as the login, here a superuser).
+/// LIKE`), which would resolve to hers: pgmcp resolves its checks' names in
+/// pg_catalog alone. pgmcp's own statement must run nothing of hers, in
+/// either mode (in read-write mode the statement runs as the login, here a
+/// superuser).
 #[test]
 fn diagnose_statements_resolve_no_operator_of_the_search_path() {
     let v = victim();

@@ -36,6 +36,7 @@ pub mod pg;
 pub mod planter;
 pub mod process;
 pub mod protection;
+pub mod psql_session;
 pub mod python_sdk;
 pub mod served;
 pub mod stdio;
