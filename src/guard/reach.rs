@@ -5,7 +5,7 @@
 //! | node | route |
 //! |---|---|
 //! | `FuncCall` | a call: `f(x)`, `schema.f(x)`, `CALL f()`, `x AT TIME ZONE` |
-//! | SQL/JSON syntax (`JsonArrayConstructor`, `JsonFuncExpr`, ...) | on a server older than the syntax, a call of the function of that name: `JSON_ARRAY(1, 2)` is `json_array(1, 2)` on PostgreSQL 15 |
+//! | SQL/JSON syntax (`JsonArrayConstructor`, `JsonFuncExpr`, ...) | on a server older than the syntax, a call of the function of that name (`JSON_ARRAY(1, 2)` is `json_array(1, 2)` on PostgreSQL 15): judged as one on every server, where the catalog has a function of that name |
 //! | `ColumnRef` past its first name, `A_Indirection` names | attribute notation: `t.f`, `(x).f`, `(x).a.f` |
 //! | `A_Expr`, `SubLink.operName`, `SortBy.useOp` | an operator: `a + b`, `OPERATOR(s.+)`, `= ANY`, `ORDER BY x USING <` |
 //! | `TypeName` | a type a value becomes: `x::t`, `CAST(x AS t)`, `t 'literal'`, `AS f(a t)`, `XMLTABLE ... COLUMNS a t` |

@@ -167,6 +167,26 @@ fn only_create_index_and_parts_a_query_may_read() {
     ];
     for read_only in [true, false] {
         let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": read_only}}));
+        // A definition's own error is the call's, said as the server said
+        // it: never "the database changed, send it again".
+        for (definition, says) in [
+            ("CREATE INDEX ON orders (id) WHERE total > 1/0", "division by zero"),
+            (
+                "CREATE INDEX ON orders (id) WHERE total > '99999999999'::int",
+                "out of range",
+            ),
+            ("CREATE INDEX ON nosuch (id)", "does not exist"),
+        ] {
+            let got = mcp.call_tool(
+                "explain",
+                json!({"sql": "SELECT * FROM orders WHERE id = 7", "hypothetical_indexes": [definition]}),
+            );
+            let text = tool_text(&got);
+            assert!(
+                is_error(&got) && text.contains(says) && !text.contains("again"),
+                "{definition}: {got}"
+            );
+        }
         for (definitions, says) in refused {
             let got = mcp.call_tool(
                 "explain",
@@ -244,7 +264,8 @@ async fn hypothetical_indexes_do_not_outlive_their_call_behind_a_pooler() {
          CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL);
          INSERT INTO orders SELECT g, g % 500 FROM generate_series(1, 20000) g; ANALYZE orders;",
     );
-    let bouncer = Bouncer::start(server, "transaction");
+    // One server connection: every client's transaction runs on it.
+    let bouncer = Bouncer::with_pool_size(server, "transaction", 1);
     let mut config = Config::builtin();
     config.pool.max_conns = 1;
     let params = params::resolve(Some(&bouncer.url(&db)), &config.connection, &|_| None).expect("the URL resolves");

@@ -33,8 +33,11 @@ const EXTENSION: &str = "SELECT pg_catalog.json_build_object('schema', n.nspname
     WHERE e.extname OPERATOR(pg_catalog.=) $1::pg_catalog.name";
 
 /// A setting's value, NULL when the server has no such setting: `$1` is
-/// its name.
-const SETTING: &str = "SELECT pg_catalog.to_json(pg_catalog.current_setting($1::pg_catalog.text, true))";
+/// its name. From pg_settings, which lists a setting a library defines only
+/// once the library is loaded, where `current_setting` would also answer
+/// for a placeholder the configuration file names.
+const SETTING: &str = "SELECT pg_catalog.to_json(s.setting) FROM pg_catalog.pg_settings s \
+    WHERE s.name OPERATOR(pg_catalog.=) $1::pg_catalog.text";
 
 impl PgBackend {
     /// The value of the setting `name`, if the server has it.

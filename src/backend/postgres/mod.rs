@@ -200,20 +200,26 @@ impl PgBackend {
                 sql: &own.sql,
                 params: &own.params,
                 after_parse,
+                // What it runs is the call's: its error is the call's own.
+                signals: false,
             }
         }
-        let (early, late): (Vec<_>, Vec<_>) = stmt.prelude.iter().enumerate().partition(|(_, o)| o.before_parse);
         let mut prepared = vec![self.settings(&timeout)];
-        prepared.extend(early.iter().map(|(_, o)| own(o, false)));
-        prepared.extend(check.as_ref().map(|check| check.statement(named)));
-        prepared.extend(late.iter().map(|(_, o)| own(o, true)));
-        // Where each of the prelude's statements sits among `prepared`.
-        let checked = usize::from(check.is_some());
+        // Where each of the prelude's statements, and the check, sit among
+        // `prepared`: their answers come back in that order.
         let mut at = vec![0; stmt.prelude.len()];
-        early.iter().enumerate().for_each(|(i, (p, _))| at[*p] = 1 + i);
-        late.iter()
-            .enumerate()
-            .for_each(|(i, (p, _))| at[*p] = 1 + early.len() + checked + i);
+        for (i, o) in stmt.prelude.iter().enumerate().filter(|(_, o)| o.before_parse) {
+            at[i] = prepared.len();
+            prepared.push(own(o, false));
+        }
+        let check_at = check.as_ref().map(|check| {
+            prepared.push(check.statement(named));
+            prepared.len() - 1
+        });
+        for (i, o) in stmt.prelude.iter().enumerate().filter(|(_, o)| !o.before_parse) {
+            at[i] = prepared.len();
+            prepared.push(own(o, true));
+        }
         let setup = self.setup(begin, &conn);
         let result = run(
             &mut conn,
@@ -235,9 +241,8 @@ impl PgBackend {
             Ok(mut result) => {
                 let mut answers = std::mem::take(&mut result.prepared_answers);
                 answers.resize(prepared.len(), None);
-                if let Some(check) = &check {
-                    let answer = answers[1 + early.len()].take();
-                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), answer);
+                if let (Some(check), Some(i)) = (&check, check_at) {
+                    conn.catalog_seen = check.seen_after(conn.catalog_seen.take(), answers[i].take());
                 }
                 let prelude = at.iter().map(|i| answers[*i].take()).collect();
                 let rows = self

@@ -173,6 +173,7 @@ fn full_check(params: &[Option<String>; 2], named: bool) -> Prepared<'_> {
         sql: SQL.as_str(),
         params,
         after_parse: true,
+        signals: true,
     }
 }
 
@@ -191,6 +192,7 @@ fn quick_check(params: &[Option<String>; 1], named: bool) -> Prepared<'_> {
         sql: SQL,
         params,
         after_parse: true,
+        signals: true,
     }
 }
 

@@ -68,6 +68,7 @@ fn settings(timeout_ms: &[Option<String>; 1], named: bool) -> Prepared<'_> {
         sql: SQL.as_str(),
         params: timeout_ms,
         after_parse: false,
+        signals: true,
     }
 }
 

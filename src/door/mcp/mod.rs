@@ -406,14 +406,12 @@ impl Server {
         answer: Result<crate::pipeline::answer::QueryAnswer, Error>,
     ) -> Result<CallToolResult, CallToolResult> {
         let answer = answer.map_err(|e| failed(engine, e))?;
-        {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(bounded(engine, answer.into_json()))]);
-            result.structured_content = match self.answers {
-                Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
-                Answers::Built => crate::door::stdio::transport::built(&result),
-            };
-            Ok(result)
-        }
+        let mut result = CallToolResult::success(vec![ContentBlock::text(bounded(engine, answer.into_json()))]);
+        result.structured_content = match self.answers {
+            Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
+            Answers::Built => crate::door::stdio::transport::built(&result),
+        };
+        Ok(result)
     }
 }
 
@@ -758,14 +756,20 @@ fn error_text(engine: &Engine, error: Error) -> String {
         Error::Prompted { source, prompts } => (*source, Some(prompts)),
         other => (other, None),
     };
-    // Capped with the boundary: the whole text within query.max_result_length.
+    // Capped with the boundary and the prompts: the whole text within
+    // query.max_result_length, the error first.
     let config = engine.config();
     let room = config.query.max_result_length.saturating_sub(boundary::OVERHEAD);
-    let fenced = crate::pipeline::fence::error(&config.sanitization, room, source);
-    let mut text = boundary::wrap_text(&fenced.to_string());
+    let fenced = crate::pipeline::fence::error(&config.sanitization, room, source).to_string();
+    let mut text = boundary::wrap_text(&fenced);
     if let Some(prompts) = prompts {
-        text.push_str("\n\n");
-        text.push_str(&engine.fenced_text(&prompts));
+        let left = config.query.max_result_length.saturating_sub(text.len() + 2);
+        let prompts = engine.fenced_text(&prompts);
+        let prompts = crate::pipeline::fence::shorten(&prompts, left, "error prompts");
+        if !prompts.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&prompts);
+        }
     }
     text
 }

@@ -256,8 +256,9 @@ const CONNECTIONS: &str = "SELECT pg_catalog.json_build_object(
         pg_catalog.max(pg_catalog.now() - a.query_start) FILTER (WHERE a.state = 'active' AND a.pid <> pg_catalog.pg_backend_pid()))::numeric, 1),
     SEES_ALL_SESSIONS)
 FROM pg_catalog.pg_stat_activity a
--- A role without pg_read_all_stats sees no backend_type: a client is
--- connected to a database as a user (autovacuum workers have no user).
+-- A role without pg_read_all_stats sees no backend_type: then what is
+-- connected to a database as a user counts (autovacuum workers have no
+-- user; a background worker that has one, as a parallel query's, counts).
 WHERE coalesce(a.backend_type, 'client backend') = 'client backend' AND a.datid IS NOT NULL
   AND a.usesysid IS NOT NULL";
 

@@ -160,8 +160,9 @@ impl Engine {
             for definition in &input.hypothetical_indexes {
                 guard::hypothetical::index(&self.judge, &routines, definition)?;
             }
-            // Only once they passed, and once per call.
-            if hypopg.is_none() && !input.hypothetical_indexes.is_empty() {
+            // Only once they passed; again after a catalog change, which
+            // may have moved the extension.
+            if (hypopg.is_none() || judged_again) && !input.hypothetical_indexes.is_empty() {
                 hypopg = Some(self.hypopg(&input.hypothetical_indexes, &deadline).await?);
             }
             let (prelude, epilogue) = hypopg.as_ref().map_or((&[][..], &[][..]), Hypopg::around);

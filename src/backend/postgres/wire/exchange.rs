@@ -97,6 +97,11 @@ pub struct Prepared<'a> {
     /// come after all the others in [`Exchange::prepared`], and only in an
     /// exchange whose setup opens a transaction.
     pub after_parse: bool,
+    /// Its error is a signal of pgmcp's session machinery (a moved catalog,
+    /// a missing prepared statement, a role it may not switch to), read as
+    /// a setup failure; else (a statement the call asked pgmcp to run, such
+    /// as hypopg's) the call's own error, like the main statement's.
+    pub signals: bool,
 }
 
 /// The names the main statement and its portal go under when checks run
@@ -136,8 +141,10 @@ impl Connection {
         // "What remains between the check and the statement".
         let (checks, before): (Vec<&Prepared<'_>>, Vec<&Prepared<'_>>) =
             ex.prepared.iter().partition(|p| p.after_parse);
+        // The prepared statements in the order they run.
+        let order: Vec<&Prepared<'_>> = before.iter().chain(&checks).copied().collect();
         let mut main_parsed_at = None;
-        for (i, prepared) in before.iter().chain(&checks).enumerate() {
+        for (i, prepared) in order.iter().enumerate() {
             if i == before.len() {
                 main_parsed_at = Some(ex.setup.len() + i);
                 self.push_parse(MAIN_STATEMENT, ex.sql, ex.params)?;
@@ -328,7 +335,11 @@ impl Connection {
                     // statement that failed is the one not yet completed:
                     // the main one's Parse comes after the first
                     // `main_parsed_at` statements, its Bind after all.
-                    let setup = completed < main && (completed != main_parsed_at || main_parsed);
+                    let signals = completed
+                        .checked_sub(ex.setup.len())
+                        .and_then(|i| order.get(i))
+                        .is_none_or(|p| p.signals);
+                    let setup = completed < main && (completed != main_parsed_at || main_parsed) && signals;
                     first_error.get_or_insert((err, setup));
                 }
                 // COPY ... TO STDOUT: PostgreSQL sends each row as one
