@@ -160,3 +160,47 @@ fn started(db: &pg::TestDb, extra: Value) -> (tempfile::TempDir, McpProcess, Str
     let instructions = result["instructions"].as_str().unwrap_or_default().to_owned();
     (dir, mcp, instructions)
 }
+
+/// The same rows from an SQLite file and, with the `duckdb` feature, a
+/// DuckDB file: the boundary is the door's, whatever engine read them.
+#[test]
+fn hostile_rows_stay_inside_on_the_embedded_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<String> = HOSTILE
+        .iter()
+        .enumerate()
+        .map(|(i, body)| format!("({i}, '{}')", body.replace('\'', "''")))
+        .collect();
+    let sql = format!(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL); INSERT INTO notes VALUES {};",
+        values.join(", ")
+    );
+    let mut urls = Vec::new();
+    let lite = dir.path().join("notes.db");
+    crate::support::files::sqlite::make_db(&lite, &sql);
+    urls.push(crate::support::files::sqlite::url(&lite));
+    #[cfg(feature = "duckdb")]
+    {
+        let duck = dir.path().join("notes.duckdb");
+        crate::support::files::duckdb::make_db(&duck, &sql);
+        urls.push(crate::support::files::duckdb::url(&duck));
+    }
+    let config = write_config(dir.path(), json!({}));
+    for url in urls {
+        let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
+        mcp.initialize();
+        let got = mcp.call_tool("query", json!({"sql": "SELECT id, body FROM notes ORDER BY id"}));
+        let answer = tool_json(&got);
+        assert_eq!(answer, got["structuredContent"], "{url}");
+        let bodies: Vec<&str> = answer["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["body"].as_str().unwrap())
+            .collect();
+        assert_eq!(bodies, HOSTILE, "{url}");
+        // An error quoting a value: inside too.
+        let got = mcp.call_tool("query", json!({"sql": "SELECT body FROM notes WHERE nope = 1"}));
+        assert!(is_error(&got) && raw_text(&got).starts_with("<data-"), "{url}: {got}");
+    }
+}
