@@ -353,17 +353,23 @@ impl Engine {
     /// them; every place that turns an error into text for a model or a
     /// terminal (the MCP tools, `pgmcp query`) passes it through here.
     pub fn fenced(&self, error: Error) -> Error {
-        fence::error(&self.config.sanitization, self.config.query.max_result_length, error)
+        self.fenced_within(error, self.config.query.max_result_length)
+    }
+
+    /// [`Self::fenced`] within `max_bytes`, for a text that shares the cap
+    /// with more (the boundary around data, the error prompts after it).
+    pub fn fenced_within(&self, error: Error, max_bytes: usize) -> Error {
+        fence::error(&self.config.sanitization, max_bytes, error)
     }
 
     /// A text the model reads beside an error (its error prompts, set
-    /// apart from it), through the same fence: sanitized and capped.
-    pub fn fenced_text(&self, text: &str) -> String {
-        let rules = &self.config.sanitization;
+    /// apart from it), through the same fence: sanitized and capped at
+    /// `max_bytes`.
+    pub fn fenced_text(&self, text: &str, max_bytes: usize) -> String {
         fence::shorten(
-            &sanitize::text(rules, text),
-            self.config.query.max_result_length,
-            "text",
+            &sanitize::text(&self.config.sanitization, text),
+            max_bytes,
+            "error prompts",
         )
         .into_owned()
     }

@@ -35,6 +35,16 @@ fn hostile_table(db: &pg::TestDb) {
     ));
 }
 
+/// The `body` of each row of a `query` answer.
+fn bodies(answer: &Value) -> Vec<&str> {
+    answer["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["body"].as_str().unwrap())
+        .collect()
+}
+
 /// The marker of a text inside the boundary.
 fn marker(text: &str) -> &str {
     let rest = text.strip_prefix("<data-").expect("a boundary");
@@ -53,13 +63,7 @@ fn hostile_rows_stay_inside_and_read_back_exactly() {
     // closing tag at the very end.
     let answer = tool_json(&got);
     assert_eq!(answer, got["structuredContent"], "structured content is the same JSON");
-    let bodies: Vec<&str> = answer["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["body"].as_str().unwrap())
-        .collect();
-    assert_eq!(bodies, HOSTILE, "every value reads back exactly");
+    assert_eq!(bodies(&answer), HOSTILE, "every value reads back exactly");
     // The boundary costs a few dozen bytes.
     assert!(text.len() - inside_boundary(text).len() <= 48, "{}", text.len());
 
@@ -192,13 +196,7 @@ fn hostile_rows_stay_inside_on_the_embedded_engines() {
         let got = mcp.call_tool("query", json!({"sql": "SELECT id, body FROM notes ORDER BY id"}));
         let answer = tool_json(&got);
         assert_eq!(answer, got["structuredContent"], "{url}");
-        let bodies: Vec<&str> = answer["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["body"].as_str().unwrap())
-            .collect();
-        assert_eq!(bodies, HOSTILE, "{url}");
+        assert_eq!(bodies(&answer), HOSTILE, "{url}");
         // An error quoting a value: inside too.
         let got = mcp.call_tool("query", json!({"sql": "SELECT body FROM notes WHERE nope = 1"}));
         assert!(is_error(&got) && raw_text(&got).starts_with("<data-"), "{url}: {got}");

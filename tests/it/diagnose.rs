@@ -45,6 +45,19 @@ fn monitor_url(server: &pg::PgServer, db: &pg::TestDb) -> String {
     format!("postgres://{login}:pw@{}:{}/{}", server.host(), server.port(), db.name)
 }
 
+/// Every check, in the order the README documents them.
+pub(crate) const CHECKS: [&str; 9] = [
+    "slow_queries",
+    "unused_indexes",
+    "missing_indexes",
+    "bloat",
+    "locks",
+    "connections",
+    "cache_hit",
+    "vacuum",
+    "replication",
+];
+
 /// [`STATE`] in `db`, once the statistics show it: a session's counts
 /// reach the statistics views when it ends, a moment after psql returns.
 fn known_state(db: &pg::TestDb) {
@@ -91,21 +104,7 @@ fn each_check_reads_a_database_in_a_known_state() {
         .as_array()
         .map(|e| e.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    assert_eq!(
-        checks,
-        [
-            "slow_queries",
-            "unused_indexes",
-            "missing_indexes",
-            "bloat",
-            "locks",
-            "connections",
-            "cache_hit",
-            "vacuum",
-            "replication"
-        ],
-        "{tool}"
-    );
+    assert_eq!(checks, CHECKS, "{tool}");
 
     let unused = diagnose(&mut mcp, "unused_indexes");
     let names: Vec<&str> = unused["facts"]["indexes"]

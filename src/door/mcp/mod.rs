@@ -758,14 +758,11 @@ fn error_text(engine: &Engine, error: Error) -> String {
     };
     // Capped with the boundary and the prompts: the whole text within
     // query.max_result_length, the error first.
-    let config = engine.config();
-    let room = config.query.max_result_length.saturating_sub(boundary::OVERHEAD);
-    let fenced = crate::pipeline::fence::error(&config.sanitization, room, source).to_string();
-    let mut text = boundary::wrap_text(&fenced);
+    let max = engine.config().query.max_result_length;
+    let fenced = engine.fenced_within(source, max.saturating_sub(boundary::OVERHEAD));
+    let mut text = boundary::wrap_text(&fenced.to_string());
     if let Some(prompts) = prompts {
-        let left = config.query.max_result_length.saturating_sub(text.len() + 2);
-        let prompts = engine.fenced_text(&prompts);
-        let prompts = crate::pipeline::fence::shorten(&prompts, left, "error prompts");
+        let prompts = engine.fenced_text(&prompts, max.saturating_sub(text.len() + 2));
         if !prompts.is_empty() {
             text.push_str("\n\n");
             text.push_str(&prompts);
