@@ -384,12 +384,37 @@ fn sql_json_syntax_in_a_query() {
         by_query.is_empty() && by_explain.is_empty(),
         "query: [{by_query}] {got}\nexplain: [{by_explain}] {got2}"
     );
+
+    // A function the operator blocks is blocked behind the syntax too, in
+    // either mode: in read-write mode mallory's function would otherwise
+    // be one a query may run.
+    for read_only in [true, false] {
+        let (_dir, mut mcp) = serve(
+            &v.db,
+            read_only,
+            json!({"protection": {"blocked_functions": ["json_array"]}}),
+        );
+        for (tool, args) in [
+            ("query", json!({"sql": "SELECT JSON_ARRAY(1, 2) AS j"})),
+            (
+                "explain",
+                json!({"sql": "SELECT * FROM t WHERE JSON_ARRAY(1, 2) IS NOT NULL", "analyze": true}),
+            ),
+        ] {
+            let got = mcp.call_tool(tool, args);
+            let tripped = v.tripped();
+            assert!(
+                tripped.is_empty() && is_error(&got) && tool_text(&got).contains("json_array"),
+                "read_only={read_only} {tool}: [{tripped}] {got}"
+            );
+        }
+    }
 }
 
 /// hypopg installed in a schema mallory owns: mallory adds overloads of
 /// its functions there. The prelude's and the epilogue's calls are
-/// qualified and take an untyped literal: they must never reach hers (the
-/// epilogue runs as the login, after the rollback).
+/// qualified and take a text parameter: they must never reach hers (the
+/// epilogue runs in a transaction of its own, as the statements' role).
 #[test]
 fn hypopg_in_a_schema_the_attacker_owns() {
     let v = victim();
@@ -769,17 +794,7 @@ fn diagnose_statements_resolve_no_operator_of_the_search_path() {
     let mut failures = Vec::new();
     for read_only in [true, false] {
         let (_dir, mut mcp) = serve(&v.db, read_only, json!({}));
-        for check in [
-            "slow_queries",
-            "unused_indexes",
-            "missing_indexes",
-            "bloat",
-            "locks",
-            "connections",
-            "cache_hit",
-            "vacuum",
-            "replication",
-        ] {
+        for check in crate::diagnose::CHECKS {
             let got = mcp.call_tool("diagnose", json!({"check": check}));
             let tripped = v.tripped();
             eprintln!(
