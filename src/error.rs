@@ -93,6 +93,14 @@ pub enum Error {
     /// A hook refused, failed or timed out.
     #[error(transparent)]
     Hook(#[from] HookError),
+    /// The statement waits for a person's confirmation (`confirm`): nothing
+    /// ran. The door asks the person, and calls again with the proposal
+    /// accepted (`crate::pipeline::confirm`).
+    #[error(
+        "this statement {} and waits for a person to accept it (confirm is on): nothing ran",
+        match .0.writes { true => "changes data", false => "is one that confirm: \"all\" covers" }
+    )]
+    Unconfirmed(Box<crate::pipeline::confirm::Proposal>),
     /// Any of the above, with the configured error prompts that matched it.
     #[error("{source}\n\n{prompts}")]
     Prompted { source: Box<Error>, prompts: String },
@@ -126,6 +134,7 @@ impl Error {
             | Error::PasswordRequired { .. }
             | Error::CatalogChanged
             | Error::CatalogUnconfirmed
+            | Error::Unconfirmed(_)
             | Error::Input(_) => false,
             Error::Prompted { source, .. } | Error::Fenced { source, .. } => source.quotes_data(),
         }
@@ -169,6 +178,7 @@ impl Error {
             Error::UnexpectedReply { what, .. } => format!("unexpected reply to {what}"),
             Error::Internal(_) => "internal error".to_owned(),
             Error::Hook(h) => format!("hook: {}", h.label()),
+            Error::Unconfirmed(_) => "waits for a person's confirmation".to_owned(),
             Error::Prompted { .. } | Error::Fenced { .. } => "error".to_owned(),
         }
     }

@@ -32,6 +32,7 @@ use crate::config::{Config, ConfigError, NamedDatabase, ToolsEnabled, password_v
 use crate::error::{Error, InputError};
 use crate::guard::{self, Mode};
 use crate::pipeline::answer::QueryAnswer;
+use crate::pipeline::confirm::Consent;
 use crate::pipeline::{Engine, QueryInput, choose_named};
 use crate::toolbox::{CuratedTool, arguments};
 
@@ -348,6 +349,7 @@ impl Service {
         &self,
         name: &str,
         arguments: Option<&Map<String, Value>>,
+        consent: Consent,
         cancel: CancellationToken,
     ) -> Option<(&Arc<Engine>, Result<QueryAnswer, Error>)> {
         let (curated, engine) = self.tool(name)?;
@@ -361,7 +363,7 @@ impl Service {
             limit: None,
             database: None,
         };
-        let answer = engine.query_answer(&input, cancel).await;
+        let answer = engine.query_answer_from(&input, consent, cancel).await;
         let answer = match curated.reading_because {
             Some(because) => answer.map_err(|e| reworded(e, because)),
             None => answer,

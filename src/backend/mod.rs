@@ -96,6 +96,20 @@ pub struct Statement<'a> {
     pub epilogue: &'a [String],
 }
 
+/// What an SQLite or DuckDB statement would change, as its engine
+/// reports while preparing it ([`Backend::change`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Change {
+    /// The engine says it writes (SQLite: not `sqlite3_stmt_readonly`;
+    /// DuckDB: its statement type is not a query).
+    pub writes: bool,
+    /// The tables it changes: SQLite's authorizer reports each (triggers'
+    /// too); DuckDB's plan names the table a `DELETE` or `UPDATE` reads.
+    pub tables: Vec<String>,
+    /// DuckDB's plan estimate of the rows it touches; SQLite has none.
+    pub estimated_rows: Option<u64>,
+}
+
 /// One of pgmcp's own statements, with the text of its parameters (`$1`,
 /// ...; `None` is NULL), never written into it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -383,6 +397,21 @@ impl Backend {
                 "a statement reached the {:?} backend without its guard stage",
                 self.dialect()
             ))),
+        }
+    }
+
+    /// What `stmt` would change, as SQLite or DuckDB reports while preparing
+    /// it with every report judged by `judge`: nothing runs. PostgreSQL's
+    /// come from its parse tree and plan (`crate::pipeline::confirm`).
+    pub async fn change(&self, stmt: Statement<'_>, judge: &Judge, deadline: &Deadline) -> Result<Change, Error> {
+        match self {
+            _ if stmt.database.is_some() && !self.serves_files() => Err(self.no_files()),
+            Backend::Sqlite(lite) => lite.change(stmt, judge, deadline).await,
+            #[cfg(feature = "duckdb")]
+            Backend::DuckDb(duck) => duck.change(stmt, judge, deadline).await,
+            Backend::Postgres(_) => Err(Error::Internal(
+                "a PostgreSQL statement's change is read from its parse tree, not prepared".to_owned(),
+            )),
         }
     }
 

@@ -101,6 +101,28 @@ pub struct Config {
     /// `data_boundary`: every answer's text puts what came from the
     /// database between tags with a marker of its own (`door::boundary`).
     pub data_boundary: bool,
+    /// `confirm` and `confirm_timeout_seconds`: which statements a person
+    /// accepts before they run (`crate::pipeline::confirm`).
+    pub confirm: Confirm,
+}
+
+/// Which statements a person confirms before they run (`confirm`), in
+/// read-write mode, and how long the question waits for an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Confirm {
+    pub when: ConfirmWhen,
+    pub timeout: Duration,
+}
+
+/// The values of `confirm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmWhen {
+    /// Statements the guard classifies as writing (the default).
+    Writes,
+    /// Every statement.
+    All,
+    /// None: statements run as sent.
+    Never,
 }
 
 /// One entry of `databases`.

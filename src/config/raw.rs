@@ -57,6 +57,13 @@ pub struct RawConfig {
     /// between two tags with a marker drawn for that answer.
     #[serde(default)]
     pub data_boundary: Option<bool>,
+    /// Which statements a person confirms before they run, in read-write
+    /// mode: `writes`, `all` or `never`.
+    #[serde(default)]
+    pub confirm: Option<String>,
+    /// How long a confirmation may wait for the person's answer.
+    #[serde(default)]
+    pub confirm_timeout_seconds: Option<i64>,
 }
 
 /// The `databases` map, in the order the file lists it (the first entry is
@@ -385,6 +392,8 @@ impl RawConfig {
                 read_only_functions: None,
             },
             data_boundary: Some(true),
+            confirm: Some("writes".to_owned()),
+            confirm_timeout_seconds: Some(300),
             ..RawConfig::default()
         }
     }

@@ -40,6 +40,7 @@ impl RawConfig {
         let database = database(raw.database.clone(), file)?;
         let sqlite_root = sqlite(&raw.sqlite, file)?;
         let duckdb = duckdb(raw.duckdb.clone(), file)?;
+        let confirm = confirm(&raw, file)?;
         let databases = super::databases::databases(&written, &raw, file)?;
         let names: Vec<String> = databases.iter().map(|d| d.name.clone()).collect();
         let tools = super::curated::tools(&raw.tools, &names, file)?;
@@ -86,8 +87,37 @@ impl RawConfig {
             tools,
             tools_enabled,
             data_boundary: raw.data_boundary.unwrap_or(true),
+            confirm,
         })
     }
+}
+
+/// `confirm` and `confirm_timeout_seconds`.
+fn confirm(raw: &RawConfig, file: Option<&Path>) -> Result<super::Confirm, ConfigError> {
+    use super::ConfirmWhen;
+    let when = match raw.confirm.as_deref().unwrap_or("writes") {
+        "writes" => ConfirmWhen::Writes,
+        "all" => ConfirmWhen::All,
+        "never" => ConfirmWhen::Never,
+        other => {
+            return Err(fail(
+                file,
+                "confirm",
+                format!(
+                    "{other:?} is not one of \"writes\" (a person accepts each statement that writes before it runs), \"all\" (every statement) or \"never\""
+                ),
+            ));
+        }
+    };
+    let timeout = positive(
+        file,
+        "confirm_timeout_seconds",
+        raw.confirm_timeout_seconds.or(Some(300)),
+    )?;
+    Ok(super::Confirm {
+        when,
+        timeout: Duration::from_secs(timeout),
+    })
 }
 
 /// An error naming `field` of the config `file`.

@@ -20,6 +20,7 @@
 pub mod answer;
 pub mod budget;
 pub mod catalog;
+pub mod confirm;
 pub mod diagnose;
 // `annotate`: only its tests call it; the pipeline appends the prompts itself.
 #[cfg_attr(not(test), allow(dead_code))]
@@ -56,9 +57,21 @@ use crate::guard;
 use crate::pipeline::budget::ReadBudget;
 use crate::pipeline::catalog::{TableDescription, TableFilter, TableList, parse_table_name};
 use answer::QueryAnswer;
+use confirm::Consent;
 use hooks::{HookError, Stage};
 use shape::QueryOutput;
 use size::{check_input, check_length, param_bytes};
+
+/// pgmcp's statement that makes a PostgreSQL transaction read-only, run
+/// before the statement is parsed: what runs unconfirmed under `confirm`
+/// cannot write, whatever the guard thought of it.
+fn read_only_transaction() -> backend::OwnStatement {
+    backend::OwnStatement {
+        sql: "SET TRANSACTION READ ONLY".to_owned(),
+        params: Vec::new(),
+        before_parse: true,
+    }
+}
 
 /// How long looking up "did you mean" names may take after a failed query.
 const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
@@ -203,11 +216,32 @@ impl Engine {
     /// Run one query through every stage; its answer is the JSON text an
     /// MCP client receives, encoded once and capped as it was written.
     pub async fn query_answer(&self, input: &QueryInput, cancel: CancellationToken) -> Result<QueryAnswer, Error> {
-        let call = self.begin(cancel);
-        self.run_query(input, &call.token).await.map_err(|e| self.prompted(e))
+        self.query_answer_from(input, Consent::Caller, cancel).await
     }
 
-    async fn run_query(&self, input: &QueryInput, cancel: &CancellationToken) -> Result<QueryAnswer, Error> {
+    /// [`Self::query_answer`] for a call `consent` speaks for: a model's
+    /// statement that `confirm` covers fails with [`Error::Unconfirmed`]
+    /// (nothing ran, no prompts appended) until a person accepts its
+    /// proposal ([`confirm`]).
+    pub async fn query_answer_from(
+        &self,
+        input: &QueryInput,
+        consent: Consent,
+        cancel: CancellationToken,
+    ) -> Result<QueryAnswer, Error> {
+        let call = self.begin(cancel);
+        self.run_query(input, &consent, &call.token).await.map_err(|e| match e {
+            Error::Unconfirmed(_) => e,
+            e => self.prompted(e),
+        })
+    }
+
+    async fn run_query(
+        &self,
+        input: &QueryInput,
+        consent: &Consent,
+        cancel: &CancellationToken,
+    ) -> Result<QueryAnswer, Error> {
         let config = &self.config;
         let max_rows = check_input(
             input,
@@ -222,6 +256,27 @@ impl Engine {
             .await?;
 
         let (sql, deadline) = self.hooked_and_timed("query", &input.sql, cancel).await?;
+
+        // Whether a person must accept what the statement does before it
+        // runs (`confirm`). What runs unasked runs under the reading judge:
+        // a statement that turns out to write is refused, never run.
+        let gate = confirm::gate(config, consent, &sql, &input.params, input.database.as_deref());
+        let reading = self.judge.reading();
+        let unasked_judge = match gate.reading_only() {
+            true => &reading,
+            false => &self.judge,
+        };
+        let read_only = [read_only_transaction()];
+        let statement = |prelude| Statement {
+            sql: &sql,
+            params: &input.params,
+            fetch_limit: max_rows,
+            budget: ReadBudget::for_answer(config.query.max_result_length),
+            database: input.database.as_deref(),
+            rollback: false,
+            prelude,
+            epilogue: &[],
+        };
 
         // The guard judges PostgreSQL SQL with the catalog's facts of one
         // version; the statement runs only while the catalog is still at it.
@@ -238,31 +293,53 @@ impl Engine {
                 Dialect::Postgres => Some(self.backend.routines(&deadline).await?),
                 Dialect::Sqlite | Dialect::DuckDb => None,
             };
-            let (guard, checked) = match routines.as_deref() {
+            let result = match routines.as_deref() {
                 Some(routines) => {
                     let checked = guard::check(&self.judge, routines, &sql)?;
                     guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
                         .map_err(|e| Error::Input(InputError::Params(e)))?;
+                    let writes = gate.reading_only() && guard::check(&reading, routines, &sql).is_err();
                     let guard = Guard::Checked {
                         catalog_version: routines.version(),
                     };
-                    (guard, Some(checked))
+                    if gate.asks(writes) {
+                        match self.pg_proposal(&sql, input, writes, &checked, guard, &deadline).await {
+                            Ok(proposal) => return Err(Error::Unconfirmed(Box::new(proposal))),
+                            Err(Error::CatalogChanged) if !judged_again => {
+                                judged_again = true;
+                                continue;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    // Unasked, it only reads: in a READ ONLY transaction too.
+                    let prelude = match gate.reading_only() {
+                        true => &read_only[..],
+                        false => &[][..],
+                    };
+                    (
+                        self.backend.execute(statement(prelude), guard, &deadline).await,
+                        Some(checked),
+                    )
                 }
-                None => (Guard::WhilePreparing(&self.judge), None),
+                None if gate.asks(false) => {
+                    return Err(self.embedded_proposal(&sql, input, &deadline).await);
+                }
+                None => {
+                    let guard = Guard::WhilePreparing(unasked_judge);
+                    match self.backend.execute(statement(&[]), guard, &deadline).await {
+                        // The reading judge refused a write: ask the person
+                        // (the whole guard judges it first).
+                        Err(Error::Guard(v)) if gate.reading_only() && v.rule == guard::Rule::ReadOnly => {
+                            return Err(self.embedded_proposal(&sql, input, &deadline).await);
+                        }
+                        result => (result, None),
+                    }
+                }
             };
-            let statement = Statement {
-                sql: &sql,
-                params: &input.params,
-                fetch_limit: max_rows,
-                budget: ReadBudget::for_answer(config.query.max_result_length),
-                database: input.database.as_deref(),
-                rollback: false,
-                prelude: &[],
-                epilogue: &[],
-            };
-            match self.backend.execute(statement, guard, &deadline).await {
-                Err(Error::CatalogChanged) if !judged_again => judged_again = true,
-                result => break (result, checked),
+            match result {
+                (Err(Error::CatalogChanged), _) if !judged_again => judged_again = true,
+                result => break result,
             }
         };
         let rows = match result {
@@ -305,6 +382,84 @@ impl Engine {
             config.query.max_result_length,
             shaped,
         ))
+    }
+
+    /// What a person is shown for a PostgreSQL statement the guard `checked`
+    /// (with the catalog at `guard`): the tables it names as changed, and
+    /// the rows its plan expects, from `EXPLAIN` (never `ANALYZE`) in a
+    /// read-only transaction that is rolled back.
+    async fn pg_proposal(
+        &self,
+        sql: &str,
+        input: &QueryInput,
+        writes: bool,
+        checked: &guard::Checked,
+        guard: Guard<'_>,
+        deadline: &Deadline,
+    ) -> Result<confirm::Proposal, Error> {
+        let estimated_rows = match confirm::pg_explainable(&checked.tree.stmts) {
+            true => {
+                let explained = format!("EXPLAIN (FORMAT JSON) {sql}");
+                let statement = Statement {
+                    sql: &explained,
+                    params: &input.params,
+                    fetch_limit: 1,
+                    budget: ReadBudget::for_answer(explain::PLAN_BYTES),
+                    database: None,
+                    rollback: true,
+                    prelude: &[read_only_transaction()],
+                    epilogue: &[],
+                };
+                let rows = self.backend.execute(statement, guard, deadline).await?;
+                rows.rows
+                    .first()
+                    .and_then(|row| row.first())
+                    .and_then(confirm::pg_estimated_rows)
+            }
+            false => None,
+        };
+        Ok(confirm::Proposal {
+            sql: sql.to_owned(),
+            params: input.params.clone(),
+            database: input.database.clone(),
+            writes,
+            tables: match writes {
+                true => confirm::pg_written_tables(&checked.tree.stmts),
+                false => Vec::new(),
+            },
+            estimated_rows,
+            dialect: Dialect::Postgres,
+        })
+    }
+
+    /// What a person is shown for an SQLite or DuckDB statement: the whole
+    /// guard judges it as the engine prepares it, which reports what it
+    /// changes and (DuckDB) the rows its plan expects; nothing runs. The
+    /// error to return: [`Error::Unconfirmed`], or why the guard or the
+    /// engine refuses the statement anyway.
+    async fn embedded_proposal(&self, sql: &str, input: &QueryInput, deadline: &Deadline) -> Error {
+        let statement = Statement {
+            sql,
+            params: &input.params,
+            fetch_limit: 0,
+            budget: ReadBudget::for_answer(0),
+            database: input.database.as_deref(),
+            rollback: true,
+            prelude: &[],
+            epilogue: &[],
+        };
+        match self.backend.change(statement, &self.judge, deadline).await {
+            Ok(change) => Error::Unconfirmed(Box::new(confirm::Proposal {
+                sql: sql.to_owned(),
+                params: input.params.clone(),
+                database: input.database.clone(),
+                writes: change.writes,
+                tables: change.tables,
+                estimated_rows: change.estimated_rows,
+                dialect: self.backend.dialect(),
+            })),
+            Err(e) => e,
+        }
     }
 
     /// The `before_query` hooks, then the timeout rule: the SQL that runs

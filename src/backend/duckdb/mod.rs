@@ -33,7 +33,7 @@ pub use self::settings::{DuckdbConfig, memory_size};
 use self::value::{DuckType, to_json};
 use super::embedded::{self, Stop};
 use super::location::{DbFile, PathMask, Target};
-use super::{Column, Deadline, Rows, SessionReport, Statement};
+use super::{Change, Column, Deadline, Rows, SessionReport, Statement};
 use crate::error::{ConnectionError, DbError, Error, ErrorCode, InputError};
 use crate::guard::duckdb::{Evidence, Kind, Plan};
 use crate::guard::outline::{self, Outline, without_final_semicolon};
@@ -88,6 +88,18 @@ impl DuckDbBackend {
         // lives, secret_directory and extension errors the home directory:
         // answers show the name the file was given, and `~`, instead.
         PathMask::new(&self.shared.target, None).result(result)
+    }
+
+    /// What `stmt` would change: prepared and judged as [`Self::execute`]
+    /// does, with what DuckDB's plan shows of it; nothing runs.
+    pub async fn change(&self, stmt: Statement<'_>, judge: &Judge, deadline: &Deadline) -> Result<Change, Error> {
+        let sql = stmt.sql.to_owned();
+        let params = stmt.params.to_vec();
+        let judge = judge.clone();
+        let result = self
+            .blocking(deadline, move |session, _| change(session, &judge, &sql, &params))
+            .await;
+        result.map_err(|e| PathMask::new(&self.shared.target, None).error(e))
     }
 
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
@@ -312,32 +324,14 @@ fn run(
     limit: usize,
     mut budget: ReadBudget,
 ) -> Result<Rows, Error> {
-    let outline = Outline::duckdb(sql);
-    let extracted = session.extract(sql).map_err(db_error)?;
-    guard::one_statement(extracted.count)?;
-    guard::duckdb::text(judge, &outline)?;
-    let prepared = match extracted.prepare(0) {
-        Ok(prepared) => prepared,
-        Err(message) => {
-            // DuckDB's sandbox refuses some statements while preparing them
-            // (a COPY to a file with external access off): the rule that
-            // refuses the statement says why, when one does.
-            if let Some(kind) = Kind::from_verb(&outline) {
-                guard::duckdb::statement(judge, &outline, &Evidence::of(kind))?;
-            }
-            return Err(db_error(message));
-        }
-    };
-    let kind = Kind::from_code(prepared.kind());
-    guard::check_params(prepared.param_count(), params, Placeholders::Positional)
-        .map_err(|e| Error::Input(InputError::Params(e)))?;
-    let values = params.iter().map(param).collect::<Vec<_>>();
-    let evidence = evidence(session, sql, kind, &values, 0);
-    guard::duckdb::statement(judge, &outline, &evidence)?;
-    let types = prepared.column_types();
-    let names = prepared.column_names();
-    drop(prepared);
-    drop(extracted);
+    let Judged {
+        outline,
+        kind,
+        values,
+        types,
+        names,
+        ..
+    } = judged(session, judge, sql, params)?;
 
     // Columns the crate cannot read come back as DuckDB's own text: a query
     // runs inside one that casts them (`CAST(#2 AS VARCHAR)`); anything else
@@ -454,6 +448,79 @@ fn run(
         more,
         spent,
         prelude: Vec::new(),
+    })
+}
+
+/// A statement DuckDB prepared and the guard judged with all DuckDB
+/// said of it: nothing has run.
+struct Judged {
+    outline: Outline,
+    kind: Kind,
+    values: Vec<duckdb::types::Value>,
+    evidence: Evidence,
+    types: Vec<DuckType>,
+    names: Vec<String>,
+}
+
+/// Count the statements with DuckDB's parser, prepare the one, and judge
+/// it by `judge` with DuckDB's evidence ([`evidence`]).
+fn judged(session: &Session, judge: &Judge, sql: &str, params: &[Value]) -> Result<Judged, Error> {
+    let outline = Outline::duckdb(sql);
+    let extracted = session.extract(sql).map_err(db_error)?;
+    guard::one_statement(extracted.count)?;
+    guard::duckdb::text(judge, &outline)?;
+    let prepared = match extracted.prepare(0) {
+        Ok(prepared) => prepared,
+        Err(message) => {
+            // DuckDB's sandbox refuses some statements while preparing them
+            // (a COPY to a file with external access off): the rule that
+            // refuses the statement says why, when one does.
+            if let Some(kind) = Kind::from_verb(&outline) {
+                guard::duckdb::statement(judge, &outline, &Evidence::of(kind))?;
+            }
+            return Err(db_error(message));
+        }
+    };
+    let kind = Kind::from_code(prepared.kind());
+    guard::check_params(prepared.param_count(), params, Placeholders::Positional)
+        .map_err(|e| Error::Input(InputError::Params(e)))?;
+    let values = params.iter().map(param).collect::<Vec<_>>();
+    let evidence = evidence(session, sql, kind, &values, 0);
+    guard::duckdb::statement(judge, &outline, &evidence)?;
+    let types = prepared.column_types();
+    let names = prepared.column_names();
+    drop(prepared);
+    drop(extracted);
+    Ok(Judged {
+        outline,
+        kind,
+        values,
+        evidence,
+        types,
+        names,
+    })
+}
+
+/// What `sql` would change, as DuckDB reports it (see
+/// [`DuckDbBackend::change`]): judged exactly as [`run`] judges it, never
+/// run.
+fn change(session: &Session, judge: &Judge, sql: &str, params: &[Value]) -> Result<Change, Error> {
+    let Judged {
+        outline,
+        kind,
+        evidence,
+        ..
+    } = judged(session, judge, sql, params)?;
+    let reads = match kind {
+        Kind::Select => true,
+        Kind::Explain => !outline.analyze,
+        _ => false,
+    };
+    let plan = evidence.plan.unwrap_or_default();
+    Ok(Change {
+        writes: !reads,
+        tables: plan.changed_table.into_iter().collect(),
+        estimated_rows: plan.estimated_rows,
     })
 }
 

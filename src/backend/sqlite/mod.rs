@@ -81,6 +81,27 @@ impl SqliteBackend {
         .await
     }
 
+    /// What `stmt` would change: prepared and judged as [`Self::execute`]
+    /// does, with the tables SQLite's authorizer reports; never stepped.
+    pub async fn change(
+        &self,
+        stmt: Statement<'_>,
+        judge: &Judge,
+        deadline: &Deadline,
+    ) -> Result<super::Change, Error> {
+        let target = self.target(stmt.database)?;
+        let sql = stmt.sql.to_owned();
+        let params = stmt.params.to_vec();
+        let judge = judge.clone();
+        let read_only = self.read_only;
+        blocking(deadline, move |stop| {
+            let mut conn = open(&target, read_only, stop)?;
+            let mask = PathMask::new(&target, conn.path());
+            change(&mut conn, &judge, &sql, &params).map_err(|e| mask.error(e))
+        })
+        .await
+    }
+
     pub async fn list_tables(&self, filter: &TableFilter, deadline: &Deadline) -> Result<TableList, Error> {
         let target = self.target(filter.database.as_deref())?;
         let filter = filter.clone();
@@ -258,51 +279,17 @@ fn run(
     // step that builds it does not reach the progress handler in time.
     conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, value_limit(&budget))
         .map_err(db_error)?;
-    let mut outline = Outline::sqlite(sql);
-    outline.replacing_tables = replacing_tables(conn)?;
-    let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
-    {
-        let (judge, outline, refused) = (judge.clone(), outline.clone(), Arc::clone(&refused));
-        conn.authorizer(Some(
-            move |ctx: rusqlite::hooks::AuthContext<'_>| match guard::sqlite::authorize(
-                &judge,
-                &outline,
-                &ctx.action,
-                ctx.accessor,
-            ) {
-                // The file's absolute path reads as NULL: an answer could
-                // show it rewritten (substr, hex...), past the PathMask.
-                Ok(()) if shows_file_path(&ctx.action) => Authorization::Ignore,
-                Ok(()) => Authorization::Allow,
-                Err(violation) => {
-                    if let Ok(mut slot) = refused.lock() {
-                        slot.get_or_insert(violation);
-                    }
-                    Authorization::Deny
-                }
-            },
-        ))
-        .map_err(db_error)?;
-    }
+    let Guarded {
+        mut stmt,
+        refused,
+        changed: _,
+    } = guarded(conn, judge, sql, params)?;
     // The authorizer may refuse while preparing or, for statements SQLite
     // runs in steps of its own (VACUUM), while stepping: its reason wins.
-    let refusal = || refused.lock().ok().and_then(|mut slot| slot.take());
-    let fail = |e: rusqlite::Error| match refusal() {
+    let fail = |e: rusqlite::Error| match refused.lock().ok().and_then(|mut slot| slot.take()) {
         Some(violation) => Error::from(violation),
         None => db_error(e),
     };
-    let mut stmt = match conn.prepare(sql) {
-        Ok(stmt) => stmt,
-        Err(e) => {
-            return Err(match refusal() {
-                Some(violation) => violation.into(),
-                None => prepare_error(sql, e),
-            });
-        }
-    };
-    guard::sqlite::statement(judge, &outline, stmt.readonly())?;
-    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional)
-        .map_err(|e| Error::Input(InputError::Params(e)))?;
     for (i, param) in params.iter().enumerate() {
         bind(&mut stmt, i + 1, param)?;
     }
@@ -361,6 +348,101 @@ fn run(
         more,
         spent,
         prelude: Vec::new(),
+    })
+}
+
+/// A statement SQLite prepared with every action it reported judged, and
+/// its parameter count checked: nothing has run.
+struct Guarded<'c> {
+    stmt: rusqlite::Statement<'c>,
+    /// A refusal the authorizer keeps for a step SQLite takes later.
+    refused: Arc<Mutex<Option<Violation>>>,
+    /// The tables SQLite reported it changes (triggers' actions too).
+    changed: Arc<Mutex<Vec<String>>>,
+}
+
+/// Prepare `sql` on `conn`, every action SQLite reports judged by `judge`.
+fn guarded<'c>(conn: &'c mut Connection, judge: &Judge, sql: &str, params: &[Value]) -> Result<Guarded<'c>, Error> {
+    let mut outline = Outline::sqlite(sql);
+    outline.replacing_tables = replacing_tables(conn)?;
+    let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
+    let changed: Arc<Mutex<Vec<String>>> = Arc::default();
+    {
+        let (judge, outline, refused, changed) = (
+            judge.clone(),
+            outline.clone(),
+            Arc::clone(&refused),
+            Arc::clone(&changed),
+        );
+        conn.authorizer(Some(move |ctx: rusqlite::hooks::AuthContext<'_>| {
+            if let Some(table) = changes(&ctx.action)
+                && let Ok(mut tables) = changed.lock()
+                && !tables.iter().any(|t| t == table)
+            {
+                tables.push(table.to_owned());
+            }
+            match guard::sqlite::authorize(&judge, &outline, &ctx.action, ctx.accessor) {
+                // The file's absolute path reads as NULL: an answer could
+                // show it rewritten (substr, hex...), past the PathMask.
+                Ok(()) if shows_file_path(&ctx.action) => Authorization::Ignore,
+                Ok(()) => Authorization::Allow,
+                Err(violation) => {
+                    if let Ok(mut slot) = refused.lock() {
+                        slot.get_or_insert(violation);
+                    }
+                    Authorization::Deny
+                }
+            }
+        }))
+        .map_err(db_error)?;
+    }
+    let stmt = match conn.prepare(sql) {
+        Ok(stmt) => stmt,
+        Err(e) => {
+            return Err(match refused.lock().ok().and_then(|mut slot| slot.take()) {
+                Some(violation) => violation.into(),
+                None => prepare_error(sql, e),
+            });
+        }
+    };
+    guard::sqlite::statement(judge, &outline, stmt.readonly())?;
+    guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional)
+        .map_err(|e| Error::Input(InputError::Params(e)))?;
+    Ok(Guarded { stmt, refused, changed })
+}
+
+/// The table an action SQLite reports changes, if it changes one (its
+/// own bookkeeping tables, `sqlite_*`, are not the person's concern).
+fn changes<'a>(action: &rusqlite::hooks::AuthAction<'a>) -> Option<&'a str> {
+    use rusqlite::hooks::AuthAction;
+    let table = match *action {
+        AuthAction::Insert { table_name }
+        | AuthAction::Delete { table_name }
+        | AuthAction::Update { table_name, .. }
+        | AuthAction::CreateTable { table_name }
+        | AuthAction::CreateTempTable { table_name }
+        | AuthAction::DropTable { table_name }
+        | AuthAction::DropTempTable { table_name }
+        | AuthAction::AlterTable { table_name, .. }
+        | AuthAction::CreateIndex { table_name, .. }
+        | AuthAction::CreateTempIndex { table_name, .. } => table_name,
+        _ => return None,
+    };
+    (!table.to_ascii_lowercase().starts_with("sqlite_")).then_some(table)
+}
+
+/// What `sql` would change (see [`SqliteBackend::change`]): prepared and
+/// judged exactly as [`run`] does, never stepped.
+fn change(conn: &mut Connection, judge: &Judge, sql: &str, params: &[Value]) -> Result<super::Change, Error> {
+    guard::one_statement(guard::sqlite::statements(sql).len())?;
+    let Guarded { stmt, changed, .. } = guarded(conn, judge, sql, params)?;
+    let writes = !stmt.readonly();
+    drop(stmt);
+    let tables = changed.lock().map(|t| t.clone()).unwrap_or_default();
+    Ok(super::Change {
+        writes,
+        tables,
+        estimated_rows: None,
     })
 }
 

@@ -209,8 +209,10 @@ pub async fn serve(service: Arc<Service>, listen: Listen, stop: CancellationToke
     });
     let mcp = {
         let service = service.clone();
+        // A 2026-07-28 retry may come on another session, or on none.
+        let confirmations = Arc::default();
         StreamableHttpService::new(
-            move || Ok(Server::new(service.clone(), Answers::Built)),
+            move || Ok(Server::new(service.clone(), Answers::Built).sharing(Arc::clone(&confirmations))),
             sessions.clone(),
             config,
         )

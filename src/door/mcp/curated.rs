@@ -94,7 +94,11 @@ pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
         router.add_route(ToolRoute::new_dyn(attr, |context| {
             Box::pin(async move {
                 let server = context.service;
-                call(server, &context.name, context.arguments, context.request_context).await
+                let retry = super::confirm::Retry {
+                    state: context.request_state,
+                    responses: context.input_responses,
+                };
+                call(server, &context.name, context.arguments, context.request_context, retry).await
             })
         }));
     }
@@ -106,15 +110,26 @@ async fn call(
     name: &str,
     arguments: Option<JsonObject>,
     context: RequestContext<RoleServer>,
+    retry: super::confirm::Retry,
 ) -> Result<CallToolResponse, McpError> {
-    let work = server.service.call(name, arguments.as_ref(), context.ct.clone());
-    let Some((engine, answer)) = with_progress(&context.meta, &context.peer, Box::pin(work)).await else {
+    let Some((_, engine)) = server.service.tool(name) else {
         return Err(McpError::invalid_params(format!("no tool is named {name:?}"), None));
     };
-    let result = match server.answered(engine, answer) {
-        Ok(result) | Err(result) => result,
+    let run = |consent| {
+        let work = server
+            .service
+            .call(name, arguments.as_ref(), consent, context.ct.clone());
+        let answered = with_progress(&context.meta, &context.peer, Box::pin(work));
+        async move {
+            match answered.await {
+                Some((_, answer)) => answer,
+                None => Err(crate::error::Error::Internal(format!(
+                    "the curated tool {name:?} went away"
+                ))),
+            }
+        }
     };
-    Ok(result.into())
+    Ok(server.consented(engine, &context, retry, run).await)
 }
 
 /// The `database` argument of a server with several databases: their

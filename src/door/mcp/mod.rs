@@ -1,6 +1,7 @@
 //! The MCP face of the library: tool schemas, and translation between the wire
 //! and [`Engine`] calls. No policy lives here.
 
+mod confirm;
 mod curated;
 mod health;
 mod prompts;
@@ -12,12 +13,13 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, RequestMetaObject, ServerCapabilities,
-    ServerConfig, ToolAnnotations,
+    CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse,
+    RequestMetaObject, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
@@ -128,6 +130,10 @@ pub struct Server {
     engine: Arc<Engine>,
     answers: Answers,
     tool_router: ToolRouter<Server>,
+    /// The confirmations waiting for a client's retry (2026-07-28); shared
+    /// by every session of an HTTP server, whose retries may come on
+    /// another.
+    confirmations: Arc<confirm::Pending>,
 }
 
 /// How a `query` answer's structured content reaches the client.
@@ -290,7 +296,15 @@ impl Server {
             engine,
             answers,
             tool_router,
+            confirmations: Arc::default(),
         }
+    }
+
+    /// The same server, keeping its waiting confirmations in `pending`
+    /// (one for every session of an HTTP server).
+    pub fn sharing(mut self, pending: Arc<confirm::Pending>) -> Server {
+        self.confirmations = pending;
+        self
     }
 
     /// The engine a built-in call's `database` argument names: on a server
@@ -322,10 +336,10 @@ impl Server {
     async fn query(
         &self,
         Parameters(args): Parameters<QueryArgs>,
-        ct: CancellationToken,
-        meta: RequestMetaObject,
-        peer: Peer<RoleServer>,
-    ) -> Result<CallToolResult, CallToolResult> {
+        context: RequestContext<RoleServer>,
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, CallToolResult> {
         let mut database = args.database;
         let engine = self.engine_for(&mut database)?;
         let input = QueryInput {
@@ -334,10 +348,14 @@ impl Server {
             limit: args.limit,
             database,
         };
-        // Boxed: the pipeline's future is several kilobytes, which rmcp
-        // would otherwise copy into each of its own wrappers per call.
-        let answer = with_progress(&meta, &peer, Box::pin(engine.query_answer(&input, ct))).await;
-        self.answered(&engine, answer)
+        let retry = confirm::Retry { state, responses };
+        let run = |consent| {
+            // Boxed: the pipeline's future is several kilobytes, which rmcp
+            // would otherwise copy into each of its own wrappers per call.
+            let work = Box::pin(engine.query_answer_from(&input, consent, context.ct.clone()));
+            with_progress(&context.meta, &context.peer, work)
+        };
+        Ok(self.consented(&engine, &context, retry, run).await)
     }
 
     #[tool(

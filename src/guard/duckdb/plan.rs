@@ -20,6 +20,13 @@ pub struct Plan {
     /// lower-cased: those a view or a table macro calls too, which the
     /// text never names.
     pub functions: Vec<String>,
+    /// The table a `DELETE` or `UPDATE` changes: the one it scans, through
+    /// projections (DuckDB's plan names no table for an `INSERT`).
+    pub changed_table: Option<String>,
+    /// The rows the top operator's input is expected to bring
+    /// (`Estimated Cardinality`, through projections): for a change, the
+    /// rows it touches.
+    pub estimated_rows: Option<u64>,
 }
 
 /// How deep a plan's JSON may nest before it is not read (and the rules
@@ -35,6 +42,19 @@ impl Plan {
         }
         let roots: Vec<serde_json::Value> = crate::json_depth::read_measured(text).ok()?;
         let mut plan = Plan::default();
+        // `RETURNING`: a projection over the change.
+        if let Some(root) = roots.first().map(|r| through(r, &["PROJECTION"])) {
+            let name = root.get("name").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let info = |node: &serde_json::Value, key: &str| node.get("extra_info").and_then(|i| i.get(key)).cloned();
+            if let Some(input) = root.get("children").and_then(|c| c.get(0)) {
+                plan.estimated_rows = info(through(input, &["PROJECTION"]), "Estimated Cardinality")
+                    .and_then(|c| c.as_str().and_then(|c| c.trim().parse().ok()).or(c.as_u64()));
+                if matches!(name, "DELETE" | "UPDATE") {
+                    plan.changed_table = info(through(input, &["PROJECTION", "FILTER"]), "Table")
+                        .and_then(|t| t.as_str().map(str::to_owned));
+                }
+            }
+        }
         let mut stack: Vec<&serde_json::Value> = roots.iter().collect();
         while let Some(node) = stack.pop() {
             let name = node.get("name")?.as_str()?;
@@ -58,6 +78,26 @@ impl Plan {
     fn has(&self, operator: &str) -> bool {
         self.operators.iter().any(|o| o == operator)
     }
+}
+
+/// `node`, or the one operator below it through single-input operators
+/// named in `passing`.
+fn through<'a>(mut node: &'a serde_json::Value, passing: &[&str]) -> &'a serde_json::Value {
+    while node
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|name| passing.contains(&name))
+    {
+        match node
+            .get("children")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::as_slice)
+        {
+            Some([only]) => node = only,
+            _ => break,
+        }
+    }
+    node
 }
 
 /// The input of a `DELETE`/`UPDATE`, through projections, is one table scan
@@ -156,6 +196,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(called.functions, ["checkpoint"]);
+    }
+
+    /// What a person confirming a change is shown of DuckDB's plan: the
+    /// table a DELETE or UPDATE scans, and the rows expected below the
+    /// top operator (the shapes `EXPLAIN (FORMAT JSON)` prints).
+    #[test]
+    fn what_a_change_touches() {
+        let scan = r#"{"name": "SEQ_SCAN", "children": [], "extra_info": {"Table": "memory.main.t", "Estimated Cardinality": "200"}}"#;
+        let over =
+            |name: &str, child: &str| format!(r#"{{"name": "{name}", "children": [{child}], "extra_info": {{}}}}"#);
+        let values = r#"{"name": "COLUMN_DATA_SCAN", "children": [], "extra_info": {"Estimated Cardinality": "2"}}"#;
+        let cases = [
+            (format!("[{}]", over("DELETE", scan)), Some("memory.main.t"), Some(200)),
+            (
+                format!("[{}]", over("UPDATE", &over("PROJECTION", scan))),
+                Some("memory.main.t"),
+                Some(200),
+            ),
+            (
+                format!("[{}]", over("PROJECTION", &over("DELETE", scan))),
+                Some("memory.main.t"),
+                Some(200),
+            ),
+            (format!("[{}]", over("INSERT", values)), None, Some(2)),
+            (format!("[{}]", over("BATCH_INSERT", scan)), None, Some(200)),
+            (format!("[{}]", over("DELETE", &over("HASH_JOIN", scan))), None, None),
+        ];
+        for (json, table, rows) in cases {
+            let plan = Plan::from_json(&json).unwrap();
+            assert_eq!(plan.changed_table.as_deref(), table, "{json}");
+            assert_eq!(plan.estimated_rows, rows, "{json}");
+        }
     }
 
     /// The table functions a plan runs are judged as if the text named

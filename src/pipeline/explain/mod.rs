@@ -23,7 +23,7 @@ use hypothetical::Hypopg;
 
 /// Most bytes of plan JSON read back: a plan is pgmcp's own answer, never
 /// the rows, and a deep one is still far below this.
-const PLAN_BYTES: usize = 4 << 20;
+pub(super) const PLAN_BYTES: usize = 4 << 20;
 
 /// Arguments of an `explain` call.
 #[derive(Debug, Clone, Default)]
