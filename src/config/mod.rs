@@ -101,6 +101,9 @@ pub struct Config {
     /// `data_boundary`: every answer's text puts what came from the
     /// database between tags with a marker of its own (`door::boundary`).
     pub data_boundary: bool,
+    /// `grid`: `query` names the data grid a client that renders MCP Apps
+    /// shows its answers in (`door::mcp::grid`).
+    pub grid: bool,
 }
 
 /// One entry of `databases`.

@@ -57,6 +57,10 @@ pub struct RawConfig {
     /// between two tags with a marker drawn for that answer.
     #[serde(default)]
     pub data_boundary: Option<bool>,
+    /// Whether `query` offers clients that render MCP Apps the data grid
+    /// (`ui://pgmcp/grid`).
+    #[serde(default)]
+    pub grid: Option<bool>,
 }
 
 /// The `databases` map, in the order the file lists it (the first entry is
@@ -385,6 +389,7 @@ impl RawConfig {
                 read_only_functions: None,
             },
             data_boundary: Some(true),
+            grid: Some(true),
             ..RawConfig::default()
         }
     }

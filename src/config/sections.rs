@@ -86,6 +86,7 @@ impl RawConfig {
             tools,
             tools_enabled,
             data_boundary: raw.data_boundary.unwrap_or(true),
+            grid: raw.grid.unwrap_or(true),
         })
     }
 }

@@ -34,6 +34,7 @@ pub mod masking_config;
 pub mod net;
 pub mod pg;
 pub mod planter;
+pub mod png;
 pub mod process;
 pub mod protection;
 pub mod psql_session;
