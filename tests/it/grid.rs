@@ -197,7 +197,10 @@ fn check(case: &Case, out: &Path) {
     );
     assert_eq!(report["resource"]["mimeType"], "text/html;profile=mcp-app");
     assert_eq!(report["resource"]["_meta"]["ui"]["csp"]["connectDomains"], json!([]));
-    assert_eq!(report["listed"][0]["uri"], "ui://pgmcp/grid");
+    assert_eq!(
+        report["listed"][0]["uri"], "ui://pgmcp/grid",
+        "listed among the resources"
+    );
 
     // The first page is the database's first rows (markup shown as text);
     // the next page the next ones.

@@ -460,8 +460,9 @@ impl ServerHandler for Server {
                 .map_err(|e| self.resource_error(e))?,
             false => ListResourcesResult::with_all_items(Vec::new()),
         };
-        if cursor.is_none() && grid::offered(&self.service) {
-            list.resources.insert(0, grid::resource());
+        // After the tables, on the last page: the first pages stay whole.
+        if list.next_cursor.is_none() && grid::offered(&self.service) {
+            list.resources.push(grid::resource());
         }
         Ok(list)
     }
