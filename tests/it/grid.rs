@@ -363,7 +363,8 @@ fn the_grid_is_offered_unless_switched_off() {
             .collect()
     };
 
-    let (mut on, init) = session(json!({}));
+    let curated = json!({"tools": [crate::support::curated::tool("all_x", "SELECT x FROM t", json!([]))]});
+    let (mut on, init) = session(curated);
     assert_eq!(
         init["capabilities"]["extensions"],
         json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}})
@@ -373,6 +374,15 @@ fn the_grid_is_offered_unless_switched_off() {
         Some(json!({"ui": {"resourceUri": "ui://pgmcp/grid"}, "ui/resourceUri": "ui://pgmcp/grid"}))
     );
     let listed = uis(&mut on);
+    // A curated tool's answer is shown in the grid too.
+    let list = on.request("tools/list", json!({}));
+    let all_x = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "all_x")
+        .unwrap();
+    assert_eq!(all_x["_meta"]["ui"]["resourceUri"], "ui://pgmcp/grid", "{all_x}");
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["mimeType"], "text/html;profile=mcp-app");
     let read = on.request("resources/read", json!({"uri": "ui://pgmcp/grid"}));

@@ -32,18 +32,23 @@ pub fn offered(service: &Service) -> bool {
     service.default_engine().config().grid && service.enabled().query
 }
 
-/// `query` as `tools/list` shows it with the grid: `_meta.ui.resourceUri`,
-/// and the flat `ui/resourceUri` the extension still documents
-/// (deprecated) for hosts that read only that.
+/// `query` and the curated tools as `tools/list` shows them with the
+/// grid: `_meta.ui.resourceUri`, and the flat `ui/resourceUri` the
+/// extension still documents (deprecated) for hosts that read only that.
+/// A curated tool's answer has `query`'s shape: the grid shows it, without
+/// a pager (it has no statement of the call's own to page).
 pub(super) fn fit(router: &mut ToolRouter<Server>, service: &Service) {
     if !offered(service) {
         return;
     }
-    if let Some(route) = router.map.get_mut("query") {
-        let mut meta = route.attr.meta.clone().unwrap_or_default();
-        meta.insert("ui".to_owned(), json!({"resourceUri": URI}));
-        meta.insert("ui/resourceUri".to_owned(), Value::from(URI));
-        route.attr.meta = Some(meta);
+    let names = std::iter::once("query").chain(service.tools().iter().map(|c| c.tool.name.as_str()));
+    for name in names {
+        if let Some(route) = router.map.get_mut(name) {
+            let mut meta = route.attr.meta.clone().unwrap_or_default();
+            meta.insert("ui".to_owned(), json!({"resourceUri": URI}));
+            meta.insert("ui/resourceUri".to_owned(), Value::from(URI));
+            route.attr.meta = Some(meta);
+        }
     }
 }
 
