@@ -31,6 +31,10 @@ pub fn npm(variable: &str, dir: &str, package: &str, bin: &str) -> PathBuf {
 /// first use and again when a pinned version changes. Returns that
 /// directory; a script run from it finds them as bare imports.
 pub fn npm_modules(dir: &str, packages: &[&str]) -> PathBuf {
+    // One install at a time: the tests that share a directory start
+    // together, and two npm runs in one prefix corrupt it.
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let prefix = cache().join(dir);
     let installed = packages.iter().all(|package| {
         let (name, version) = package.rsplit_once('@').expect("a pinned npm package");
