@@ -104,6 +104,9 @@ pub struct Config {
     /// `confirm` and `confirm_timeout_seconds`: which statements a person
     /// accepts before they run (`crate::pipeline::confirm`).
     pub confirm: Confirm,
+    /// `grid`: `query` names the data grid a client that renders MCP Apps
+    /// shows its answers in (`door::mcp::grid`).
+    pub grid: bool,
 }
 
 /// Which statements a person confirms before they run (`confirm`), in

@@ -64,6 +64,10 @@ pub struct RawConfig {
     /// How long a confirmation may wait for the person's answer.
     #[serde(default)]
     pub confirm_timeout_seconds: Option<i64>,
+    /// Whether `query` offers clients that render MCP Apps the data grid
+    /// (`ui://pgmcp/grid`).
+    #[serde(default)]
+    pub grid: Option<bool>,
 }
 
 /// The `databases` map, in the order the file lists it (the first entry is
@@ -394,6 +398,7 @@ impl RawConfig {
             data_boundary: Some(true),
             confirm: Some("writes".to_owned()),
             confirm_timeout_seconds: Some(300),
+            grid: Some(true),
             ..RawConfig::default()
         }
     }

@@ -88,6 +88,7 @@ impl RawConfig {
             tools_enabled,
             data_boundary: raw.data_boundary.unwrap_or(true),
             confirm,
+            grid: raw.grid.unwrap_or(true),
         })
     }
 }

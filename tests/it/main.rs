@@ -33,6 +33,7 @@ mod engine;
 mod environment;
 mod explain;
 mod faults;
+mod grid;
 mod guard_attacks;
 mod guard_corpus;
 mod guard_fuzz;

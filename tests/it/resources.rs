@@ -24,6 +24,8 @@ fn uris(step: &Value) -> BTreeSet<String> {
         .unwrap_or_else(|| panic!("{step}"))
         .iter()
         .map(|r| r["uri"].as_str().unwrap().to_owned())
+        // The grid is listed beside the tables (`grid::`).
+        .filter(|uri| uri != "ui://pgmcp/grid")
         .collect()
 }
 
@@ -193,8 +195,13 @@ fn what_is_declared_is_what_is_answered() {
         .collect();
     assert_eq!(
         declared,
-        BTreeSet::from(["completions", "prompts", "resources", "tools"]),
+        BTreeSet::from(["completions", "extensions", "prompts", "resources", "tools"]),
         "{init}"
+    );
+    // The one extension: MCP Apps, for the grid (`grid::`).
+    assert_eq!(
+        init["capabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}})
     );
     assert!(init["capabilities"]["resources"].get("subscribe").is_none(), "{init}");
 
@@ -248,7 +255,14 @@ fn a_directory_without_a_default_file_lists_no_resources() {
     let mut mcp = McpProcess::spawn(&["serve", "--config", &config], &[]);
     mcp.initialize();
     let listed = mcp.request("resources/list", json!({}));
-    assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
+    // No table, only the grid (`grid::`), which needs no file.
+    let listed_uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert_eq!(listed_uris, ["ui://pgmcp/grid"], "{listed}");
     let completed = mcp.request(
         "completion/complete",
         json!({"ref": {"type": "ref/prompt", "name": "explain_table"}, "argument": {"name": "table", "value": ""}}),

@@ -12,12 +12,20 @@ use serde_json::{Value, json};
 use crate::support::stdio::{McpProcess, tool_text};
 
 /// The tools a session that started lists (PostgreSQL, read-only: startup
-/// never connects, so no server is needed).
+/// never connects, so no server is needed), less the grid's `_meta` on
+/// `query`: a server that could not start offers no grid, every answer
+/// being why.
 fn started_tools() -> Value {
     let mut mcp = McpProcess::spawn(&["serve"], &[("PGMCP_PG_CONNSTRING", "postgres://u@127.0.0.1:1/x")]);
     mcp.initialize();
-    let tools = mcp.request("tools/list", json!({}))["result"]["tools"].clone();
+    let mut tools = mcp.request("tools/list", json!({}))["result"]["tools"].clone();
     assert_eq!(tools.as_array().map(Vec::len), Some(5), "{tools}");
+    for tool in tools.as_array_mut().unwrap() {
+        if tool["name"] == "query" {
+            let meta = tool.as_object_mut().unwrap().remove("_meta");
+            assert_eq!(meta.unwrap()["ui"]["resourceUri"], "ui://pgmcp/grid");
+        }
+    }
     tools
 }
 

@@ -138,7 +138,8 @@ fn the_newest_inspector_lists_resources_and_prompts() {
         .iter()
         .filter_map(|r| r["uri"].as_str())
         .collect();
-    assert_eq!(uris, ["pgmcp://table/main/pets"], "{resources}");
+    // The tables, then the grid (`grid::`).
+    assert_eq!(uris, ["pgmcp://table/main/pets", "ui://pgmcp/grid"], "{resources}");
     let templates = list("resources/templates/list");
     assert_eq!(
         templates["resourceTemplates"][0]["uriTemplate"], "pgmcp://table/{schema}/{table}",

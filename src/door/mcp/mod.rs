@@ -3,6 +3,7 @@
 
 mod confirm;
 mod curated;
+mod grid;
 mod health;
 mod prompts;
 pub(crate) mod resources;
@@ -291,6 +292,7 @@ impl Server {
             engine.config().data_boundary,
         );
         curated::fit(&mut tool_router, &service);
+        grid::fit(&mut tool_router, &service);
         Server {
             service,
             engine,
@@ -438,12 +440,13 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         // Declared: exactly what is answered below. Any other method (logging,
         // subscriptions, tasks, ...) answers -32601 from rmcp's defaults.
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_completions()
             .enable_prompts()
             .enable_resources()
             .enable_tools()
             .build();
+        capabilities.extensions = grid::extensions(&self.service);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("pgmcp", env!("CARGO_PKG_VERSION")).with_title(
                 match self.engine.dialect() {
@@ -468,13 +471,18 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        if !self.catalog_served() {
-            return Ok(ListResourcesResult::with_all_items(Vec::new()));
-        }
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        resources::list(&self.engine, cursor, context.ct)
-            .await
-            .map_err(|e| self.resource_error(e))
+        let mut list = match self.catalog_served() {
+            true => resources::list(&self.engine, cursor, context.ct)
+                .await
+                .map_err(|e| self.resource_error(e))?,
+            false => ListResourcesResult::with_all_items(Vec::new()),
+        };
+        // After the tables, on the last page: the first pages stay whole.
+        if list.next_cursor.is_none() && grid::offered(&self.service) {
+            list.resources.push(grid::resource());
+        }
+        Ok(list)
     }
 
     async fn list_resource_templates(
@@ -493,6 +501,9 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if grid::is_ours(&request.uri) && grid::offered(&self.service) {
+            return Ok(grid::read().into());
+        }
         if !self.catalog_served() {
             return Err(McpError::resource_not_found(
                 format!("{} is not a resource of this server", request.uri),

@@ -11,7 +11,8 @@
 //! serve --http` and a plain HTTP client ([`http`]), the official MCP Python
 //! SDK as a client ([`python_sdk`]), the hook programs under
 //! `fixtures/hooks/` ([`hook_scripts`]), `pgmcp check` on a config's text
-//! ([`config_check`]) and `cargo xtask` ([`xtask`]).
+//! ([`config_check`]), `cargo xtask` ([`xtask`]), and a screenshot's
+//! pixels ([`png`]).
 //!
 //! The stdio bench (`benches/stdio.rs`) includes this module too, for the
 //! harness and the client: nothing here names a feature module of `tests/it`.
@@ -34,6 +35,7 @@ pub mod masking_config;
 pub mod net;
 pub mod pg;
 pub mod planter;
+pub mod png;
 pub mod process;
 pub mod protection;
 pub mod psql_session;

@@ -26,6 +26,38 @@ pub fn npm(variable: &str, dir: &str, package: &str, bin: &str) -> PathBuf {
     path
 }
 
+/// A `node_modules` of several npm `packages` (each `name@version`) that
+/// a script imports together: `~/.cache/pgmcp-tools/<dir>`, installed on
+/// first use and again when a pinned version changes. Returns that
+/// directory; a script run from it finds them as bare imports.
+pub fn npm_modules(dir: &str, packages: &[&str]) -> PathBuf {
+    // One install at a time: the tests that share a directory start
+    // together, and two npm runs in one prefix corrupt it.
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let prefix = cache().join(dir);
+    let installed = packages.iter().all(|package| {
+        let (name, version) = package.rsplit_once('@').expect("a pinned npm package");
+        let manifest = prefix.join("node_modules").join(name).join("package.json");
+        std::fs::read_to_string(manifest)
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|json| json["version"] == version)
+    });
+    if !installed {
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .args(packages)
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("npm is needed to install {packages:?} (install Node.js and npm; .ci/run does): {e}")
+            });
+        assert!(status.success(), "npm install {packages:?} failed ({status})");
+    }
+    prefix
+}
+
 /// A Python with `requirements` (each `name==version`): the path in
 /// `variable` when set, else a virtual environment in
 /// `~/.cache/pgmcp-tools/<dir>`, made and filled from PyPI on first use.
