@@ -2,6 +2,9 @@
 //!
 //! ```text
 //! query:          size check → slot → before_query hooks → timeout rule → guard → parameters
+//!                 → confirm (a model's statement `confirm` covers stops here with
+//!                 its proposal until a person accepts it; what runs unasked
+//!                 runs under the reading judge)
 //!                 → backend (own transaction, reading stops at the row cap) → shape
 //!                 (SQLite: the guard's rules and the parameter check run as
 //!                 SQLite prepares the statement, through its authorizer)

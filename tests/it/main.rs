@@ -15,6 +15,7 @@ mod catalog_fences;
 mod check;
 mod cli;
 mod configure;
+mod confirm;
 mod conformance;
 mod connect;
 mod connstring_secrets;

@@ -22,10 +22,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult,
+    CallToolResponse, CallToolResult, ClientResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult, InputResponses, ProtocolVersion,
+    ServerRequest,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
@@ -87,11 +88,18 @@ pub(super) async fn ask(
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Answer {
-    let asked = peer.create_elicitation_with_timeout(request(proposal), Some(timeout));
+    let asked = async {
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(request(proposal)));
+        let sent = peer
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+            .await?;
+        sent.await_response().await
+    };
     tokio::select! {
         answered = asked => match answered {
-            Ok(result) => read(&result),
-            Err(rmcp::service::ServiceError::Timeout { .. }) => Answer::None(format!(
+            Ok(ClientResult::ElicitResult(result)) => read(&result),
+            Ok(_) => Answer::None("the client answered the confirmation with something else".to_owned()),
+            Err(ServiceError::Timeout { .. }) => Answer::None(format!(
                 "no answer came within {}s (confirm_timeout_seconds)",
                 timeout.as_secs()
             )),
@@ -227,6 +235,13 @@ pub(super) struct Retry {
 }
 
 impl super::Server {
+    /// The same server, keeping its waiting confirmations in `pending`
+    /// (one for every session of an HTTP server).
+    pub fn sharing(mut self, pending: std::sync::Arc<Pending>) -> super::Server {
+        self.confirmations = pending;
+        self
+    }
+
     /// Run a model's statement through `run`, asking the person first
     /// where `confirm` covers it (see the module's doc): the call's result,
     /// or the `input_required` answer that asks.
