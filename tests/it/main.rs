@@ -16,6 +16,7 @@ mod check;
 mod cli;
 mod configure;
 mod confirm;
+mod confirm_attacks;
 mod conformance;
 mod connect;
 mod connstring_secrets;
