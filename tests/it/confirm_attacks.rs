@@ -663,3 +663,145 @@ fn the_person_sees_the_whole_statement_not_a_padded_one() {
         "blank lines hide the widening part: {padded_hides}; a bidi override is shown raw: {flipped_hides}"
     );
 }
+
+/// Resisted. A curated tool that writes is asked about with the model's
+/// values, and a declined one changes nothing; its acceptance (a
+/// 2026-07-28 state) does not carry over to the `query` tool with other
+/// SQL, nor to the same tool with other values.
+#[test]
+fn curated_writes_wait_for_the_person_and_their_state_stays_theirs() {
+    use crate::support::curated::param;
+    let dir = tempfile::tempdir().unwrap();
+    let file = sqlite_file(
+        dir.path(),
+        "shop.db",
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT); INSERT INTO orders VALUES (1, 'new'), (2, 'new');",
+    );
+    let config = write_config(
+        dir.path(),
+        json!({
+            "server": {"read_only": false},
+            "tools": [{"name": "ship", "description": "Ship an order.", "read_only": false,
+                       "statement": "UPDATE orders SET status = 'shipped' WHERE id = ?1",
+                       "parameters": [param("id", "integer")]}],
+        }),
+    );
+    let url = format!("sqlite:{}", file.display());
+    let statuses = || sqlite_text(&file, "SELECT group_concat(status, ',') FROM orders");
+    let steps = session(
+        json!({"steps": [{"name": "ship", "arguments": {"id": 1}, "answer": "decline"}]}),
+        &config,
+        Some(&url),
+        &[],
+    );
+    assert_eq!(steps[0]["isError"], true, "{}", steps[0]);
+    assert!(shown(&steps[0]).contains("?1 = 1"), "{}", steps[0]);
+    assert_eq!(statuses(), "new,new");
+
+    let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
+    let tool_call = |mcp: &mut McpProcess, name: &str, arguments: Value, retry: Option<(&str, Value)>| {
+        let mut params = json!({"_meta": stateless_meta(), "name": name, "arguments": arguments});
+        if let Some((state, answer)) = retry {
+            params["requestState"] = json!(state);
+            params["inputResponses"] = json!({"confirm": answer});
+        }
+        mcp.request("tools/call", params)["result"].clone()
+    };
+    let asked = tool_call(&mut mcp, "ship", json!({"id": 1}), None);
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let other = tool_call(&mut mcp, "ship", json!({"id": 2}), Some((&state, accept())));
+    assert_eq!(other["resultType"], "input_required", "{other}");
+    let asked = tool_call(&mut mcp, "ship", json!({"id": 1}), None);
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let query = tool_call(
+        &mut mcp,
+        "query",
+        json!({"sql": "DELETE FROM orders WHERE id = ?", "params": [1]}),
+        Some((&state, accept())),
+    );
+    assert_eq!(query["resultType"], "input_required", "{query}");
+    assert_eq!(statuses(), "new,new");
+}
+
+/// Writes the person accepts do run, whatever form they take: the
+/// estimate (`EXPLAIN` in a read-only transaction) must not make a
+/// statement impossible to confirm.
+#[test]
+fn postgres_writes_a_person_accepts_run() {
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE pets (id int PRIMARY KEY, name text NOT NULL); INSERT INTO pets VALUES (1, 'rex'); \
+         CREATE SEQUENCE tickets; \
+         CREATE PROCEDURE rename(n text) LANGUAGE sql AS $$ UPDATE pets SET name = n WHERE id = 1 $$",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
+    let writes = [
+        "CREATE TABLE made AS SELECT * FROM pets",
+        "SELECT * INTO copied FROM pets",
+        "INSERT INTO pets VALUES (2, 'tom')",
+        "SELECT nextval('tickets')",
+        "CALL rename('called')",
+        "CREATE INDEX pets_by_name ON pets (name)",
+        "WITH added AS (INSERT INTO pets VALUES (4, 'cte') RETURNING id) SELECT * FROM added",
+    ];
+    let steps = session(
+        json!({"steps": writes.iter().map(|sql| json!({"name": "query", "arguments": {"sql": sql}, "answer": "accept"})).collect::<Vec<_>>()}),
+        &config,
+        None,
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    let failed: Vec<String> = writes
+        .iter()
+        .zip(&steps)
+        .filter(|(_, step)| step["isError"] == true || shown(step).is_empty())
+        .map(|(sql, step)| format!("{sql}: asked {}, {}", !shown(step).is_empty(), step["text"]))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "accepted writes that did not run:\n{}",
+        failed.join("\n")
+    );
+    assert_eq!(
+        db.psql("SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM pets"),
+        "1:called,2:tom,4:cte"
+    );
+}
+
+/// Found when written: a view's rule rewrites the statement before it
+/// runs, and the person is shown the view as the table it changes.
+/// `UPDATE pet_names SET name = 'x' WHERE id = 1`, where `pet_names` has
+/// `DO INSTEAD DELETE FROM pets`, reads "Tables it changes: pet_names"
+/// although it deletes every row of `pets` (the README names triggers
+/// and functions as what may change other tables, not rules). Safe: the
+/// message names `pets` (PostgreSQL's rewritten query, or the plan's
+/// `ModifyTable` relations, say it), or warns that the view's rules decide.
+#[test]
+fn the_person_is_told_the_tables_a_view_rule_changes() {
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE pets (id int PRIMARY KEY, name text NOT NULL); INSERT INTO pets VALUES (1, 'rex'), (2, 'tom'); \
+         CREATE VIEW pet_names AS SELECT id, name FROM pets; \
+         CREATE RULE wipe AS ON UPDATE TO pet_names DO INSTEAD DELETE FROM pets",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
+    let steps = session(
+        json!({"steps": [declined("UPDATE pet_names SET name = 'x' WHERE id = 1")]}),
+        &config,
+        None,
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    let message = shown(&steps[0]);
+    assert!(!message.is_empty(), "{}", steps[0]);
+    assert_eq!(db.psql("SELECT count(*) FROM pets"), "2");
+    let tables = message
+        .lines()
+        .find(|l| l.starts_with("Tables it changes"))
+        .unwrap_or_default();
+    assert!(
+        tables.contains("pets") && tables != "Tables it changes: pet_names",
+        "{message}"
+    );
+}
