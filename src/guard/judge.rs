@@ -31,6 +31,9 @@ pub enum Mode {
 pub struct Judge {
     policy: Arc<Policy>,
     mode: Mode,
+    /// Every function the statement reaches is judged as in read-only
+    /// mode, whatever `mode` says of the statement ([`Judge::planning`]).
+    reading_calls: bool,
 }
 
 impl Judge {
@@ -38,6 +41,7 @@ impl Judge {
         Judge {
             policy: Arc::new(policy),
             mode,
+            reading_calls: false,
         }
     }
 
@@ -72,6 +76,20 @@ impl Judge {
         Judge {
             policy: Arc::clone(&self.policy),
             mode: Mode::ReadOnly,
+            reading_calls: true,
+        }
+    }
+
+    /// The same judge, but every function the statement can reach (by
+    /// name, operator, cast, a table's defaults, triggers, rules and index
+    /// expressions) must be one read-only mode runs: for a statement pgmcp
+    /// only plans (`EXPLAIN`, which folds IMMUTABLE calls and estimates
+    /// with STABLE ones) before a person has said it may run.
+    pub fn planning(&self) -> Judge {
+        Judge {
+            policy: Arc::clone(&self.policy),
+            mode: self.mode,
+            reading_calls: true,
         }
     }
 
@@ -86,6 +104,7 @@ impl Judge {
         Judge {
             policy: Arc::new(policy),
             mode: self.mode,
+            reading_calls: self.reading_calls,
         }
     }
 
@@ -160,7 +179,7 @@ impl Judge {
     ) -> Result<(), Violation> {
         let unvouched: Vec<&String> = signatures.iter().filter(|s| !self.vouches(s)).collect();
         match risk {
-            Some(risk) if self.read_only() && (signatures.is_empty() || !unvouched.is_empty()) => {
+            Some(risk) if self.reading_calls_only() && (signatures.is_empty() || !unvouched.is_empty()) => {
                 let advice = if unvouched.is_empty() {
                     "if it only reads, add its full signature (schema.name(argument types)) to protection.read_only_functions".to_owned()
                 } else {
@@ -180,6 +199,12 @@ impl Judge {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether the functions a statement reaches must only read: in
+    /// read-only mode, and for a statement only planned.
+    fn reading_calls_only(&self) -> bool {
+        self.read_only() || self.reading_calls
     }
 
     /// Does `protection.read_only_functions` name this full signature?

@@ -65,17 +65,6 @@ use hooks::{HookError, Stage};
 use shape::QueryOutput;
 use size::{check_input, check_length, param_bytes};
 
-/// pgmcp's statement that makes a PostgreSQL transaction read-only, run
-/// before the statement is parsed: what runs unconfirmed under `confirm`
-/// cannot write, whatever the guard thought of it.
-fn read_only_transaction() -> backend::OwnStatement {
-    backend::OwnStatement {
-        sql: "SET TRANSACTION READ ONLY".to_owned(),
-        params: Vec::new(),
-        before_parse: true,
-    }
-}
-
 /// How long looking up "did you mean" names may take after a failed query.
 const SUGGESTION_BUDGET: Duration = Duration::from_secs(2);
 
@@ -269,7 +258,7 @@ impl Engine {
             true => &reading,
             false => &self.judge,
         };
-        let read_only = [read_only_transaction()];
+        let read_only = [confirm::proposal::read_only_transaction()];
         let statement = |prelude| Statement {
             sql: &sql,
             params: &input.params,
@@ -306,7 +295,10 @@ impl Engine {
                         catalog_version: routines.version(),
                     };
                     if gate.asks(writes) {
-                        match self.pg_proposal(&sql, input, writes, &checked, guard, &deadline).await {
+                        match self
+                            .pg_proposal(&sql, input, writes, &checked, routines, guard, &deadline)
+                            .await
+                        {
                             Ok(proposal) => return Err(Error::Unconfirmed(Box::new(proposal))),
                             Err(Error::CatalogChanged) if !judged_again => {
                                 judged_again = true;
@@ -385,84 +377,6 @@ impl Engine {
             config.query.max_result_length,
             shaped,
         ))
-    }
-
-    /// What a person is shown for a PostgreSQL statement the guard `checked`
-    /// (with the catalog at `guard`): the tables it names as changed, and
-    /// the rows its plan expects, from `EXPLAIN` (never `ANALYZE`) in a
-    /// read-only transaction that is rolled back.
-    async fn pg_proposal(
-        &self,
-        sql: &str,
-        input: &QueryInput,
-        writes: bool,
-        checked: &guard::Checked,
-        guard: Guard<'_>,
-        deadline: &Deadline,
-    ) -> Result<confirm::Proposal, Error> {
-        let estimated_rows = match confirm::pg_explainable(&checked.tree.stmts) {
-            true => {
-                let explained = format!("EXPLAIN (FORMAT JSON) {sql}");
-                let statement = Statement {
-                    sql: &explained,
-                    params: &input.params,
-                    fetch_limit: 1,
-                    budget: ReadBudget::for_answer(explain::PLAN_BYTES),
-                    database: None,
-                    rollback: true,
-                    prelude: &[read_only_transaction()],
-                    epilogue: &[],
-                };
-                let rows = self.backend.execute(statement, guard, deadline).await?;
-                rows.rows
-                    .first()
-                    .and_then(|row| row.first())
-                    .and_then(confirm::pg_estimated_rows)
-            }
-            false => None,
-        };
-        Ok(confirm::Proposal {
-            sql: sql.to_owned(),
-            params: input.params.clone(),
-            database: input.database.clone(),
-            writes,
-            tables: match writes {
-                true => confirm::pg_written_tables(&checked.tree.stmts),
-                false => Vec::new(),
-            },
-            estimated_rows,
-            dialect: Dialect::Postgres,
-        })
-    }
-
-    /// What a person is shown for an SQLite or DuckDB statement: the whole
-    /// guard judges it as the engine prepares it, which reports what it
-    /// changes and (DuckDB) the rows its plan expects; nothing runs. The
-    /// error to return: [`Error::Unconfirmed`], or why the guard or the
-    /// engine refuses the statement anyway.
-    async fn embedded_proposal(&self, sql: &str, input: &QueryInput, deadline: &Deadline) -> Error {
-        let statement = Statement {
-            sql,
-            params: &input.params,
-            fetch_limit: 0,
-            budget: ReadBudget::for_answer(0),
-            database: input.database.as_deref(),
-            rollback: true,
-            prelude: &[],
-            epilogue: &[],
-        };
-        match self.backend.change(statement, &self.judge, deadline).await {
-            Ok(change) => Error::Unconfirmed(Box::new(confirm::Proposal {
-                sql: sql.to_owned(),
-                params: input.params.clone(),
-                database: input.database.clone(),
-                writes: change.writes,
-                tables: change.tables,
-                estimated_rows: change.estimated_rows,
-                dialect: self.backend.dialect(),
-            })),
-            Err(e) => e,
-        }
     }
 
     /// The `before_query` hooks, then the timeout rule: the SQL that runs

@@ -8,7 +8,9 @@ use crate::support::curated::{bare_url, check, param, tool};
 use crate::support::files::sqlite::{make_db, scalar, url as sqlite_url};
 use crate::support::pg;
 use crate::support::pgmcp;
-use crate::support::served::write_config;
+// Writes run as the guard allows, with no one asked: the person's word
+// before a write has its own tests (confirm.rs, confirm_attacks.rs).
+use crate::support::served::write_unconfirmed_config as write_config;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
 
 /// A table with a column of each parameter type.

@@ -16,7 +16,9 @@ use serde_json::{Value, json};
 use crate::support::curated::{array_param, bare_url, check, param, tool};
 use crate::support::files::sqlite::{make_db, scalar, text as sqlite_text, url as sqlite_url};
 use crate::support::pg;
-use crate::support::served::write_config;
+// Writes run as the guard allows, with no one asked: the person's word
+// before a write has its own tests (confirm.rs, confirm_attacks.rs).
+use crate::support::served::write_unconfirmed_config as write_config;
 use crate::support::stdio::{McpProcess, UNSTARTED, is_error, tool_json, tool_names, tool_text};
 
 // ---------------------------------------------------------------- helpers

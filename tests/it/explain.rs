@@ -92,7 +92,7 @@ fn analyze_keeps_nothing_and_follows_the_mode() {
     let db = pg::server().database();
     db.psql(SHOP);
     let insert = "INSERT INTO customers SELECT i, 'new' FROM generate_series(2001, 2100) i";
-    let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": false}}));
+    let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": false}, "confirm": "never"}));
     let got = mcp.call_tool("explain", json!({"sql": insert, "analyze": true}));
     assert!(!is_error(&got), "{got}");
     assert_eq!(
@@ -121,7 +121,7 @@ fn analyze_keeps_nothing_and_follows_the_mode() {
 fn the_guard_judges_what_explain_would_run() {
     let db = pg::server().database();
     db.psql(SHOP);
-    let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": false}}));
+    let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": false}, "confirm": "never"}));
     let cases = [
         ("DELETE FROM orders", "DELETE without WHERE"),
         ("DROP TABLE orders", "DROP"),

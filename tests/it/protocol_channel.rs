@@ -27,6 +27,8 @@ fn every_switch_on_with(dir: &Path, read_only: bool) -> String {
     let doc = json!({
         "server": {"read_only": read_only},
         "protection": switches,
+        // What the guard alone does: the person's word has its own tests.
+        "confirm": "never",
         "logging": {"output": dir.join("pgmcp.log")},
     });
     std::fs::write(&path, doc.to_string()).unwrap();

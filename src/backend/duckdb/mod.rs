@@ -505,6 +505,18 @@ fn judged(session: &Session, judge: &Judge, sql: &str, params: &[Value]) -> Resu
 /// [`DuckDbBackend::change`]): judged exactly as [`run`] judges it, never
 /// run.
 fn change(session: &Session, judge: &Judge, sql: &str, params: &[Value]) -> Result<Change, Error> {
+    // Preparing it would already advance the sequence: the person is asked
+    // on the text's word, and the whole guard judges it when it runs.
+    let outline = Outline::duckdb(sql);
+    if guard::duckdb::advances_sequence(&outline) {
+        guard::one_statement(session.extract(sql).map_err(db_error)?.count)?;
+        guard::duckdb::text(judge, &outline)?;
+        return Ok(Change {
+            writes: true,
+            tables: Vec::new(),
+            estimated_rows: None,
+        });
+    }
     let Judged {
         outline,
         kind,

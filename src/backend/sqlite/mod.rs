@@ -367,14 +367,25 @@ fn guarded<'c>(conn: &'c mut Connection, judge: &Judge, sql: &str, params: &[Val
     outline.replacing_tables = replacing_tables(conn)?;
     let refused: Arc<Mutex<Option<Violation>>> = Arc::default();
     let changed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let reports: Arc<Mutex<bool>> = Arc::default();
     {
-        let (judge, outline, refused, changed) = (
+        let (judge, outline, refused, changed, reports) = (
             judge.clone(),
             outline.clone(),
             Arc::clone(&refused),
             Arc::clone(&changed),
+            Arc::clone(&reports),
         );
         conn.authorizer(Some(move |ctx: rusqlite::hooks::AuthContext<'_>| {
+            if let rusqlite::hooks::AuthAction::Pragma {
+                pragma_name,
+                pragma_value: None,
+            } = ctx.action
+                && REPORTING_PRAGMAS.iter().any(|p| p.eq_ignore_ascii_case(pragma_name))
+                && let Ok(mut reports) = reports.lock()
+            {
+                *reports = true;
+            }
             if let Some(table) = changes(&ctx.action)
                 && let Ok(mut tables) = changed.lock()
                 && !tables.iter().any(|t| t == table)
@@ -405,11 +416,17 @@ fn guarded<'c>(conn: &'c mut Connection, judge: &Judge, sql: &str, params: &[Val
             });
         }
     };
-    guard::sqlite::statement(judge, &outline, stmt.readonly())?;
+    let reports = reports.lock().map(|r| *r).unwrap_or(false);
+    guard::sqlite::statement(judge, &outline, stmt.readonly() || reports)?;
     guard::check_params(stmt.parameter_count(), params, guard::Placeholders::Positional)
         .map_err(|e| Error::Input(InputError::Params(e)))?;
     Ok(Guarded { stmt, refused, changed })
 }
+
+/// Pragmas SQLite marks as writing even without a value, where they only
+/// report the setting (`PRAGMA journal_mode` answers `delete`; the same
+/// opcode changes the mode when given one).
+const REPORTING_PRAGMAS: &[&str] = &["journal_mode"];
 
 /// The table an action SQLite reports changes, if it changes one (its
 /// own bookkeeping tables, `sqlite_*`, are not the person's concern).

@@ -23,7 +23,7 @@ pub use self::plan::Plan;
 #[cfg_attr(not(feature = "duckdb"), allow(unused_imports))]
 pub use self::statement::statement;
 #[cfg_attr(not(feature = "duckdb"), allow(unused_imports))]
-pub use self::text::text;
+pub use self::text::{advances_sequence, text};
 use super::outline::Outline;
 
 /// What a DuckDB statement is, as DuckDB's `duckdb_statement_type` says.

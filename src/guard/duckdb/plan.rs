@@ -282,7 +282,7 @@ mod tests {
         let whole = Plan {
             operators: vec!["DELETE".into(), "SEQ_SCAN".into()],
             whole_table: true,
-            functions: Vec::new(),
+            ..Plan::default()
         };
         let merge = Plan {
             operators: vec!["MERGE_INTO".into()],

@@ -625,7 +625,7 @@ mod tests {
         let whole = Plan {
             operators: vec!["DELETE".into()],
             whole_table: true,
-            functions: Vec::new(),
+            ..Plan::default()
         };
         let tail = |sql: &str, kind: Kind, plan: Option<Plan>| {
             (

@@ -61,6 +61,18 @@ const ACTING_TABLE_FUNCTIONS: &[&str] = &[
 /// Table functions that checkpoint the database: maintenance.
 const CHECKPOINT_FUNCTIONS: &[&str] = &["checkpoint", "force_checkpoint"];
 
+/// Functions that advance a sequence: a change no rollback undoes, and
+/// one DuckDB makes as early as it prepares a statement that calls them in
+/// a table function's arguments (`range(nextval('s'))`).
+const SEQUENCE_FUNCTIONS: &[&str] = &["nextval", "setval"];
+
+/// Whether the statement calls a function that advances a sequence, which
+/// preparing it can already do: nothing about it may be asked of DuckDB
+/// before it is meant to run.
+pub fn advances_sequence(outline: &Outline) -> bool {
+    outline.calls.iter().any(|c| SEQUENCE_FUNCTIONS.contains(&c.as_str()))
+}
+
 /// The rules the tokens alone decide, applied before DuckDB prepares the
 /// statement: preparing already reads files (a CSV's columns are sniffed
 /// while binding), so a file function must be refused before.
@@ -162,6 +174,12 @@ pub(super) fn function(judge: &Judge, bare: &str) -> Result<(), Violation> {
         // Read-only first: allow_maintenance cannot make a checkpoint run there.
         judge.write(|| format!("function {bare}()"), "it checkpoints the database")?;
         judge.decide(Finding::maintenance(format!("function {bare}() is not allowed")))?;
+    }
+    if SEQUENCE_FUNCTIONS.contains(&bare) {
+        judge.write(
+            || format!("function {bare}()"),
+            "it advances a sequence, which no rollback undoes",
+        )?;
     }
     if ACTING_TABLE_FUNCTIONS.contains(&bare) {
         judge.decide(Finding::new(

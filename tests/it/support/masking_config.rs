@@ -14,6 +14,9 @@ pub fn write_config(dir: &Path) -> String {
     let text = json!({
         "server": {"read_only": false},
         "protection": {"allow_drop": true},
+        // The schema changes mid-session from a client that asks no one;
+        // a person's word before a write has its own tests (confirm.rs).
+        "confirm": "never",
         "logging": {"output": dir.join("pgmcp.log")},
         "query": {"default_timeout_seconds": 30, "list_tables_timeout_seconds": 10, "describe_table_timeout_seconds": 10},
         "sanitization": [{"pattern": r"[\w.+-]+@[\w-]+\.[\w.]+", "replacement": "[email]"}],

@@ -33,6 +33,17 @@ pub fn write_config(dir: &Path, extra: Value) -> String {
     path.to_str().unwrap().to_owned()
 }
 
+/// [`write_config`] for a test of what the guard and the pipeline do with
+/// writes from a client that asks no one: `confirm` off. A person's word
+/// before a write has its own tests (`confirm.rs`, `confirm_attacks.rs`).
+pub fn write_unconfirmed_config(dir: &Path, extra: Value) -> String {
+    let mut extra = extra;
+    if let Some(map) = extra.as_object_mut() {
+        map.entry("confirm").or_insert(json!("never"));
+    }
+    write_config(dir, extra)
+}
+
 pub fn pg_session(db: &pg::TestDb, config: &str) -> McpProcess {
     let mut mcp = McpProcess::spawn(&["serve", "--config", config], &[("PGMCP_PG_CONNSTRING", &db.url)]);
     mcp.initialize();

@@ -12,7 +12,9 @@
 //! judge (and, on PostgreSQL, in a `READ ONLY` transaction): if it turned
 //! out to write after all, it is refused, never run unconfirmed.
 //!
-//! Pure: what the pipeline asks the backends lives in `super`.
+//! Pure; what the pipeline asks the engines for a proposal: [`proposal`].
+
+pub(crate) mod proposal;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -43,6 +45,8 @@ pub struct Proposal {
     pub params: Vec<Value>,
     /// The SQLite file inside `sqlite.root` the call names, if any.
     pub database: Option<String>,
+    /// The `databases` entry it runs on, on a server with several.
+    pub named: Option<String>,
     /// The guard classifies it as writing (with `confirm: "all"`, a
     /// statement that only reads is proposed too).
     pub writes: bool,
@@ -52,6 +56,8 @@ pub struct Proposal {
     /// The rows the engine's planner expects it to touch, without running
     /// it; `None` when the engine gives no estimate.
     pub estimated_rows: Option<u64>,
+    /// Why there is no estimate, when there is none.
+    pub unestimated: Option<&'static str>,
     /// The engine, for the person's message.
     #[serde(skip)]
     pub dialect: Dialect,
@@ -60,8 +66,11 @@ pub struct Proposal {
 impl Proposal {
     /// Whether this is the statement `sql` with `params` on `database`:
     /// what a person's acceptance is tied to (the estimate may move).
-    pub fn is_for(&self, sql: &str, params: &[Value], database: Option<&str>) -> bool {
-        self.sql == sql && self.params == params && self.database.as_deref() == database
+    pub fn is_for(&self, sql: &str, params: &[Value], database: Option<&str>, named: Option<&str>) -> bool {
+        self.sql == sql
+            && self.params == params
+            && self.database.as_deref() == database
+            && self.named.as_deref() == named
     }
 
     /// The message the person reads: the statement, its parameters, the
@@ -71,7 +80,7 @@ impl Proposal {
             true => "The agent asks to run this statement, which changes data:\n\n".to_owned(),
             false => "The agent asks to run this statement:\n\n".to_owned(),
         };
-        text.push_str(self.sql.trim());
+        text.push_str(&shown(self.sql.trim()));
         text.push('\n');
         if !self.params.is_empty() {
             let marker = |i: usize| match self.dialect {
@@ -86,13 +95,16 @@ impl Proposal {
                 .collect();
             text.push_str(&format!("\nParameters: {}\n", params.join(", ")));
         }
+        if let Some(named) = &self.named {
+            text.push_str(&format!("Database: {}\n", shown(named)));
+        }
         if let Some(database) = &self.database {
-            text.push_str(&format!("Database file: {database}\n"));
+            text.push_str(&format!("Database file: {}\n", shown(database)));
         }
         if self.writes {
             match self.tables.is_empty() {
                 true => text.push_str("Tables it changes: not reported by the engine; read the statement\n"),
-                false => text.push_str(&format!("Tables it changes: {}\n", self.tables.join(", "))),
+                false => text.push_str(&format!("Tables it changes: {}\n", shown(&self.tables.join(", ")))),
             }
         }
         let engine = match self.dialect {
@@ -104,11 +116,52 @@ impl Proposal {
             Some(rows) => text.push_str(&format!(
                 "Estimated rows: about {rows} ({engine}'s plan estimate; nothing has run)\n"
             )),
-            None => text.push_str(&format!("Estimated rows: {engine} gives no estimate for it\n")),
+            None => text.push_str(&format!(
+                "Estimated rows: none, {}\n",
+                self.unestimated.unwrap_or("the engine gives no estimate for it")
+            )),
         }
         text.push_str("\nAccept to run it. Decline or cancel, and nothing runs.");
         text
     }
+}
+
+/// `text` as the person reads it, so that nothing in it can hide what
+/// runs: characters that are invisible, reorder the text or move the
+/// cursor are written as `\u{...}`, and a run of more than one blank
+/// line is counted rather than shown.
+pub fn shown(text: &str) -> String {
+    let hidden = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}')
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0usize;
+    for (i, line) in text.split('\n').enumerate() {
+        if line.trim().is_empty() && i > 0 {
+            blank += 1;
+            continue;
+        }
+        match blank {
+            0 => {}
+            1 => out.push('\n'),
+            n => out.push_str(&format!("\n[{n} blank lines]")),
+        }
+        blank = 0;
+        if i > 0 {
+            out.push('\n');
+        }
+        for c in line.chars() {
+            match hidden(c) {
+                true => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
+                false => out.push(c),
+            }
+        }
+    }
+    if blank > 1 {
+        out.push_str(&format!("\n[{blank} blank lines]"));
+    }
+    out
 }
 
 /// Whether a call with `consent` waits for a person where `confirm`
@@ -124,7 +177,9 @@ pub fn gate<'a>(
     match consent {
         Consent::Caller => Gate::Open,
         _ if config.read_only || config.confirm.when == ConfirmWhen::Never => Gate::Open,
-        Consent::Given(proposal) if proposal.is_for(sql, params, database) => Gate::Given(proposal),
+        Consent::Given(proposal) if proposal.is_for(sql, params, database, config.name.as_deref()) => {
+            Gate::Given(proposal)
+        }
         Consent::Given(_) | Consent::Model => Gate::Closed(config.confirm.when),
     }
 }
@@ -206,6 +261,35 @@ pub fn pg_written_tables(stmts: &[Value]) -> Vec<String> {
     out
 }
 
+/// The tables PostgreSQL's plan (`EXPLAIN (FORMAT JSON)`) changes: every
+/// `ModifyTable` node's relation, in each plan (a rule can add plans), as
+/// PostgreSQL rewrote the statement (a view's rules, its base table).
+pub fn pg_planned_tables(document: &Value) -> Vec<String> {
+    fn walk(node: &Value, out: &mut Vec<String>) {
+        match node {
+            Value::Object(map) => {
+                if map.get("Node Type").and_then(Value::as_str) == Some("ModifyTable")
+                    && let Some(name) = map.get("Relation Name").and_then(Value::as_str)
+                {
+                    let name = match map.get("Schema").and_then(Value::as_str) {
+                        Some(schema) => format!("{schema}.{name}"),
+                        None => name.to_owned(),
+                    };
+                    if !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+                map.values().for_each(|v| walk(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(document, &mut out);
+    out
+}
+
 /// The PostgreSQL statement kinds `EXPLAIN` plans (`EXPLAIN` of anything
 /// else is a syntax error): the top node of the parse tree.
 pub fn pg_explainable(stmts: &[Value]) -> bool {
@@ -275,6 +359,33 @@ mod tests {
     }
 
     #[test]
+    fn what_the_person_sees_hides_nothing() {
+        let cases = [
+            ("UPDATE t SET v = 1", "UPDATE t SET v = 1"),
+            ("a\n\nb", "a\n\nb"),
+            ("a\n\n\n\nb", "a\n[3 blank lines]\nb"),
+            ("a\n   \n\t\nb", "a\n[2 blank lines]\nb"),
+            ("a /* \u{202E} */ b", "a /* \\u{202E} */ b"),
+            ("a\u{200B}b\rc\u{1b}[2J", "a\\u{200B}b\\u{000D}c\\u{001B}[2J"),
+            ("tail\n\n\n", "tail\n[3 blank lines]"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(shown(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn tables_a_plan_changes() {
+        let plan = json!([
+            {"Plan": {"Node Type": "ModifyTable", "Operation": "Delete", "Relation Name": "pets", "Schema": "public",
+                      "Plans": [{"Node Type": "Seq Scan", "Relation Name": "pets"}]}},
+            {"Plan": {"Node Type": "ModifyTable", "Relation Name": "log"}}
+        ]);
+        assert_eq!(pg_planned_tables(&plan), ["public.pets", "log"]);
+        assert!(pg_planned_tables(&json!([{"Plan": {"Node Type": "Seq Scan", "Relation Name": "t"}}])).is_empty());
+    }
+
+    #[test]
     fn what_explain_plans() {
         for (sql, explainable) in [
             ("UPDATE o SET x = 1 WHERE id = 2", true),
@@ -310,13 +421,15 @@ mod tests {
             sql: "DELETE FROM t WHERE id = $1".into(),
             params: vec![json!(1)],
             database: None,
+            named: None,
             writes: true,
             tables: vec!["t".into()],
             estimated_rows: Some(1),
+            unestimated: None,
             dialect: Dialect::Postgres,
         };
         let config = |read_only: bool, when: ConfirmWhen| {
-            let mut c = Config::default();
+            let mut c = Config::from_json("{}", None).unwrap();
             c.read_only = read_only;
             c.confirm = Confirm {
                 when,
