@@ -338,6 +338,41 @@ fn the_stateless_form_asks_with_input_required() {
     assert_eq!(pets(&db), "2:tom");
 }
 
+/// Over Streamable HTTP (a team's server), the question reaches the
+/// person on the call's own stream: declined runs nothing, accepted runs.
+#[test]
+fn a_person_confirms_over_http() {
+    let db = crate::support::http::db();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, port) = crate::support::http::start(&db.url, dir.path(), &[("PGMCP_HTTP_TOKEN", "c0nfirm")]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_confirm.py");
+    let plan = json!({"steps": [
+        call("DELETE FROM pets WHERE id = $1", json!([1]), "decline"),
+        call("INSERT INTO pets VALUES ($1, $2)", json!([2, "tom"]), "accept"),
+    ]});
+    let out = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", &[PYTHON_SDK]))
+        .arg(script)
+        .arg(plan.to_string())
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .arg("c0nfirm")
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let seen: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let steps = seen["steps"].as_array().unwrap_or_else(|| panic!("{seen}"));
+    assert_eq!(steps[0]["isError"], true, "{}", steps[0]);
+    assert!(
+        shown(&steps[0]).contains("DELETE FROM pets WHERE id = $1"),
+        "{}",
+        steps[0]
+    );
+    assert_eq!(steps[1]["isError"], false, "{}", steps[1]);
+    assert!(shown(&steps[1]).contains("INSERT INTO pets"), "{}", steps[1]);
+    assert_eq!(pets(&db), "1:rex,2:tom");
+    server.kill();
+}
+
 /// SQLite: the tables SQLite's authorizer reports (a trigger's too), and
 /// the answer each time read back from the file.
 #[test]
