@@ -9,55 +9,13 @@
 use serde_json::{Value, json};
 
 use crate::support::pg;
-use crate::support::python_sdk::PYTHON_SDK;
+use crate::support::python_sdk::{PYTHON_SDK, confirm_session, shown, stateless_meta};
 use crate::support::served::write_config;
 use crate::support::stdio::{McpProcess, inside_boundary, raw_text};
 use crate::support::tools;
 
-/// Run `plan` (see fixtures/clients/python_sdk_confirm.py) in one session
-/// with `pgmcp serve --config <config> [--database <url>]`; the steps'
-/// answers.
-fn session(plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Vec<Value> {
-    let home = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_confirm.py");
-    let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", &[PYTHON_SDK]));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .envs(envs.iter().copied())
-        .arg(script)
-        .arg(plan.to_string())
-        .arg(env!("CARGO_BIN_EXE_pgmcp"))
-        .args(["serve", "--config", config]);
-    if let Some(database) = database {
-        cmd.args(["--database", database]);
-    }
-    let out = cmd.output().expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let seen: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
-    assert!(
-        seen.get("error").is_none(),
-        "{seen}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    seen["steps"].as_array().unwrap().clone()
-}
-
 fn call(sql: &str, params: Value, answer: &str) -> Value {
     json!({"name": "query", "arguments": {"sql": sql, "params": params}, "answer": answer})
-}
-
-/// What the person was shown in a step, as one text (empty: not asked).
-fn shown(step: &Value) -> String {
-    step["asked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["message"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n---\n")
 }
 
 fn pets(db: &pg::TestDb) -> String {
@@ -83,7 +41,7 @@ fn a_person_accepts_declines_or_cancels_a_write_on_postgres() {
         json!({"server": {"read_only": false}, "confirm_timeout_seconds": 3}),
     );
     let rename = "UPDATE pets SET name = $1 WHERE id <= $2";
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [
             call("SELECT count(*) AS n FROM pets", json!([]), "decline"),
             call(rename, json!(["declined", 10]), "decline"),
@@ -126,7 +84,7 @@ fn a_person_accepts_declines_or_cancels_a_write_on_postgres() {
         steps[1]
     );
 
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [call(rename, json!(["accepted", 2]), "accept")]}),
         &config,
         None,
@@ -153,7 +111,7 @@ fn what_is_asked_follows_the_guard_and_the_setting() {
     let dir = tempfile::tempdir().unwrap();
     let env = [("PGMCP_PG_CONNSTRING", db.url.as_str())];
     let writes = write_config(dir.path(), json!({"server": {"read_only": false}}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [
             call("SELECT adopt('hidden')", json!([]), "decline"),
             call("SELECT nextval('tickets')", json!([]), "decline"),
@@ -180,7 +138,7 @@ fn what_is_asked_follows_the_guard_and_the_setting() {
 
     let dir = tempfile::tempdir().unwrap();
     let all = write_config(dir.path(), json!({"server": {"read_only": false}, "confirm": "all"}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [call("SELECT name FROM pets", json!([]), "accept")]}),
         &all,
         None,
@@ -195,7 +153,7 @@ fn what_is_asked_follows_the_guard_and_the_setting() {
 
     let dir = tempfile::tempdir().unwrap();
     let never = write_config(dir.path(), json!({"server": {"read_only": false}, "confirm": "never"}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [call("SELECT adopt('unasked')", json!([]), "decline")]}),
         &never,
         None,
@@ -207,7 +165,7 @@ fn what_is_asked_follows_the_guard_and_the_setting() {
 
     let dir = tempfile::tempdir().unwrap();
     let reading = write_config(dir.path(), json!({"confirm": "all"}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [call("SELECT count(*) AS n FROM pets", json!([]), "decline")]}),
         &reading,
         None,
@@ -225,7 +183,7 @@ fn a_client_without_elicitation_is_refused_naming_the_setting() {
     db.psql("CREATE TABLE pets (id int PRIMARY KEY, name text NOT NULL); INSERT INTO pets VALUES (1, 'rex')");
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"elicitation": false, "steps": [
             call("DELETE FROM pets WHERE id = $1", json!([1]), "accept"),
             call("SELECT name FROM pets", json!([]), "accept"),
@@ -246,14 +204,6 @@ fn a_client_without_elicitation_is_refused_naming_the_setting() {
         "reads still run"
     );
     assert_eq!(pets(&db), "1:rex");
-}
-
-fn stateless_meta(capabilities: Value) -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    })
 }
 
 /// The 2026-07-28 form: the call answers `input_required` with the
@@ -396,7 +346,7 @@ fn sqlite_writes_wait_for_the_person() {
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
     let url = format!("sqlite:{}", file.display());
     let ship = "UPDATE orders SET status = ? WHERE id = ?";
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [
             call(ship, json!(["declined", 1]), "decline"),
             call(ship, json!(["shipped", 1]), "accept"),
@@ -424,7 +374,7 @@ fn duckdb_writes_wait_for_the_person() {
     let file = dir.path().join("events.duckdb");
     let url = format!("duckdb:{}", file.display());
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [
             {"name": "query", "arguments": {"sql": "CREATE TABLE events AS SELECT range AS id FROM range(100)"}, "answer": "accept"},
             call("DELETE FROM events WHERE id < ?", json!([10]), "decline"),

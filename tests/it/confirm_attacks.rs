@@ -9,70 +9,20 @@
 use serde_json::{Value, json};
 
 use crate::support::pg;
-use crate::support::python_sdk::PYTHON_SDK;
+use crate::support::python_sdk::{confirm_session, shown, stateless_meta};
 use crate::support::served::write_config;
 use crate::support::stdio::{McpProcess, raw_text};
-use crate::support::tools;
-
-/// Run `plan` (see fixtures/clients/python_sdk_confirm.py) in one session
-/// with `pgmcp serve --config <config> [--database <url>]`; the steps'
-/// answers.
-fn session(plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Vec<Value> {
-    let home = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_confirm.py");
-    let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", &[PYTHON_SDK]));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .envs(envs.iter().copied())
-        .arg(script)
-        .arg(plan.to_string())
-        .arg(env!("CARGO_BIN_EXE_pgmcp"))
-        .args(["serve", "--config", config]);
-    if let Some(database) = database {
-        cmd.args(["--database", database]);
-    }
-    let out = cmd.output().expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let seen: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
-    assert!(
-        seen.get("error").is_none(),
-        "{seen}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    seen["steps"].as_array().unwrap().clone()
-}
 
 /// A `query` call the person answers with "decline" if asked.
 fn declined(sql: &str) -> Value {
     json!({"name": "query", "arguments": {"sql": sql, "params": []}, "answer": "decline"})
 }
 
-/// What the person was shown in a step, as one text (empty: not asked).
-fn shown(step: &Value) -> String {
-    step["asked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["message"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n---\n")
-}
-
-fn stateless_meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    })
-}
-
 /// A 2026-07-28 `tools/call` of `query` with `arguments`, retrying with
 /// `(state, answer)` when given; the result.
 fn stateless_call(mcp: &mut McpProcess, arguments: &Value, retry: Option<(&str, Value)>) -> Value {
-    let mut params = json!({"_meta": stateless_meta(), "name": "query", "arguments": arguments});
+    let mut params =
+        json!({"_meta": stateless_meta(json!({"elicitation": {"form": {}}})), "name": "query", "arguments": arguments});
     if let Some((state, answer)) = retry {
         params["requestState"] = json!(state);
         params["inputResponses"] = json!({"confirm": answer});
@@ -298,7 +248,7 @@ fn postgres_writes_in_disguise_never_run_unasked() {
         "SELECT lo_create(0)",
         "SELECT txid_current()",
     ];
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": attacks.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
         &config,
         None,
@@ -358,7 +308,7 @@ fn the_postgres_estimate_runs_no_function_before_the_person_answers() {
     assert_eq!(exists(), "f");
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [declined("SELECT folded()")]}),
         &config,
         None,
@@ -430,7 +380,7 @@ fn sqlite_writes_in_disguise_never_run_unasked() {
         "SAVEPOINT s",
         "SELECT load_extension('x')",
     ];
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": attacks.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
         &config,
         Some(&url),
@@ -453,6 +403,23 @@ fn sqlite_writes_in_disguise_never_run_unasked() {
     assert!(files.is_empty(), "{files:?}\n{}", report.join("\n"));
 }
 
+/// Each of `reads` sent in one session (the person declines if asked):
+/// the ones that were asked about or refused, with what the model read.
+fn asked_or_refused(reads: &[&str], config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Vec<String> {
+    let steps = confirm_session(
+        json!({"steps": reads.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
+        config,
+        database,
+        envs,
+    );
+    reads
+        .iter()
+        .zip(&steps)
+        .filter(|(_, step)| !shown(step).is_empty() || step["isError"] == true)
+        .map(|(sql, step)| format!("{sql}: {}", step["text"]))
+        .collect()
+}
+
 /// False positives: what only reads runs unasked, on PostgreSQL and SQLite.
 #[test]
 fn reads_are_not_asked_about() {
@@ -470,18 +437,7 @@ fn reads_are_not_asked_about() {
         "VALUES (1), (2)",
         "TABLE pets",
     ];
-    let steps = session(
-        json!({"steps": reads.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
-        &config,
-        None,
-        &[("PGMCP_PG_CONNSTRING", &db.url)],
-    );
-    let mut asked = Vec::new();
-    for (sql, step) in reads.iter().zip(&steps) {
-        if !shown(step).is_empty() || step["isError"] == true {
-            asked.push(format!("{sql}: {}", step["text"]));
-        }
-    }
+    let asked = asked_or_refused(&reads, &config, None, &[("PGMCP_PG_CONNSTRING", &db.url)]);
     assert!(asked.is_empty(), "reads asked about or refused:\n{}", asked.join("\n"));
 
     let file = sqlite_file(
@@ -501,18 +457,7 @@ fn reads_are_not_asked_about() {
         "EXPLAIN SELECT * FROM t",
         "SELECT random(), datetime('now')",
     ];
-    let steps = session(
-        json!({"steps": reads.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
-        &config,
-        Some(&url),
-        &[],
-    );
-    let asked: Vec<String> = reads
-        .iter()
-        .zip(&steps)
-        .filter(|(_, step)| !shown(step).is_empty() || step["isError"] == true)
-        .map(|(sql, step)| format!("{sql}: {}", step["text"]))
-        .collect();
+    let asked = asked_or_refused(&reads, &config, Some(&url), &[]);
     assert!(asked.is_empty(), "reads asked about or refused:\n{}", asked.join("\n"));
 }
 
@@ -538,7 +483,7 @@ fn duckdb_nextval_waits_for_the_person() {
     crate::support::files::duckdb::make_db(&file, "CREATE SEQUENCE s; CREATE TABLE t (id INTEGER)");
     let url = format!("duckdb:{}", file.display());
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [
             declined("SELECT nextval('s') AS n"),
             declined("SELECT * FROM range(nextval('s'))"),
@@ -580,18 +525,7 @@ fn sqlite_pragmas_that_only_report_are_not_asked_about() {
         "PRAGMA data_version",
         "SELECT * FROM pragma_journal_mode",
     ];
-    let steps = session(
-        json!({"steps": reads.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
-        &config,
-        Some(&url),
-        &[],
-    );
-    let asked: Vec<String> = reads
-        .iter()
-        .zip(&steps)
-        .filter(|(_, step)| !shown(step).is_empty() || step["isError"] == true)
-        .map(|(sql, step)| format!("{sql}: {}", step["text"]))
-        .collect();
+    let asked = asked_or_refused(&reads, &config, Some(&url), &[]);
     assert!(asked.is_empty(), "reads asked about or refused:\n{}", asked.join("\n"));
 }
 
@@ -612,18 +546,7 @@ fn postgres_volatile_reads_are_not_asked_about() {
         "SELECT last_value FROM tickets",
         "SELECT pg_sequence_last_value('tickets')",
     ];
-    let steps = session(
-        json!({"steps": reads.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
-        &config,
-        None,
-        &[("PGMCP_PG_CONNSTRING", &db.url)],
-    );
-    let asked: Vec<String> = reads
-        .iter()
-        .zip(&steps)
-        .filter(|(_, step)| !shown(step).is_empty() || step["isError"] == true)
-        .map(|(sql, step)| format!("{sql}: {}", step["text"]))
-        .collect();
+    let asked = asked_or_refused(&reads, &config, None, &[("PGMCP_PG_CONNSTRING", &db.url)]);
     assert!(asked.is_empty(), "reads asked about or refused:\n{}", asked.join("\n"));
 }
 
@@ -647,7 +570,7 @@ fn the_person_sees_the_whole_statement_not_a_padded_one() {
     let url = format!("sqlite:{}", file.display());
     let padded = format!("UPDATE t SET v = 'x' WHERE id = 1{}OR true", "\n".repeat(300));
     let flipped = "UPDATE t SET v = 'x' WHERE id = 1 /* \u{202E} */ OR true";
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [declined(&padded), declined(flipped)]}),
         &config,
         Some(&url),
@@ -688,7 +611,7 @@ fn curated_writes_wait_for_the_person_and_their_state_stays_theirs() {
     );
     let url = format!("sqlite:{}", file.display());
     let statuses = || sqlite_text(&file, "SELECT group_concat(status, ',') FROM orders");
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [{"name": "ship", "arguments": {"id": 1}, "answer": "decline"}]}),
         &config,
         Some(&url),
@@ -700,7 +623,7 @@ fn curated_writes_wait_for_the_person_and_their_state_stays_theirs() {
 
     let mut mcp = McpProcess::spawn(&["serve", "--config", &config, "--database", &url], &[]);
     let tool_call = |mcp: &mut McpProcess, name: &str, arguments: Value, retry: Option<(&str, Value)>| {
-        let mut params = json!({"_meta": stateless_meta(), "name": name, "arguments": arguments});
+        let mut params = json!({"_meta": stateless_meta(json!({"elicitation": {"form": {}}})), "name": name, "arguments": arguments});
         if let Some((state, answer)) = retry {
             params["requestState"] = json!(state);
             params["inputResponses"] = json!({"confirm": answer});
@@ -746,7 +669,7 @@ fn postgres_writes_a_person_accepts_run() {
         "CREATE INDEX pets_by_name ON pets (name)",
         "WITH added AS (INSERT INTO pets VALUES (4, 'cte') RETURNING id) SELECT * FROM added",
     ];
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": writes.iter().map(|sql| json!({"name": "query", "arguments": {"sql": sql}, "answer": "accept"})).collect::<Vec<_>>()}),
         &config,
         None,
@@ -787,7 +710,7 @@ fn the_person_is_told_the_tables_a_view_rule_changes() {
     );
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
-    let steps = session(
+    let steps = confirm_session(
         json!({"steps": [declined("UPDATE pet_names SET name = 'x' WHERE id = 1")]}),
         &config,
         None,

@@ -21,8 +21,44 @@ pub fn session(plan: Value, config: &str, database: Option<&str>, envs: &[(&str,
 
 /// [`session`], whole: the capabilities, the instructions and the steps.
 pub fn session_seen(plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Value {
+    run("python_sdk_catalog.py", plan, config, database, envs)
+}
+
+/// Run `plan` (see fixtures/clients/python_sdk_confirm.py: a client whose
+/// person answers elicitations as each step says) in one session with
+/// `pgmcp serve --config <config> [--database <database>]`; the steps'
+/// answers, each with what the person was asked.
+pub fn confirm_session(plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Vec<Value> {
+    let seen = run("python_sdk_confirm.py", plan, config, database, envs);
+    seen["steps"].as_array().unwrap().clone()
+}
+
+/// What the person was shown in a step of [`confirm_session`], as one
+/// text (empty: not asked).
+pub fn shown(step: &Value) -> String {
+    step["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["message"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// The `_meta` of a 2026-07-28 request from a client with `capabilities`.
+pub fn stateless_meta(capabilities: Value) -> Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// The fixture `script` run with `plan` against the real binary serving
+/// `config`, in a clean environment holding only `envs`: what it printed.
+fn run(script: &str, plan: Value, config: &str, database: Option<&str>, envs: &[(&str, &str)]) -> Value {
     let home = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clients/python_sdk_catalog.py");
+    let script = format!("{}/fixtures/clients/{script}", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = std::process::Command::new(tools::python("PGMCP_TEST_PYTHON", "py", &[PYTHON_SDK]));
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
