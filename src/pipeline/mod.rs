@@ -295,10 +295,13 @@ impl Engine {
                         catalog_version: routines.version(),
                     };
                     if gate.asks(writes) {
-                        match self
-                            .pg_proposal(&sql, input, writes, &checked, routines, guard, &deadline)
-                            .await
-                        {
+                        let judged = confirm::proposal::PgJudged {
+                            checked: &checked,
+                            routines,
+                            guard,
+                            writes,
+                        };
+                        match self.pg_proposal(&sql, input, judged, &deadline).await {
                             Ok(proposal) => return Err(Error::Unconfirmed(Box::new(proposal))),
                             Err(Error::CatalogChanged) if !judged_again => {
                                 judged_again = true;

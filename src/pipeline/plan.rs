@@ -105,6 +105,66 @@ pub fn index_names(explained: &Value) -> Vec<&str> {
     out
 }
 
+/// What a statement's plan says it changes, before it runs: each
+/// `ModifyTable` node's relation (as PostgreSQL rewrote the statement: a
+/// view's rules, its base table), and the rows they touch, summed over
+/// them (a writable CTE holds one each). `rows` is the top node's rows
+/// where nothing changes (a `SELECT` that calls a function).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Change {
+    pub tables: Vec<String>,
+    pub rows: Option<u64>,
+}
+
+/// [`Change`] of a plan (`EXPLAIN (FORMAT JSON)`, no `ANALYZE`).
+pub fn change(explained: &Value) -> Change {
+    fn visit(node: &Value, change: &mut Change, touched: &mut Option<f64>) {
+        match node {
+            Value::Object(map) => {
+                if map.get("Node Type").and_then(Value::as_str) == Some("ModifyTable") {
+                    if let Some(table) = map.get("Relation Name").and_then(Value::as_str)
+                        && !change.tables.iter().any(|t| t == table)
+                    {
+                        change.tables.push(table.to_owned());
+                    }
+                    // The rows come from the plans that feed it (its
+                    // `Outer` child; before PostgreSQL 14, one `Member`
+                    // per table), not from an InitPlan or SubPlan listed
+                    // before them; a ModifyTable returns none itself
+                    // without RETURNING.
+                    let fed = map
+                        .get("Plans")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|p| matches!(relationship(p), Some("Outer" | "Member")))
+                        .filter_map(|p| number(p, "Plan Rows"))
+                        .reduce(|a, b| a + b);
+                    *touched = match (*touched, fed) {
+                        (Some(sum), Some(rows)) => Some(sum + rows),
+                        (None, rows) | (rows, None) => rows,
+                    };
+                }
+                map.values().for_each(|v| visit(v, change, touched));
+            }
+            Value::Array(items) => items.iter().for_each(|v| visit(v, change, touched)),
+            _ => {}
+        }
+    }
+    fn relationship(node: &Value) -> Option<&str> {
+        node.get("Parent Relationship").and_then(Value::as_str)
+    }
+    let mut change = Change::default();
+    let mut touched = None;
+    visit(explained, &mut change, &mut touched);
+    let rows = match change.tables.is_empty() {
+        true => explained.get(0).and_then(|top| top.get("Plan")).and_then(|p| number(p, "Plan Rows")),
+        false => touched,
+    };
+    change.rows = rows.filter(|r| *r >= 0.0).map(|r| r.round() as u64);
+    change
+}
+
 fn number(value: &Value, key: &str) -> Option<f64> {
     value.get(key).and_then(Value::as_f64)
 }
@@ -358,5 +418,53 @@ mod tests {
         assert_eq!(s.slowest[0].self_cost, 35.5);
         assert!(s.findings.is_empty(), "{:?}", s.findings);
         assert_eq!(summarize(&json!({"not": "a plan"})), None);
+    }
+
+    /// What a plan says a statement changes: InitPlans listed before the
+    /// input are not its rows; a writable CTE's change counts; a
+    /// statement that changes nothing is its top node's rows.
+    #[test]
+    fn what_a_plan_changes() {
+        let scan = |rows: u64, relationship: &str| {
+            json!({"Node Type": "Seq Scan", "Relation Name": "pets", "Plan Rows": rows,
+                   "Parent Relationship": relationship})
+        };
+        let modify = |table: &str, plans: Value| {
+            json!({"Node Type": "ModifyTable", "Operation": "Update", "Relation Name": table, "Plan Rows": 0,
+                   "Plans": plans})
+        };
+        let cases = [
+            (json!([{"Plan": modify("pets", json!([scan(42, "Outer")]))}]), vec!["pets"], Some(42)),
+            (
+                json!([{"Plan": modify("pets", json!([scan(1, "InitPlan"), scan(4990, "Outer")]))}]),
+                vec!["pets"],
+                Some(4990),
+            ),
+            // PostgreSQL 13: one member per table of an inheritance tree.
+            (
+                json!([{"Plan": modify("pets", json!([scan(10, "Member"), scan(5, "Member")]))}]),
+                vec!["pets"],
+                Some(15),
+            ),
+            (
+                json!([{"Plan": {"Node Type": "Aggregate", "Plan Rows": 1, "Plans": [
+                    {"Node Type": "CTE Scan", "Plan Rows": 4990, "Parent Relationship": "Outer"},
+                    modify("pets", json!([scan(4990, "Outer")]))]}}]),
+                vec!["pets"],
+                Some(4990),
+            ),
+            // A rule adds a plan: both tables, both counts.
+            (
+                json!([{"Plan": modify("pet_names", json!([scan(3, "Outer")]))},
+                       {"Plan": modify("log", json!([scan(2, "Outer")]))}]),
+                vec!["pet_names", "log"],
+                Some(5),
+            ),
+            (json!([{"Plan": {"Node Type": "Result", "Plan Rows": 1}}]), vec![], Some(1)),
+            (json!({"not": "a plan"}), vec![], None),
+        ];
+        for (plan, tables, rows) in cases {
+            assert_eq!(change(&plan), Change { tables: tables.iter().map(|t| t.to_string()).collect(), rows }, "{plan}");
+        }
     }
 }

@@ -442,7 +442,17 @@ fn changes<'a>(action: &rusqlite::hooks::AuthAction<'a>) -> Option<&'a str> {
         | AuthAction::DropTempTable { table_name }
         | AuthAction::AlterTable { table_name, .. }
         | AuthAction::CreateIndex { table_name, .. }
-        | AuthAction::CreateTempIndex { table_name, .. } => table_name,
+        | AuthAction::CreateTempIndex { table_name, .. }
+        | AuthAction::DropIndex { table_name, .. }
+        | AuthAction::DropTempIndex { table_name, .. }
+        | AuthAction::CreateTrigger { table_name, .. }
+        | AuthAction::CreateTempTrigger { table_name, .. }
+        | AuthAction::DropTrigger { table_name, .. }
+        | AuthAction::DropTempTrigger { table_name, .. } => table_name,
+        AuthAction::CreateView { view_name }
+        | AuthAction::CreateTempView { view_name }
+        | AuthAction::DropView { view_name }
+        | AuthAction::DropTempView { view_name } => view_name,
         _ => return None,
     };
     (!table.to_ascii_lowercase().starts_with("sqlite_")).then_some(table)

@@ -73,38 +73,19 @@ impl Proposal {
             && self.named.as_deref() == named
     }
 
-    /// The message the person reads: the statement, its parameters, the
-    /// tables it changes and the estimate, and what each answer does.
+    /// The message the person reads: pgmcp's facts first (what it changes,
+    /// where, the estimate, the values), then the statement whole, each
+    /// of its lines marked so that no text of the statement's can pass for
+    /// pgmcp's; nothing in it can hide (see [`shown`]).
     pub fn message(&self) -> String {
         let mut text = match self.writes {
-            true => "The agent asks to run this statement, which changes data:\n\n".to_owned(),
-            false => "The agent asks to run this statement:\n\n".to_owned(),
+            true => "The agent asks to run the statement below, which changes data.\n".to_owned(),
+            false => "The agent asks to run the statement below.\n".to_owned(),
         };
-        text.push_str(&shown(self.sql.trim()));
-        text.push('\n');
-        if !self.params.is_empty() {
-            let marker = |i: usize| match self.dialect {
-                Dialect::Postgres => format!("${i}"),
-                Dialect::Sqlite | Dialect::DuckDb => format!("?{i}"),
-            };
-            let params: Vec<String> = self
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, v)| format!("{} = {v}", marker(i + 1)))
-                .collect();
-            text.push_str(&format!("\nParameters: {}\n", params.join(", ")));
-        }
-        if let Some(named) = &self.named {
-            text.push_str(&format!("Database: {}\n", shown(named)));
-        }
-        if let Some(database) = &self.database {
-            text.push_str(&format!("Database file: {}\n", shown(database)));
-        }
         if self.writes {
             match self.tables.is_empty() {
-                true => text.push_str("Tables it changes: not reported by the engine; read the statement\n"),
-                false => text.push_str(&format!("Tables it changes: {}\n", shown(&self.tables.join(", ")))),
+                true => text.push_str("Tables it changes: not known to pgmcp; read the statement\n"),
+                false => text.push_str(&format!("Tables it changes: {}\n", one_line(&self.tables.join(", ")))),
             }
         }
         let engine = match self.dialect {
@@ -121,46 +102,134 @@ impl Proposal {
                 self.unestimated.unwrap_or("the engine gives no estimate for it")
             )),
         }
+        if let Some(named) = &self.named {
+            text.push_str(&format!("Database: {}\n", one_line(named)));
+        }
+        if let Some(database) = &self.database {
+            text.push_str(&format!("Database file: {}\n", one_line(database)));
+        }
+        if !self.params.is_empty() {
+            let marker = |i: usize| match self.dialect {
+                Dialect::Postgres => format!("${i}"),
+                Dialect::Sqlite | Dialect::DuckDb => format!("?{i}"),
+            };
+            let params: Vec<String> = self
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("{} = {}", marker(i + 1), one_line(&v.to_string())))
+                .collect();
+            text.push_str(&format!("Parameters: {}\n", params.join(", ")));
+        }
+        text.push('\n');
+        for line in shown(self.sql.trim()).lines() {
+            text.push_str(STATEMENT_LINE);
+            text.push_str(line);
+            text.push('\n');
+        }
         text.push_str("\nAccept to run it. Decline or cancel, and nothing runs.");
         text
     }
 }
 
+/// What starts each line of the statement in the person's message.
+pub const STATEMENT_LINE: &str = "│ ";
+
+/// Characters that show nothing, reorder the text, or end a line where a
+/// client may break it: written as `\u{...}` in what the person reads.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{205F}'..='\u{206F}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF0}'..='\u{FFFB}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
+                | '\u{E000}'..='\u{F8FF}'
+                | '\u{F0000}'..='\u{10FFFF}'
+        )
+}
+
+/// Longest run of spaces shown as it is; a longer one is counted.
+const MOST_SPACES: usize = 8;
+
 /// `text` as the person reads it, so that nothing in it can hide what
-/// runs: characters that are invisible, reorder the text or move the
-/// cursor are written as `\u{...}`, and a run of more than one blank
-/// line is counted rather than shown.
+/// runs: [`hidden`] characters are written as `\u{...}`, a run of more
+/// than one line with nothing visible on it (blank, or only hidden
+/// characters) is counted rather than shown, and so is a long run of
+/// spaces within a line.
 pub fn shown(text: &str) -> String {
-    let hidden = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}')
-    };
+    let visible = |line: &str| line.chars().any(|c| !c.is_whitespace() && !hidden(c));
     let mut out = String::with_capacity(text.len());
     let mut blank = 0usize;
     for (i, line) in text.split('\n').enumerate() {
-        if line.trim().is_empty() && i > 0 {
+        if i > 0 && !visible(line) {
             blank += 1;
             continue;
         }
         match blank {
             0 => {}
             1 => out.push('\n'),
-            n => out.push_str(&format!("\n[{n} blank lines]")),
+            n => out.push_str(&format!("\n[{n} lines with nothing visible]")),
         }
         blank = 0;
         if i > 0 {
             out.push('\n');
         }
-        for c in line.chars() {
-            match hidden(c) {
-                true => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
-                false => out.push(c),
-            }
-        }
+        out.push_str(&escaped(line));
     }
     if blank > 1 {
-        out.push_str(&format!("\n[{blank} blank lines]"));
+        out.push_str(&format!("\n[{blank} lines with nothing visible]"));
     }
+    out
+}
+
+/// `text` on one line: line breaks written as `\n` and [`hidden`]
+/// characters escaped (a table's name, a value: no text of theirs can
+/// pass for a line of the message).
+pub fn one_line(text: &str) -> String {
+    escaped(text).replace('\n', "\\n")
+}
+
+/// One line's characters, [`hidden`] ones escaped and long runs of spaces
+/// counted.
+fn escaped(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut spaces = 0usize;
+    let flush = |out: &mut String, spaces: &mut usize| {
+        match *spaces > MOST_SPACES {
+            true => out.push_str(&format!(" [{} spaces] ", *spaces)),
+            false => out.extend(std::iter::repeat_n(' ', *spaces)),
+        }
+        *spaces = 0;
+    };
+    for c in line.chars() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        flush(&mut out, &mut spaces);
+        match hidden(c) {
+            true => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
+            false => out.push(c),
+        }
+    }
+    flush(&mut out, &mut spaces);
     out
 }
 
@@ -243,6 +312,9 @@ pub fn pg_written_tables(stmts: &[Value]) -> Vec<String> {
                         if let Some(into) = inner.get("into").and_then(|i| i.get("rel")) {
                             out.extend(name(into));
                         }
+                        if key == "DropStmt" {
+                            out.extend(dropped(inner));
+                        }
                     }
                     walk(inner, false, out);
                 }
@@ -251,6 +323,25 @@ pub fn pg_written_tables(stmts: &[Value]) -> Vec<String> {
             _ => {}
         }
     }
+    /// What a `DROP` removes: a table by its name, anything else by its
+    /// kind and name (`view v`, `schema s`).
+    fn dropped(drop: &Value) -> Vec<String> {
+        let kind = drop.get("removeType").and_then(Value::as_str).unwrap_or_default();
+        let kind = kind.strip_prefix("OBJECT_").unwrap_or(kind).to_ascii_lowercase().replace('_', " ");
+        let sval = |v: &Value| v.get("String").and_then(|s| s.get("sval")).and_then(Value::as_str).map(str::to_owned);
+        let objects = drop.get("objects").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        objects
+            .iter()
+            .filter_map(|object| match object.get("List").and_then(|l| l.get("items")).and_then(Value::as_array) {
+                Some(items) => items.iter().map(sval).collect::<Option<Vec<_>>>().map(|parts| parts.join(".")),
+                None => sval(object),
+            })
+            .map(|object| match kind.as_str() {
+                "table" => object,
+                _ => format!("{kind} {object}"),
+            })
+            .collect()
+    }
     let mut out = Vec::new();
     for stmt in stmts {
         // `{"stmt": {"<Kind>Stmt": {...}}}`: the statement's own node is top.
@@ -258,35 +349,6 @@ pub fn pg_written_tables(stmts: &[Value]) -> Vec<String> {
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|t| seen.insert(t.clone()));
-    out
-}
-
-/// The tables PostgreSQL's plan (`EXPLAIN (FORMAT JSON)`) changes: every
-/// `ModifyTable` node's relation, in each plan (a rule can add plans), as
-/// PostgreSQL rewrote the statement (a view's rules, its base table).
-pub fn pg_planned_tables(document: &Value) -> Vec<String> {
-    fn walk(node: &Value, out: &mut Vec<String>) {
-        match node {
-            Value::Object(map) => {
-                if map.get("Node Type").and_then(Value::as_str) == Some("ModifyTable")
-                    && let Some(name) = map.get("Relation Name").and_then(Value::as_str)
-                {
-                    let name = match map.get("Schema").and_then(Value::as_str) {
-                        Some(schema) => format!("{schema}.{name}"),
-                        None => name.to_owned(),
-                    };
-                    if !out.contains(&name) {
-                        out.push(name);
-                    }
-                }
-                map.values().for_each(|v| walk(v, out));
-            }
-            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(document, &mut out);
     out
 }
 
@@ -313,20 +375,6 @@ pub fn pg_explainable(stmts: &[Value]) -> bool {
         })
 }
 
-/// The rows PostgreSQL's plan (`EXPLAIN (FORMAT JSON)`) expects the
-/// statement to touch: for a change (`ModifyTable`, which itself returns
-/// none without `RETURNING`), the rows of the plan below it; else the
-/// top node's.
-pub fn pg_estimated_rows(document: &Value) -> Option<u64> {
-    let top = document.get(0)?.get("Plan")?;
-    let node = match top.get("Node Type").and_then(Value::as_str) {
-        Some("ModifyTable") => top.get("Plans")?.get(0)?,
-        _ => top,
-    };
-    let rows = node.get("Plan Rows")?.as_f64()?;
-    (rows >= 0.0).then_some(rows.round() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,6 +397,9 @@ mod tests {
             ("CREATE TABLE n AS SELECT * FROM o", &["n"]),
             ("ALTER TABLE o ADD COLUMN y int", &["o"]),
             ("TRUNCATE a, b", &["a", "b"]),
+            ("DROP TABLE victims, s.other", &["victims", "s.other"]),
+            ("DROP VIEW v", &["view v"]),
+            ("DROP SCHEMA s CASCADE", &["schema s"]),
             ("SELECT * FROM o", &[]),
             ("SELECT nextval('s')", &[]),
         ];
@@ -363,26 +414,20 @@ mod tests {
         let cases = [
             ("UPDATE t SET v = 1", "UPDATE t SET v = 1"),
             ("a\n\nb", "a\n\nb"),
-            ("a\n\n\n\nb", "a\n[3 blank lines]\nb"),
-            ("a\n   \n\t\nb", "a\n[2 blank lines]\nb"),
+            ("a\n\n\n\nb", "a\n[3 lines with nothing visible]\nb"),
+            ("a\n   \n\t\nb", "a\n[2 lines with nothing visible]\nb"),
+            ("a\n\u{3164}\n\u{3164}\nb", "a\n[2 lines with nothing visible]\nb"),
             ("a /* \u{202E} */ b", "a /* \\u{202E} */ b"),
             ("a\u{200B}b\rc\u{1b}[2J", "a\\u{200B}b\\u{000D}c\\u{001B}[2J"),
-            ("tail\n\n\n", "tail\n[3 blank lines]"),
+            ("a\u{2028}b\u{2029}c\u{85}d", "a\\u{2028}b\\u{2029}c\\u{0085}d"),
+            ("x\u{E0041}\u{E0042}\u{00AD}\u{FE0F}", "x\\u{E0041}\\u{E0042}\\u{00AD}\\u{FE0F}"),
+            ("WHERE id = 1                        OR true", "WHERE id = 1 [24 spaces] OR true"),
+            ("tail\n\n\n", "tail\n[3 lines with nothing visible]"),
         ];
         for (text, expected) in cases {
             assert_eq!(shown(text), expected, "{text:?}");
         }
-    }
-
-    #[test]
-    fn tables_a_plan_changes() {
-        let plan = json!([
-            {"Plan": {"Node Type": "ModifyTable", "Operation": "Delete", "Relation Name": "pets", "Schema": "public",
-                      "Plans": [{"Node Type": "Seq Scan", "Relation Name": "pets"}]}},
-            {"Plan": {"Node Type": "ModifyTable", "Relation Name": "log"}}
-        ]);
-        assert_eq!(pg_planned_tables(&plan), ["public.pets", "log"]);
-        assert!(pg_planned_tables(&json!([{"Plan": {"Node Type": "Seq Scan", "Relation Name": "t"}}])).is_empty());
+        assert_eq!(one_line("a\nTables it changes: x"), "a\\nTables it changes: x");
     }
 
     #[test]
@@ -396,22 +441,6 @@ mod tests {
         ] {
             let tree = crate::guard::parse(sql).unwrap();
             assert_eq!(pg_explainable(&tree.stmts), explainable, "{sql}");
-        }
-    }
-
-    #[test]
-    fn estimates_from_plans() {
-        let cases = [
-            (
-                json!([{"Plan": {"Node Type": "ModifyTable", "Plan Rows": 0, "Plans": [{"Node Type": "Seq Scan", "Plan Rows": 42}]}}]),
-                Some(42),
-            ),
-            (json!([{"Plan": {"Node Type": "Seq Scan", "Plan Rows": 7.0}}]), Some(7)),
-            (json!([{"Plan": {"Node Type": "ModifyTable", "Plan Rows": 0}}]), None),
-            (json!({"not": "a plan"}), None),
-        ];
-        for (plan, rows) in cases {
-            assert_eq!(pg_estimated_rows(&plan), rows, "{plan}");
         }
     }
 

@@ -4,12 +4,12 @@
 //! cannot show only reads), SQLite's and DuckDB's reports as they prepare
 //! it. Apart from the pure part (`super`) because it does IO.
 
-use super::{Proposal, pg_estimated_rows, pg_explainable, pg_planned_tables, pg_written_tables};
+use super::{Proposal, pg_explainable, pg_written_tables};
 use crate::backend::{self, Deadline, Dialect, Guard, Statement};
 use crate::error::Error;
 use crate::guard;
 use crate::pipeline::budget::ReadBudget;
-use crate::pipeline::{Engine, QueryInput, explain};
+use crate::pipeline::{Engine, QueryInput, explain, plan};
 
 /// pgmcp's statement that makes a PostgreSQL transaction read-only, run
 /// before the statement is parsed: what runs unconfirmed under `confirm`
@@ -22,25 +22,38 @@ pub(crate) fn read_only_transaction() -> backend::OwnStatement {
     }
 }
 
+/// What the guard found of a PostgreSQL statement, for its proposal.
+pub(in crate::pipeline) struct PgJudged<'a> {
+    pub checked: &'a guard::Checked,
+    /// The catalog's facts it was judged with.
+    pub routines: &'a guard::Routines,
+    /// The catalog's version those facts are of.
+    pub guard: Guard<'a>,
+    /// The guard classifies it as writing.
+    pub writes: bool,
+}
+
 impl Engine {
     /// What a person is shown for a PostgreSQL statement the guard
-    /// `checked` with `routines` (the catalog at `guard`): the tables it
-    /// changes and the rows it touches, from `EXPLAIN` (never `ANALYZE`) in
-    /// a read-only transaction that is rolled back, once the guard showed
-    /// planning it runs no function that may do anything but read (the
-    /// planner folds IMMUTABLE calls, and estimates with STABLE ones); else
-    /// the tables the statement names, and no estimate.
-    #[allow(clippy::too_many_arguments)]
+    /// `judged`: the tables it changes and the rows it touches, from
+    /// `EXPLAIN` (never `ANALYZE`) in a read-only transaction that is
+    /// rolled back, once the guard showed planning it runs no function
+    /// that may do anything but read (the planner folds IMMUTABLE calls,
+    /// and estimates with STABLE ones); else the tables the statement
+    /// names, and no estimate.
     pub(in crate::pipeline) async fn pg_proposal(
         &self,
         sql: &str,
         input: &QueryInput,
-        writes: bool,
-        checked: &guard::Checked,
-        routines: &guard::Routines,
-        guard: Guard<'_>,
+        judged: PgJudged<'_>,
         deadline: &Deadline,
     ) -> Result<Proposal, Error> {
+        let PgJudged {
+            checked,
+            routines,
+            guard,
+            writes,
+        } = judged;
         let explained = format!("EXPLAIN (FORMAT JSON) {sql}");
         let unestimated = match pg_explainable(&checked.tree.stmts) {
             false => Some("PostgreSQL plans only queries and INSERT, UPDATE, DELETE and MERGE"),
@@ -50,7 +63,7 @@ impl Engine {
             ),
             true => None,
         };
-        let plan = match unestimated {
+        let document = match unestimated {
             Some(_) => None,
             None => {
                 let statement = Statement {
@@ -67,7 +80,7 @@ impl Engine {
                 rows.rows.into_iter().next().and_then(|row| row.into_iter().next())
             }
         };
-        let planned = plan.as_ref().map(pg_planned_tables).unwrap_or_default();
+        let planned = document.as_ref().map(plan::change).unwrap_or_default();
         Ok(Proposal {
             sql: sql.to_owned(),
             params: input.params.clone(),
@@ -75,13 +88,13 @@ impl Engine {
             named: self.config.name.clone(),
             writes,
             // As PostgreSQL rewrote it (a view's rules), where it planned it.
-            tables: match (writes, planned.is_empty()) {
+            tables: match (writes, planned.tables.is_empty()) {
                 (false, _) => Vec::new(),
-                (true, false) => planned,
+                (true, false) => planned.tables,
                 (true, true) => pg_written_tables(&checked.tree.stmts),
             },
-            estimated_rows: plan.as_ref().and_then(pg_estimated_rows),
-            unestimated: unestimated.or(plan.is_none().then_some("PostgreSQL gave no plan")),
+            estimated_rows: planned.rows,
+            unestimated: unestimated.or(planned.rows.is_none().then_some("PostgreSQL's plan gives none")),
             dialect: Dialect::Postgres,
         })
     }
