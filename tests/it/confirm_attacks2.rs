@@ -39,7 +39,7 @@ fn sqlite_text(file: &std::path::Path, sql: &str) -> String {
 /// How a step went, for a report: asked (and declined), refused, or ran.
 fn how(step: &Value) -> String {
     match (!shown(step).is_empty(), step["isError"].as_bool().unwrap_or(false)) {
-        (true, _) => "asked, declined".to_owned(),
+        (true, _) => "asked".to_owned(),
         (false, true) => format!("refused: {}", step["text"].as_str().unwrap_or_default()),
         (false, false) => format!("ran unasked: {}", step["text"].as_str().unwrap_or_default()),
     }
@@ -124,8 +124,11 @@ fn explain_analyze_changes_nothing_the_person_did_not_accept() {
     let report = report.join("\n");
     let wrote_file = leak.ran("analyze");
     assert_eq!(db.psql("SELECT count(*) FROM pets"), "1", "{report}");
-    assert!(!wrote_file, "a server file was written, nobody asked:\n{report}");
-    assert_eq!(sequence(), before, "the sequence moved, nobody asked:\n{report}");
+    let after = sequence();
+    assert!(
+        !wrote_file && after == before,
+        "nobody asked, yet a server file was written: {wrote_file}; the sequence moved from {before} to {after}:\n{report}"
+    );
 }
 
 /// BROKEN when written. The `explain` tool without `analyze` plans the
@@ -237,7 +240,11 @@ fn the_estimate_folds_no_function_by_any_route() {
 /// survive). Repro: `CREATE FUNCTION f_member() ... IMMUTABLE AS $$ BEGIN
 /// PERFORM leak('member'); RETURN 1; END $$; ALTER EXTENSION plpgsql ADD
 /// FUNCTION f_member()`; the model sends `UPDATE pets SET name = 'x' WHERE
-/// id = f_member()` (declined) or `SELECT f_member()`: the file exists.
+/// id = f_member()` (declined) or `SELECT f_read()`: the file exists.
+/// The same trust holds in read-only mode (`server.read_only: true`, the
+/// reading judge): `SELECT f_read()` of a `SECURITY DEFINER` member runs
+/// and writes the file there too, so this is a read-only-mode bypass as
+/// well, not only `confirm`'s.
 /// Safe: trust an extension's function only when the extension's
 /// functions are the ones its script created (e.g. owned by a superuser,
 /// `pg_proc.proowner` a superuser role, and in the extension's schema, or
@@ -250,7 +257,7 @@ fn a_users_function_added_to_an_extension_is_not_trusted() {
         "CREATE TABLE pets (id int PRIMARY KEY, name text NOT NULL); INSERT INTO pets VALUES (1, 'rex'); \
          CREATE FUNCTION f_member() RETURNS int LANGUAGE plpgsql IMMUTABLE AS \
            $$ BEGIN PERFORM leak('member'); RETURN 1; END $$; \
-         CREATE FUNCTION f_read() RETURNS int LANGUAGE plpgsql IMMUTABLE AS \
+         CREATE FUNCTION f_read() RETURNS int LANGUAGE plpgsql IMMUTABLE SECURITY DEFINER AS \
            $$ BEGIN PERFORM leak('read'); RETURN 1; END $$; \
          ALTER EXTENSION plpgsql ADD FUNCTION f_member(); \
          ALTER EXTENSION plpgsql ADD FUNCTION f_read()",
@@ -267,14 +274,28 @@ fn a_users_function_added_to_an_extension_is_not_trusted() {
         &[("PGMCP_PG_CONNSTRING", &db.url)],
     );
     let (estimate, read) = (leak.ran("member"), leak.ran("read"));
+    // And in read-only mode (`server.read_only`), where nobody is asked.
+    let read_only = write_config(dir.path(), json!({"server": {"read_only": true}}));
+    let read_only_steps = confirm_session(
+        json!({"steps": [declined("SELECT f_read()")]}),
+        &read_only,
+        None,
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    let read_only_read = leak.ran("read");
     assert_eq!(db.psql("SELECT name FROM pets"), "rex");
     assert!(
-        !estimate && !read,
-        "the estimate ran f_member(): {estimate} ({}); SELECT f_read() ran unasked: {read} ({})",
+        !estimate && !read && !read_only_read,
+        "the estimate ran f_member(): {estimate} ({}); SELECT f_read() ran unasked: {read} ({}); \
+         and in read-only mode: {read_only_read} ({})",
         how(&steps[0]),
-        how(&steps[1])
+        how(&steps[1]),
+        how(&read_only_steps[0])
     );
 }
+
+/// Whether a message still shows what should have been escaped or counted.
+type Hides = Box<dyn Fn(&str) -> bool>;
 
 /// BROKEN when written. `shown` escapes control characters and a list of
 /// invisible and direction-changing ones, and counts blank lines split on
@@ -304,7 +325,7 @@ fn the_message_hides_nothing_by_unicode_separators_spaces_or_invisibles() {
     let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
     let url = format!("sqlite:{}", file.display());
     let widened = |padding: &str| format!("UPDATE t SET v = 'x' WHERE id = 1 /*{padding}*/ OR true");
-    let cases: Vec<(&str, String, Box<dyn Fn(&str) -> bool>)> = vec![
+    let cases: Vec<(&str, String, Hides)> = vec![
         (
             "300 line separators",
             widened(&"\u{2028}".repeat(300)),
@@ -433,5 +454,46 @@ fn sqlite_triggers_do_not_hide_the_tables_they_change() {
             "SELECT (SELECT group_concat(v, ',') FROM t) || (SELECT count(*) FROM audit) || (SELECT count(*) FROM secrets)"
         ),
         "one,two11"
+    );
+}
+
+/// Resisted. Declining `EXECUTE p` must not run what `p` plans: the
+/// estimate's `EXPLAIN EXECUTE p` would plan the prepared statement's body,
+/// which the guard judged when it was prepared (with the ordinary judge:
+/// the person accepted a `PREPARE`, which runs nothing), not with the
+/// planning judge. Here `p`'s body calls an `IMMUTABLE` function the
+/// planner folds. It holds because a prepared statement does not outlive
+/// its call (the pool's connection is reset): `EXECUTE p` finds no `p`.
+/// (`EXECUTE` itself is judged as reading and runs unasked in a `READ
+/// ONLY` transaction; were prepared statements kept, the estimate gap
+/// would open.)
+#[test]
+fn declining_execute_runs_nothing_a_prepared_statement_plans() {
+    let db = pg::server().database();
+    let leak = Leak::install(&db, "prepared");
+    db.psql(
+        "CREATE FUNCTION folded() RETURNS int LANGUAGE plpgsql IMMUTABLE AS \
+           $$ BEGIN PERFORM leak('prepared'); RETURN 1; END $$",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        json!({"server": {"read_only": false}, "protection": {"allow_prepare": true}}),
+    );
+    let steps = confirm_session(
+        json!({"steps": [
+            {"name": "query", "arguments": {"sql": "PREPARE p AS SELECT folded()"}, "answer": "accept"},
+            declined("EXECUTE p"),
+            declined("EXPLAIN EXECUTE p"),
+        ]}),
+        &config,
+        None,
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    let report: Vec<String> = steps.iter().map(how).collect();
+    let ran = leak.ran("prepared");
+    assert!(
+        !ran,
+        "folded() ran though the person accepted only PREPARE: {report:#?}"
     );
 }

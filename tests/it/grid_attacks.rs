@@ -139,3 +139,57 @@ INSERT INTO items SELECT i, CASE i % {} {} END, (i * 37) % 1000 FROM s;",
         formulas.iter().take(4).collect::<Vec<_>>()
     );
 }
+
+/// BROKEN when written. The grid decides a statement "reads", and so may
+/// be paged and sorted by calling it again wrapped, from its first keyword
+/// (`SELECT`, `WITH`, ...), not from the guard's verdict. A `SELECT` that
+/// calls a function that writes is paged like any other: each *Next* or
+/// sort runs the statement again, and the function with it, for every row
+/// up to the page's end (`OFFSET` rows too). Under `confirm: "writes"`
+/// the person is asked anew on each click with the wrapped statement (not
+/// "only reads, nobody is asked", as the README says of the grid's pages);
+/// under `confirm: "never"` (or `server.read_only: false` with the default
+/// off) each click silently writes again. Repro: PostgreSQL, read-write,
+/// `confirm: "never"`; `CREATE FUNCTION adopt() ... INSERT INTO log ...`;
+/// the model's `SELECT id, adopt() AS logged FROM items ORDER BY id`; in
+/// the grid, *Next*: `log` gains a row per row up to 101 more. Safe: the
+/// grid pages only answers the server marks as read by the guard's
+/// reading judge (e.g. `structuredContent` or `_meta` saying so), and
+/// shows any other answer without a pager.
+#[test]
+fn the_grid_does_not_page_a_statement_that_writes() {
+    use crate::support::pg;
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, score int NOT NULL); \
+         INSERT INTO items SELECT i, 'item ' || i, (i * 37) % 1000 FROM generate_series(1, 120) i; \
+         CREATE TABLE log (n int); \
+         CREATE FUNCTION adopt() RETURNS int LANGUAGE plpgsql AS \
+           $$ BEGIN INSERT INTO log VALUES (1); RETURN 1; END $$",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({"server": {"read_only": false}, "confirm": "never"}));
+    let case = Case {
+        serve: vec!["serve".into(), "--config".into(), config],
+        envs: vec![("PGMCP_PG_CONNSTRING".to_owned(), db.url.clone())],
+        by_id: Vec::new(),
+        by_score: Vec::new(),
+        refused: "SELECT pg_read_file('/etc/passwd')",
+        refusal: "pg_read_file",
+    };
+    let plan = json!({
+        "call": {"sql": "SELECT id, name, adopt() AS logged FROM items ORDER BY id"},
+        "refused": case.refused,
+        "sort_column": 1,
+        "out": dir.path(),
+        "probe_paging": true,
+    });
+    let report = host(&plan, &case);
+    let logged = db.psql("SELECT count(*) FROM log");
+    assert_eq!(
+        report["next_disabled"], true,
+        "the grid offered to page a statement that writes; after the model's call and one Next, log holds {logged} \
+         rows; the grid called: {}",
+        report["calls"]
+    );
+}
