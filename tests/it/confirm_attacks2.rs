@@ -497,3 +497,79 @@ fn declining_execute_runs_nothing_a_prepared_statement_plans() {
         "folded() ran though the person accepted only PREPARE: {report:#?}"
     );
 }
+
+/// BROKEN when written (a denial of service, never a write). Over HTTP the
+/// 2026-07-28 confirmations waiting for a retry are one map for the whole
+/// server, whatever the bearer token (`door/http`: one `Pending` shared by
+/// every session), capped at 64 by evicting the oldest, a cap its comment
+/// calls one session's. So one token holder's model, calling 64 writes
+/// (each answered `input_required`), evicts the confirmation another
+/// token holder's person is reading: their acceptance then finds nothing
+/// ("not one pgmcp is waiting for") and their statement does not run.
+/// Repro: tokens `alice`, `bob`; alice's `DELETE FROM pets WHERE id = 1`
+/// is asked (state S); bob sends 64 writes; alice retries with S and
+/// accept: refused, `pets` unchanged. Safe: the cap counts per token (or
+/// per session), so one caller cannot evict another's confirmations.
+#[test]
+fn one_token_cannot_evict_anothers_waiting_confirmation() {
+    use crate::support::http::{ACCEPT, JSON, rpc, send, start_with};
+    let db = pg::server().database();
+    db.psql("CREATE TABLE pets (id int PRIMARY KEY, name text); INSERT INTO pets VALUES (1, 'rex'), (2, 'tom')");
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "alice-0123456789\nbob-0123456789\n").unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let (mut mcp, port) = start_with(&db.url, dir.path(), &[], |config| {
+        config.replacen(
+            r#""server": {"#,
+            &format!(r#""server": {{"auth_tokens_file": {:?}, "#, tokens.to_str().unwrap()),
+            1,
+        )
+    });
+    let call = |token: &str, sql: &str, retry: Option<(&str, Value)>| -> Value {
+        let auth = format!("Bearer {token}");
+        let headers = [
+            ACCEPT,
+            JSON,
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "query"),
+            ("Authorization", auth.as_str()),
+        ];
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "pgmcp-it", "version": "0.0.0"},
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        });
+        let mut params = json!({"_meta": meta, "name": "query", "arguments": {"sql": sql}});
+        if let Some((state, answer)) = retry {
+            params["requestState"] = json!(state);
+            params["inputResponses"] = json!({"confirm": answer});
+        }
+        let reply = send(port, "POST", "/mcp", &headers, &rpc(1, "tools/call", params));
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.message()["result"].clone()
+    };
+    let asked = call("alice-0123456789", "DELETE FROM pets WHERE id = 1", None);
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    for i in 0..64 {
+        let flood = call(
+            "bob-0123456789",
+            &format!("DELETE FROM pets WHERE id = {}", 100 + i),
+            None,
+        );
+        assert_eq!(flood["resultType"], "input_required", "{flood}");
+    }
+    let accepted = call(
+        "alice-0123456789",
+        "DELETE FROM pets WHERE id = 1",
+        Some((&state, json!({"action": "accept", "content": {}}))),
+    );
+    mcp.kill();
+    assert_eq!(
+        db.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM pets"),
+        "2",
+        "alice's accepted statement did not run after bob's 64 calls: {accepted}"
+    );
+}
