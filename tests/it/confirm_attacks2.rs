@@ -573,3 +573,51 @@ fn one_token_cannot_evict_anothers_waiting_confirmation() {
         "alice's accepted statement did not run after bob's 64 calls: {accepted}"
     );
 }
+
+/// BROKEN when written. The statement and the table names pass through
+/// `shown` (invisible and direction-changing characters written as
+/// `\u{...}`), but the parameters are printed as JSON (`$1 = "..."`), which
+/// escapes only control characters: a string value holding a right-to-left
+/// override (U+202E) reverses how the rest of the line reads, a zero-width
+/// space makes `"admin\u{200B}"` read as `"admin"`, and line separators
+/// (U+2028) push the next parameters out of sight. Repro: SQLite, `UPDATE
+/// t SET v = ? WHERE id <= ?` with params `["ok\u{202E}", 1000]`: the
+/// parameters line holds the raw U+202E, so `, ?2 = 1000` displays
+/// reversed. Safe: each parameter's text is passed through `shown` too.
+#[test]
+fn the_parameters_hide_nothing_either() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sqlite_file(
+        dir.path(),
+        "shop.db",
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one'), (2, 'two');",
+    );
+    let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
+    let url = format!("sqlite:{}", file.display());
+    let sql = "UPDATE t SET v = ? WHERE id <= ?";
+    let cases = [
+        json!(["ok\u{202E}", 1000]),
+        json!(["admin\u{200B}", 1]),
+        json!([format!("ok{}", "\u{2028}".repeat(100)), 1000]),
+    ];
+    let steps = confirm_session(
+        json!({"steps": cases.iter().map(|params| declined_call("query", json!({"sql": sql, "params": params}))).collect::<Vec<_>>()}),
+        &config,
+        Some(&url),
+        &[],
+    );
+    let mut raw = Vec::new();
+    for (params, step) in cases.iter().zip(&steps) {
+        let message = shown(step);
+        assert!(!message.is_empty(), "{params}: not asked: {step}");
+        let line = message
+            .lines()
+            .find(|l| l.starts_with("Parameters:"))
+            .unwrap_or_default();
+        if line.contains(['\u{202E}', '\u{200B}', '\u{2028}']) {
+            raw.push(format!("{line:?}"));
+        }
+    }
+    assert_eq!(sqlite_text(&file, "SELECT group_concat(v, ',') FROM t"), "one,two");
+    assert!(raw.is_empty(), "parameters shown raw:\n{}", raw.join("\n"));
+}
