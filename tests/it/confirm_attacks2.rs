@@ -621,3 +621,58 @@ fn the_parameters_hide_nothing_either() {
     assert_eq!(sqlite_text(&file, "SELECT group_concat(v, ',') FROM t"), "one,two");
     assert!(raw.is_empty(), "parameters shown raw:\n{}", raw.join("\n"));
 }
+
+/// BROKEN when written (the estimate can be steered). The row count the
+/// person reads is the planner's guess, and the model writes the `WHERE`
+/// the planner guesses from: `id + 0 = id` is true for every row, but the
+/// planner, with no statistics for an expression compared with a column,
+/// takes its default equality selectivity (0.5%), so `DELETE FROM pets
+/// WHERE id + 0 = id` on 1000 rows reads "Estimated rows: about 5" and
+/// deletes 1000. (`name = name` and `id::text = id::text` are seen
+/// through: about 1000.)
+/// Repro: 1000 rows, analyzed; decline; read the message. Safe: the
+/// message does not present a guess the statement can steer as the rows it
+/// touches: for `UPDATE`/`DELETE` count them (`SELECT count(*) FROM t
+/// WHERE ...` under the reading judge, in the read-only transaction, when
+/// that judge passes), or say plainly that the planner's guess can be far
+/// off and show the table's row count beside it.
+#[test]
+fn the_estimate_is_not_steered_far_below_the_rows_a_write_touches() {
+    let db = pg::server().database();
+    db.psql(
+        "CREATE TABLE pets (id int PRIMARY KEY, name text NOT NULL); \
+         INSERT INTO pets SELECT i, 'pet ' || i FROM generate_series(1, 1000) i; ANALYZE pets",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), json!({"server": {"read_only": false}}));
+    let attacks = [
+        "DELETE FROM pets WHERE id + 0 = id",
+        "UPDATE pets SET name = 'x' WHERE name || '' = name",
+        "DELETE FROM pets WHERE coalesce(id, 0) = coalesce(id, 1)",
+    ];
+    let steps = confirm_session(
+        json!({"steps": attacks.iter().map(|sql| declined(sql)).collect::<Vec<_>>()}),
+        &config,
+        None,
+        &[("PGMCP_PG_CONNSTRING", &db.url)],
+    );
+    assert_eq!(db.psql("SELECT count(*) FROM pets WHERE name <> 'x'"), "1000");
+    let mut steered = Vec::new();
+    for (sql, step) in attacks.iter().zip(&steps) {
+        let message = shown(step);
+        assert!(!message.is_empty(), "{sql}: {step}");
+        let estimate: Option<u64> = message
+            .lines()
+            .find_map(|l| l.strip_prefix("Estimated rows: about "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok());
+        if estimate.is_some_and(|rows| rows < 100) {
+            steered.push(format!("{sql} → about {estimate:?} of 1000"));
+        }
+    }
+    assert!(
+        steered.is_empty(),
+        "the person reads far fewer rows than run:\n{}",
+        steered.join("\n")
+    );
+}
