@@ -193,3 +193,66 @@ fn the_grid_does_not_page_a_statement_that_writes() {
         report["calls"]
     );
 }
+
+/// Resisted. The grid wraps the model's statement between line breaks
+/// (`SELECT * FROM (\n<sql>\n) AS pgmcp_grid ... LIMIT n OFFSET m`), so a
+/// trailing `--` comment ends at the break; but SQLite also accepts a
+/// `/*` comment left open at the end of the text, which then swallows the
+/// grid's `)`, `LIMIT` and `OFFSET`. Neither runs anything the model's
+/// call did not: the wrapped text no longer parses, the grid shows the
+/// error and keeps its page, and its only call was the wrapped `query`.
+#[test]
+fn a_statement_ending_in_an_open_comment_pages_nothing_else() {
+    let items = "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 120)
+INSERT INTO items SELECT i, 'item ' || i FROM s;";
+    for sql in [
+        "SELECT id, name FROM items ORDER BY id /* the rest is a comment",
+        "SELECT id, name FROM items ORDER BY id -- the rest is a comment",
+    ] {
+        let (dir, file) = files::sqlite::fixture(items);
+        let config = write_config(dir.path(), json!({}));
+        let case = Case {
+            serve: vec![
+                "serve".into(),
+                "--config".into(),
+                config,
+                "--database".into(),
+                files::sqlite::url(&file),
+            ],
+            envs: Vec::new(),
+            by_id: Vec::new(),
+            by_score: Vec::new(),
+            refused: "SELECT load_extension('x')",
+            refusal: "function load_extension() is not allowed",
+        };
+        let plan = json!({
+            "call": {"sql": sql},
+            "refused": case.refused,
+            "sort_column": 1,
+            "out": dir.path(),
+            "probe_paging": true,
+        });
+        let report = host(&plan, &case);
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{report:#}");
+        let wrapped = calls[0]["arguments"]["sql"].as_str().unwrap();
+        assert!(
+            wrapped.starts_with("SELECT * FROM (\n") && wrapped.contains(sql),
+            "{wrapped}"
+        );
+        let second = report["second_page"].as_array().unwrap();
+        match sql.contains("/*") {
+            // The grid's LIMIT was swallowed: an error, the first page kept.
+            true => {
+                assert_eq!(report["second_page"], report["first_page"], "{report:#}");
+                assert!(
+                    !report["error_after_next"].as_str().unwrap_or_default().is_empty(),
+                    "{report:#}"
+                );
+            }
+            // Ended at the line break: the next rows, 51 to 100.
+            false => assert_eq!(second[0][0], "51", "{report:#}"),
+        }
+    }
+}
