@@ -56,16 +56,16 @@ const CALL: &str = "SELECT id, name, score FROM items ORDER BY id";
 
 /// One engine's run: how to serve it, what the database itself says, and
 /// a statement its guard refuses.
-struct Case {
-    serve: Vec<String>,
-    envs: Vec<(String, String)>,
+pub(crate) struct Case {
+    pub(crate) serve: Vec<String>,
+    pub(crate) envs: Vec<(String, String)>,
     /// Every row as the grid writes it (id, name, score), `ORDER BY id`
     /// and `ORDER BY score`, read straight from the database.
-    by_id: Vec<Vec<String>>,
-    by_score: Vec<Vec<String>>,
-    refused: &'static str,
+    pub(crate) by_id: Vec<Vec<String>>,
+    pub(crate) by_score: Vec<Vec<String>>,
+    pub(crate) refused: &'static str,
     /// What the refusal says.
-    refusal: &'static str,
+    pub(crate) refusal: &'static str,
 }
 
 #[test]
@@ -282,7 +282,7 @@ fn check(case: &Case, out: &Path) {
 
 /// `fixtures/clients/grid_host.mjs` with `plan`, on Node 22, against
 /// `pgmcp` served as `case` says; its report.
-fn host(plan: &Value, case: &Case) -> Value {
+pub(crate) fn host(plan: &Value, case: &Case) -> Value {
     let modules = tools::npm_modules("grid-host", HOST_PACKAGES);
     // Beside its node_modules, so its imports are found; written whole and
     // renamed, as two tests may do it at once.
