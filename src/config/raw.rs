@@ -456,6 +456,47 @@ mod tests {
         assert_eq!(c.query.default_timeout, Duration::from_secs(30));
         assert_eq!(c.query.max_rows, 500);
         assert_eq!(c.source.as_deref(), Some(Path::new("/etc/pgmcp.json")));
+        assert_eq!(
+            c.confirm.when,
+            crate::config::ConfirmWhen::Writes,
+            "a person confirms writes"
+        );
+        assert_eq!(c.confirm.timeout, Duration::from_secs(300));
+    }
+
+    /// `confirm` and its timeout: the three values, and errors that name
+    /// the field and what it takes.
+    #[test]
+    fn confirm_settings() {
+        use crate::config::ConfirmWhen;
+        for (text, when) in [
+            (r#"{"confirm": "all"}"#, ConfirmWhen::All),
+            (r#"{"confirm": "never"}"#, ConfirmWhen::Never),
+            (
+                r#"{"confirm": "writes", "confirm_timeout_seconds": 86400}"#,
+                ConfirmWhen::Writes,
+            ),
+        ] {
+            assert_eq!(load(text).unwrap().confirm.when, when, "{text}");
+        }
+        for (text, field, says) in [
+            (r#"{"confirm": "sometimes"}"#, "confirm", "\"writes\""),
+            (r#"{"confirm_timeout_seconds": 0}"#, "confirm_timeout_seconds", ""),
+            (
+                r#"{"confirm_timeout_seconds": 86401}"#,
+                "confirm_timeout_seconds",
+                "at most 86400",
+            ),
+            (
+                r#"{"confirm_timeout_seconds": 9223372036854775807}"#,
+                "confirm_timeout_seconds",
+                "at most 86400",
+            ),
+        ] {
+            let error = load(text).unwrap_err();
+            assert_eq!(error.field.as_deref(), Some(field), "{text}: {error}");
+            assert!(error.to_string().contains(says), "{text}: {error}");
+        }
     }
     /// A file layers over the same defaults as no file: it needs only what
     /// its author cares about.

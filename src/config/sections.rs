@@ -93,6 +93,9 @@ impl RawConfig {
     }
 }
 
+/// The longest `confirm_timeout_seconds`: a day.
+const MOST_CONFIRM_SECONDS: u64 = 86_400;
+
 /// `confirm` and `confirm_timeout_seconds`.
 fn confirm(raw: &RawConfig, file: Option<&Path>) -> Result<super::Confirm, ConfigError> {
     use super::ConfirmWhen;
@@ -115,6 +118,16 @@ fn confirm(raw: &RawConfig, file: Option<&Path>) -> Result<super::Confirm, Confi
         "confirm_timeout_seconds",
         raw.confirm_timeout_seconds.or(Some(300)),
     )?;
+    if timeout > MOST_CONFIRM_SECONDS {
+        return Err(fail(
+            file,
+            "confirm_timeout_seconds",
+            format!(
+                "{timeout} seconds is longer than a person answers a question: set at most {MOST_CONFIRM_SECONDS} \
+                 (a day)"
+            ),
+        ));
+    }
     Ok(super::Confirm {
         when,
         timeout: Duration::from_secs(timeout),

@@ -405,7 +405,12 @@ pub struct Server {
 impl Server {
     pub fn new(failure: StartFailure) -> Server {
         // Nothing this session runs can write: `query` says so.
-        let tools = crate::door::mcp::tool_list(crate::backend::Dialect::Postgres, true, false, true);
+        let tools = crate::door::mcp::tool_list(
+            crate::backend::Dialect::Postgres,
+            crate::door::mcp::Writing::Never,
+            false,
+            true,
+        );
         Server {
             failure: Arc::new(failure),
             tools: Arc::new(tools),

@@ -24,6 +24,8 @@ pub struct QueryAnswer {
     json: String,
     returned_rows: usize,
     truncated: bool,
+    /// The guard judged the statement one that only reads.
+    reads: bool,
 }
 
 impl QueryAnswer {
@@ -44,6 +46,19 @@ impl QueryAnswer {
     /// Whether more rows existed than the answer holds.
     pub fn truncated(&self) -> bool {
         self.truncated
+    }
+
+    /// Whether the guard judged the statement one that only reads, so
+    /// running it again (the grid's pages) changes nothing. `false` where
+    /// nobody judged it so (read-write mode with `confirm` off, SQLite and
+    /// DuckDB: it ran under the whole guard only).
+    pub fn reads(&self) -> bool {
+        self.reads
+    }
+
+    pub(crate) fn judged_reading(mut self, reads: bool) -> QueryAnswer {
+        self.reads = reads;
+        self
     }
 
     /// The answer as Rust values, read from its text: exactly what the client
@@ -175,6 +190,7 @@ fn finish(mut out: Vec<u8>, shaped: &Shaped, returned_rows: usize) -> QueryAnswe
         json: String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         returned_rows,
         truncated: shaped.truncated,
+        reads: false,
     }
 }
 

@@ -275,6 +275,9 @@ impl Engine {
         // If something was created or replaced in between, nothing ran: judge
         // the statement again with new facts, once.
         let mut judged_again = false;
+        // Whether the guard judged it one that only reads (the grid pages
+        // only those).
+        let mut reads;
         let (result, checked) = loop {
             // The guard stage. PostgreSQL: the guard reads the whole parse
             // tree, with the catalog's facts. SQLite and DuckDB: their own
@@ -290,7 +293,8 @@ impl Engine {
                     let checked = guard::check(&self.judge, routines, &sql)?;
                     guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
                         .map_err(|e| Error::Input(InputError::Params(e)))?;
-                    let writes = gate.reading_only() && guard::check(&reading, routines, &sql).is_err();
+                    let writes = !config.read_only && guard::check(&reading, routines, &sql).is_err();
+                    reads = !writes;
                     let guard = Guard::Checked {
                         catalog_version: routines.version(),
                     };
@@ -324,6 +328,7 @@ impl Engine {
                     return Err(self.embedded_proposal(&sql, input, &deadline).await);
                 }
                 None => {
+                    reads = config.read_only || gate.reading_only();
                     let guard = Guard::WhilePreparing(unasked_judge);
                     match self.backend.execute(statement(&[]), guard, &deadline).await {
                         // The reading judge refused a write: ask the person
@@ -375,11 +380,7 @@ impl Engine {
                 })
             })?;
         }
-        Ok(fence::output(
-            &config.sanitization,
-            config.query.max_result_length,
-            shaped,
-        ))
+        Ok(fence::output(&config.sanitization, config.query.max_result_length, shaped).judged_reading(reads))
     }
 
     /// The `before_query` hooks, then the timeout rule: the SQL that runs

@@ -158,7 +158,10 @@ pub fn change(explained: &Value) -> Change {
     let mut touched = None;
     visit(explained, &mut change, &mut touched);
     let rows = match change.tables.is_empty() {
-        true => explained.get(0).and_then(|top| top.get("Plan")).and_then(|p| number(p, "Plan Rows")),
+        true => explained
+            .get(0)
+            .and_then(|top| top.get("Plan"))
+            .and_then(|p| number(p, "Plan Rows")),
         false => touched,
     };
     change.rows = rows.filter(|r| *r >= 0.0).map(|r| r.round() as u64);
@@ -434,7 +437,11 @@ mod tests {
                    "Plans": plans})
         };
         let cases = [
-            (json!([{"Plan": modify("pets", json!([scan(42, "Outer")]))}]), vec!["pets"], Some(42)),
+            (
+                json!([{"Plan": modify("pets", json!([scan(42, "Outer")]))}]),
+                vec!["pets"],
+                Some(42),
+            ),
             (
                 json!([{"Plan": modify("pets", json!([scan(1, "InitPlan"), scan(4990, "Outer")]))}]),
                 vec!["pets"],
@@ -460,11 +467,22 @@ mod tests {
                 vec!["pet_names", "log"],
                 Some(5),
             ),
-            (json!([{"Plan": {"Node Type": "Result", "Plan Rows": 1}}]), vec![], Some(1)),
+            (
+                json!([{"Plan": {"Node Type": "Result", "Plan Rows": 1}}]),
+                vec![],
+                Some(1),
+            ),
             (json!({"not": "a plan"}), vec![], None),
         ];
         for (plan, tables, rows) in cases {
-            assert_eq!(change(&plan), Change { tables: tables.iter().map(|t| t.to_string()).collect(), rows }, "{plan}");
+            assert_eq!(
+                change(&plan),
+                Change {
+                    tables: tables.iter().map(|t| t.to_string()).collect(),
+                    rows
+                },
+                "{plan}"
+            );
         }
     }
 }

@@ -78,7 +78,7 @@ impl<'a> Leak<'a> {
     }
 }
 
-/// BROKEN when written. The `explain` tool is not covered by `confirm` at
+/// Found when written, now resisted. The `explain` tool is not covered by `confirm` at
 /// all: in read-write mode, `explain` with `analyze: true` runs the
 /// statement (then rolls back), and nobody is asked. What a rollback does
 /// not undo stays: `setval` and `nextval` move a sequence for good (the
@@ -131,7 +131,7 @@ fn explain_analyze_changes_nothing_the_person_did_not_accept() {
     );
 }
 
-/// BROKEN when written. The `explain` tool without `analyze` plans the
+/// Found when written, now resisted. The `explain` tool without `analyze` plans the
 /// statement with the ordinary judge, not the planning judge `query`'s
 /// estimate uses: in read-write mode a database function the planner
 /// folds (an `IMMUTABLE` one with constant arguments) runs, outside any
@@ -228,7 +228,7 @@ fn the_estimate_folds_no_function_by_any_route() {
     );
 }
 
-/// BROKEN when written. The guard trusts the volatility of any function
+/// Found when written, now resisted. The guard trusts the volatility of any function
 /// an extension owns ("only a superuser puts functions there"), but
 /// `ALTER EXTENSION e ADD FUNCTION f()` puts a database user's own
 /// function into an extension: its owner needs only to own the extension
@@ -297,7 +297,7 @@ fn a_users_function_added_to_an_extension_is_not_trusted() {
 /// Whether a message still shows what should have been escaped or counted.
 type Hides = Box<dyn Fn(&str) -> bool>;
 
-/// BROKEN when written. `shown` escapes control characters and a list of
+/// Found when written, now resisted. `shown` escapes control characters and a list of
 /// invisible and direction-changing ones, and counts blank lines split on
 /// `\n`; but U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR (line
 /// breaks to Unicode's line-breaking rules, and to a browser's text
@@ -378,7 +378,7 @@ fn the_message_hides_nothing_by_unicode_separators_spaces_or_invisibles() {
     assert!(hiding.is_empty(), "shown raw in the message: {hiding:?}");
 }
 
-/// BROKEN when written (a limitation of showing text). Look-alike letters
+/// Found when written (a limitation of showing text), now resisted. Look-alike letters
 /// read as the ones they imitate: `DELETE FROM t WHERE v <> 'оne'` with a
 /// Cyrillic `о` reads "delete every row but one" and deletes every row,
 /// `one` included. The message shows the statement as sent, with nothing
@@ -498,7 +498,7 @@ fn declining_execute_runs_nothing_a_prepared_statement_plans() {
     );
 }
 
-/// BROKEN when written (a denial of service, never a write). Over HTTP the
+/// Found when written (a denial of service, never a write), now resisted. Over HTTP the
 /// 2026-07-28 confirmations waiting for a retry are one map for the whole
 /// server, whatever the bearer token (`door/http`: one `Pending` shared by
 /// every session), capped at 64 by evicting the oldest, a cap its comment
@@ -574,7 +574,7 @@ fn one_token_cannot_evict_anothers_waiting_confirmation() {
     );
 }
 
-/// BROKEN when written. The statement and the table names pass through
+/// Found when written, now resisted. The statement and the table names pass through
 /// `shown` (invisible and direction-changing characters written as
 /// `\u{...}`), but the parameters are printed as JSON (`$1 = "..."`), which
 /// escapes only control characters: a string value holding a right-to-left
@@ -622,7 +622,8 @@ fn the_parameters_hide_nothing_either() {
     assert!(raw.is_empty(), "parameters shown raw:\n{}", raw.join("\n"));
 }
 
-/// BROKEN when written (the estimate can be steered). The row count the
+/// Found when written (the estimate can be steered); now said to be a
+/// guess. The row count the
 /// person reads is the planner's guess, and the model writes the `WHERE`
 /// the planner guesses from: `id + 0 = id` is true for every row, but the
 /// planner, with no statistics for an expression compared with a column,
@@ -666,8 +667,10 @@ fn the_estimate_is_not_steered_far_below_the_rows_a_write_touches() {
             .find_map(|l| l.strip_prefix("Estimated rows: about "))
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|n| n.parse().ok());
-        if estimate.is_some_and(|rows| rows < 100) {
-            steered.push(format!("{sql} → about {estimate:?} of 1000"));
+        // The guess may be steered; the person must be told it is one.
+        let said = message.contains("planner guess, not a count: it can be far off");
+        if estimate.is_some_and(|rows| rows < 100) && !said {
+            steered.push(format!("{sql} → about {estimate:?} of 1000, not said to be a guess"));
         }
     }
     assert!(

@@ -10,7 +10,7 @@ use crate::support::pg;
 use crate::support::pgmcp;
 // Writes run as the guard allows, with no one asked: the person's word
 // before a write has its own tests (confirm.rs, confirm_attacks.rs).
-use crate::support::served::write_unconfirmed_config as write_config;
+use crate::support::served::write_unconfirmed_config;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
 
 /// A table with a column of each parameter type.
@@ -37,7 +37,7 @@ fn every_parameter_type_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let statement = "SELECT id, name FROM items WHERE id = ANY($7::int[]) AND price >= $2 AND name <> $3 \
                      AND active = $4 AND added >= $5 AND seen < $6::timestamptz AND id >= $1 ORDER BY id";
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "tools": [
@@ -178,7 +178,7 @@ fn the_guard_judges_each_statement_when_the_config_loads() {
     ];
     for (extra, field, says) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let config = write_config(dir.path(), extra.clone());
+        let config = write_unconfirmed_config(dir.path(), extra.clone());
         let (code, text) = check(&config, &[("PGMCP_PG_CONNSTRING", &db.url)]);
         assert_ne!(code, 0, "{extra}: {text}");
         assert!(text.contains(field) && text.contains(says), "{extra}: {text}");
@@ -203,7 +203,7 @@ fn only_curated_tools_when_the_built_ins_are_off() {
         &file,
         "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
     );
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "tools_enabled": {"query": false, "list_tables": false, "describe_table": false},
@@ -238,13 +238,13 @@ fn only_curated_tools_when_the_built_ins_are_off() {
         "{prompt}"
     );
     // Only listed built-ins are switched off.
-    let partial = write_config(dir.path(), json!({"tools_enabled": {"query": false}}));
+    let partial = write_unconfirmed_config(dir.path(), json!({"tools_enabled": {"query": false}}));
     let mut mcp = McpProcess::spawn(&["serve", "--config", &partial, "--database", &sqlite_url(&file)], &[]);
     mcp.initialize();
     let list = mcp.request("tools/list", json!({}));
     assert_eq!(tool_names(&list["result"]), ["describe_table", "list_tables"]);
     // Nothing sends the model to a tool that is not served.
-    let no_catalog = write_config(
+    let no_catalog = write_unconfirmed_config(
         dir.path(),
         json!({"tools_enabled": {"list_tables": false, "describe_table": false}}),
     );
@@ -280,7 +280,7 @@ fn three_databases_each_under_its_own_rules() {
     );
     make_db(&scratch, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);");
     let pg_url = bare_url(server, &db.name);
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": true},
@@ -384,7 +384,7 @@ fn an_unreachable_database_leaves_the_others_answering() {
     let file = dir.path().join("ok.db");
     make_db(&file, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (42);");
     let port = crate::support::net::free_port();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "query": {"default_timeout_seconds": 10},
@@ -421,7 +421,7 @@ fn settings_that_name_one_database_are_refused_beside_databases() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.db");
     make_db(&file, "CREATE TABLE t (x INTEGER);");
-    let config = write_config(dir.path(), json!({"databases": {"a": {"url": sqlite_url(&file)}}}));
+    let config = write_unconfirmed_config(dir.path(), json!({"databases": {"a": {"url": sqlite_url(&file)}}}));
     let (code, text) = check(&config, &[("PGMCP_DATABASE", "sqlite::memory:")]);
     assert_ne!(code, 0);
     assert!(
@@ -461,7 +461,7 @@ fn a_named_database_takes_its_password_from_its_own_variable() {
     let db = server.database();
     let dir = tempfile::tempdir().unwrap();
     let pg_url = bare_url(server, &db.name);
-    let config = write_config(dir.path(), json!({"databases": {"stage-2": {"url": pg_url}}}));
+    let config = write_unconfirmed_config(dir.path(), json!({"databases": {"stage-2": {"url": pg_url}}}));
     let mut mcp = serve(&config, &[("PGPASSWORD", server.admin_password())]);
     let got = mcp.call_tool("query", json!({"sql": "SELECT 1 AS one"}));
     assert!(
@@ -627,7 +627,7 @@ fn the_python_sdk_calls_curated_tools() {
         "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
     );
     make_db(&archive, "CREATE TABLE old (id INTEGER);");
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {"shop": {"url": sqlite_url(&shop)}, "archive": {"url": sqlite_url(&archive)}},
@@ -671,7 +671,7 @@ fn a_file_switch_in_one_database_fences_the_process() {
     make_db(&file, "CREATE TABLE t (x INTEGER);");
     let link = dir.path().join("p");
     std::os::unix::fs::symlink("/proc/self", &link).unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({"databases": {"a": {"url": sqlite_url(&file), "read_only": false, "protection": {"allow_attach": true}}}}),
     );
@@ -703,7 +703,7 @@ fn a_named_database_password_is_asked_at_a_terminal() {
     let db = server.database();
     let dir = tempfile::tempdir().unwrap();
     let pg_url = bare_url(server, &db.name);
-    let config = write_config(dir.path(), json!({"databases": {"main": {"url": pg_url}}}));
+    let config = write_unconfirmed_config(dir.path(), json!({"databases": {"main": {"url": pg_url}}}));
     let home = tempfile::tempdir().unwrap();
     let mut cmd = crate::support::pgmcp_std(home.path());
     cmd.args([
@@ -745,7 +745,7 @@ fn the_environment_reaches_every_database() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("w.db");
     make_db(&file, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2), (3);");
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({"databases": {"w": {"url": sqlite_url(&file), "read_only": false}}}),
     );

@@ -18,7 +18,7 @@ use crate::support::files::sqlite::{make_db, scalar, text as sqlite_text, url as
 use crate::support::pg;
 // Writes run as the guard allows, with no one asked: the person's word
 // before a write has its own tests (confirm.rs, confirm_attacks.rs).
-use crate::support::served::write_unconfirmed_config as write_config;
+use crate::support::served::write_unconfirmed_config;
 use crate::support::stdio::{McpProcess, UNSTARTED, is_error, tool_json, tool_names, tool_text};
 
 // ---------------------------------------------------------------- helpers
@@ -134,7 +134,7 @@ fn pg_string_arguments_are_only_values() {
     let db = pg::server().database();
     db.psql(COUNTER);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},
@@ -199,7 +199,7 @@ fn pg_array_elements_cannot_leave_the_literal() {
     let db = pg::server().database();
     db.psql(COUNTER);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},
@@ -306,7 +306,7 @@ fn pg_numbers_at_the_edges() {
     let db = pg::server().database();
     db.psql(COUNTER);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},
@@ -379,7 +379,7 @@ fn pg_dates_and_timestamps_are_checked() {
     let db = pg::server().database();
     db.psql(COUNTER);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "tools": [
@@ -455,7 +455,7 @@ fn pg_enum_admits_only_its_values() {
                                   (9007199254740993, 0.1, 'mine');",
     );
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "tools": [
@@ -516,7 +516,7 @@ fn pg_read_only_tool_calling_a_writing_function() {
     db.psql(COUNTER);
     let dir = tempfile::tempdir().unwrap();
     let ro = |name: &str, statement: &str| json!({"name": name, "description": "Reads, they say.", "read_only": true, "statement": statement});
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},
@@ -560,7 +560,7 @@ fn pg_read_only_tool_calling_a_writing_function() {
         "SELECT * FROM t FOR UPDATE",
         "SELECT 1; UPDATE counter SET n = 5",
     ] {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({"server": {"read_only": false}, "tools": [ro("sneaky", statement)]}),
         );
@@ -589,7 +589,7 @@ fn pg_tool_on_a_read_only_database() {
     let db = pg::server().database();
     db.psql(COUNTER);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "tools": [
@@ -662,7 +662,7 @@ fn pg_annotations_of_tools_whose_functions_write() {
     let state = || db.psql("SELECT (SELECT n FROM counter) || '/' || (SELECT last_value FROM ids)");
 
     // Unmarked: announced as reading, and held to it.
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({"server": {"read_only": false}, "tools": tools(None)}),
     );
@@ -690,7 +690,7 @@ fn pg_annotations_of_tools_whose_functions_write() {
     );
 
     // Marked as writing: they write, and say so, in tools/list and `check`.
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({"server": {"read_only": false}, "tools": tools(Some(false))}),
     );
@@ -701,7 +701,7 @@ fn pg_annotations_of_tools_whose_functions_write() {
     let got = call(&mut mcp, "reset_ids", json!({"to": 100}));
     assert!(!refused(&got), "{got}");
     assert_eq!(state(), "1/100");
-    let named = write_config(
+    let named = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {"main": {"url": bare_url(server, &db.name), "read_only": false}},
@@ -743,7 +743,7 @@ fn database_argument_tricks() {
     make_db(&archive, schema);
     make_db(&other, &format!("{schema} CREATE TABLE hidden (x INTEGER);"));
     let before_other = std::fs::read(&other).unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {
@@ -823,7 +823,7 @@ fn read_only_database_beside_a_writable_one() {
     make_db(&archive, &format!("{schema} CREATE INDEX by_name ON t (name);"));
     let before = std::fs::read(&archive).unwrap();
     let outside = dir.path().join("copy.db");
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {
@@ -919,7 +919,7 @@ fn read_only_database_beside_a_writable_one() {
         json!({"name": "w", "description": "d", "database": "archive",
                "statement": "REPLACE INTO t VALUES (1, 'x')"}),
     ] {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({
                 "databases": {
@@ -955,7 +955,7 @@ fn database_argument_on_a_server_of_one_file() {
         "CREATE TABLE hidden (x INTEGER); INSERT INTO hidden VALUES (42);",
     );
     let before = std::fs::read(&other).unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},
@@ -1008,7 +1008,7 @@ fn protection_and_caps_are_each_databases_own() {
               "protection": {"allow_drop": true}, "query": {"max_rows": 2}},
         "b": {"url": bare_url(server, &b.name), "read_only": false, "query": {"max_rows": 100}},
     });
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": databases,
@@ -1064,7 +1064,7 @@ fn protection_and_caps_are_each_databases_own() {
 
     // A tool that drops on b: refused when the config loads; on a it loads.
     for (database, refused_at_load) in [("b", true), ("a", false)] {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({
                 "databases": databases.clone(),
@@ -1080,7 +1080,7 @@ fn protection_and_caps_are_each_databases_own() {
         );
     }
     // The file allows DROP, b says no: b's word wins for b.
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "protection": {"allow_drop": true},
@@ -1109,7 +1109,7 @@ fn named_database_secrets_come_from_its_own_variable() {
     db.psql("CREATE TABLE t (x int); INSERT INTO t VALUES (1);");
     elsewhere.psql("CREATE TABLE t (x int); INSERT INTO t VALUES (2);");
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {
@@ -1168,7 +1168,7 @@ fn named_database_secrets_come_from_its_own_variable() {
         format!("postgres:///{}", db.name),
         "postgres://".to_owned(),
     ] {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({"databases": {"main": {"url": url, "connection": {"connect_timeout_seconds": 3}}}}),
         );
@@ -1188,7 +1188,7 @@ fn named_database_secrets_come_from_its_own_variable() {
         }
     }
     // PGOPTIONS cannot lift a named read-only database's mode.
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({"databases": {"main": {"url": bare_url(server, &db.name)}}}),
     );
@@ -1241,7 +1241,7 @@ fn a_named_databases_password_never_shows() {
     ];
     for databases in configs {
         let first = databases.as_object().unwrap().keys().next().unwrap().clone();
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({
                 "databases": databases,
@@ -1276,7 +1276,7 @@ fn writable_named(dir: &Path) -> (std::path::PathBuf, String) {
         &file,
         "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c');",
     );
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir,
         json!({
             "server": {"read_only": false},
@@ -1374,7 +1374,7 @@ fn tool_names_and_argument_shapes() {
         &file,
         "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
     );
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},
@@ -1458,7 +1458,7 @@ fn tool_names_and_argument_shapes() {
         ("list_tables", json!({"list_tables": false})),
         ("describe_table", json!({})),
     ] {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({
                 "tools_enabled": enabled,
@@ -1472,7 +1472,7 @@ fn tool_names_and_argument_shapes() {
         );
     }
     // Two tools of one name: the second is refused.
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({"tools": [
             json!({"name": "same", "description": "d", "statement": "SELECT 1"}),
@@ -1494,7 +1494,7 @@ fn switched_off_built_ins_have_no_other_door() {
         "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a');
          CREATE TABLE payroll (employee TEXT, salary_secret_column INTEGER);",
     );
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "tools_enabled": {"query": false, "list_tables": false, "describe_table": false},
@@ -1588,7 +1588,7 @@ fn sqlite_statements_at_load_time() {
         (true, "EXPLAIN QUERY PLAN DELETE FROM t", json!([]), true),
     ];
     for (read_only, statement, parameters, loads) in cases {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({"server": {"read_only": read_only},
                    "tools": [json!({"name": "probe", "description": "d", "statement": statement,
@@ -1612,7 +1612,7 @@ fn sqlite_statements_at_load_time() {
     // as the built-in query takes it.
     // A read-only PRAGMA the built-in query answers on a read-only
     // database.
-    let config = write_config(dir.path(), json!({}));
+    let config = write_unconfirmed_config(dir.path(), json!({}));
     let (mut mcp, started) = start(&config, &["--database", &sqlite_url(&file)], &[]);
     started.unwrap();
     let mut holes = Vec::new();
@@ -1622,7 +1622,7 @@ fn sqlite_statements_at_load_time() {
         "PRAGMA table_info(t)",
     ] {
         let by_query = call(&mut mcp, "query", json!({"sql": sql}));
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({"tools": [json!({"name": "probe", "description": "d", "statement": sql})]}),
         );
@@ -1656,7 +1656,7 @@ fn sqlite_statements_at_load_time() {
         "VACUUM",
         "SELECT load_extension(?1)",
     ] {
-        let config = write_config(
+        let config = write_unconfirmed_config(
             dir.path(),
             json!({"server": {"read_only": false},
                    "tools": [json!({"name": "probe", "description": "d", "statement": statement,
@@ -1704,7 +1704,7 @@ fn sqlite_arguments_are_only_values() {
         &file,
         "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b');",
     );
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},

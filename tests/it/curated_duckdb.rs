@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use crate::support::files::duckdb::{make_db as make_duckdb, url as duckdb_url};
 use crate::support::files::sqlite::{make_db, scalar, url as sqlite_url};
 use crate::support::pgmcp;
-use crate::support::served::write_config;
+// Writes run as the guard allows, with no one asked: the person's word
+// before a write has its own tests (confirm.rs, confirm_attacks.rs).
+use crate::support::served::write_unconfirmed_config;
 use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
 
 /// One row of the analytics file a day, through 2024.
@@ -32,7 +34,7 @@ fn a_read_only_duckdb_beside_a_writable_sqlite_file() {
     let (warehouse, shop) = (dir.path().join("w.duckdb"), dir.path().join("shop.db"));
     make_duckdb(&warehouse, DAILY);
     make_db(&shop, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);");
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {
@@ -98,7 +100,7 @@ fn a_read_only_duckdb_beside_a_writable_sqlite_file() {
     assert_eq!(n, 366, "the warehouse is whole");
 
     // A tool that writes on the read-only DuckDB file stops the config.
-    let bad = write_config(
+    let bad = write_unconfirmed_config(
         dir.path(),
         json!({
             "databases": {"warehouse": {"url": duckdb_url(&warehouse)}},
@@ -134,7 +136,7 @@ fn a_read_only_tool_on_a_writable_duckdb_file_is_refused() {
         }
         tool
     };
-    let marked = write_config(
+    let marked = write_unconfirmed_config(
         dir.path(),
         json!({"server": {"read_only": false}, "tools": [tool(Some(true))]}),
     );
@@ -149,7 +151,7 @@ fn a_read_only_tool_on_a_writable_duckdb_file_is_refused() {
         "{text}"
     );
 
-    let plain = write_config(
+    let plain = write_unconfirmed_config(
         dir.path(),
         json!({"server": {"read_only": false}, "tools": [tool(None)]}),
     );
@@ -347,7 +349,7 @@ fn arguments_on_a_writable_duckdb_file_are_only_values() {
         &file,
         "CREATE TABLE t (name VARCHAR); INSERT INTO t VALUES ('a'), ('b');",
     );
-    let config = write_config(
+    let config = write_unconfirmed_config(
         dir.path(),
         json!({
             "server": {"read_only": false},

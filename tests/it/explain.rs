@@ -239,14 +239,18 @@ fn attacks_leave_the_database_as_it_was() {
             true,
         ),
     ];
-    for read_only in [false, true] {
-        let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": read_only}}));
+    // Read-write mode with `confirm` off runs what the guard allows;
+    // with it on (the default), explain asks no one, so it runs only what
+    // reads, as read-only mode does.
+    for (read_only, confirm) in [(false, "never"), (false, "writes"), (true, "writes")] {
+        let (_dir, mut mcp) = serve(&db, json!({"server": {"read_only": read_only}, "confirm": confirm}));
+        let reads_only = read_only || confirm != "never";
         for (sql, params, runs) in variants {
             let got = mcp.call_tool("explain", json!({"sql": sql, "params": params, "analyze": true}));
             assert_eq!(state(), before, "read_only={read_only}: {sql} left something: {got}");
-            // What runs in read-write mode ran (and was rolled back), not
-            // failed; the rest is refused. Read-only mode runs only reads.
-            let ran = *runs && (!read_only || sql.starts_with("SELECT count"));
+            // What runs ran (and was rolled back), not failed; the rest is
+            // refused.
+            let ran = *runs && (!reads_only || sql.starts_with("SELECT count"));
             match ran {
                 true => assert!(
                     !is_error(&got) && tool_json(&got)["analyzed"] == json!(true),

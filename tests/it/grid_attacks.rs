@@ -55,7 +55,7 @@ fn csv_fields(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
-/// BROKEN when written. The grid's CSV export quotes fields as RFC 4180
+/// Found when written, now resisted. The grid's CSV export quotes fields as RFC 4180
 /// says, but leaves a value that starts with `=`, `+`, `-`, `@` (or a tab
 /// or carriage return) as it is; opened in a spreadsheet, such a field is
 /// a formula, and a row the database holds (which anyone who can write the
@@ -140,7 +140,7 @@ INSERT INTO items SELECT i, CASE i % {} {} END, (i * 37) % 1000 FROM s;",
     );
 }
 
-/// BROKEN when written. The grid decides a statement "reads", and so may
+/// Found when written, now resisted. The grid decides a statement "reads", and so may
 /// be paged and sorted by calling it again wrapped, from its first keyword
 /// (`SELECT`, `WITH`, ...), not from the guard's verdict. A `SELECT` that
 /// calls a function that writes is paged like any other: each *Next* or

@@ -5,11 +5,13 @@ WITH RECURSIVE fn AS (
            p.proname::pg_catalog.text AS name,
            p.provolatile OPERATOR(pg_catalog.<>) 'v' AS stable,
            n.nspname OPERATOR(pg_catalog.=) 'pg_catalog' AS builtin,
-           -- Trusted: PostgreSQL's own, or an extension's, and owned by a
-           -- superuser (a non-superuser can add their own function to an
-           -- extension they created).
+           -- Trusted: PostgreSQL's own, or an extension's in the
+           -- extension's own schema, and owned by a superuser (a
+           -- non-superuser can add their own function to an extension they
+           -- created; `ALTER EXTENSION plpgsql ADD FUNCTION public.f()`
+           -- makes any function a member, outside the extension's schema).
            ((n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog', 'information_schema']::pg_catalog.name[])
-             OR e.objid IS NOT NULL)
+             OR e.extnamespace OPERATOR(pg_catalog.=) p.pronamespace)
             AND coalesce(r.rolsuper, false))
            -- The constructors PostgreSQL itself makes for a range type and
            -- its multirange, in the creator's schema: C code of its own
@@ -22,8 +24,10 @@ WITH RECURSIVE fn AS (
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
     JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang
     LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) p.proowner
-    LEFT JOIN (SELECT DISTINCT d.objid FROM pg_catalog.pg_depend d
+    LEFT JOIN (SELECT DISTINCT d.objid, x.extnamespace FROM pg_catalog.pg_depend d
+               JOIN pg_catalog.pg_extension x ON x.oid OPERATOR(pg_catalog.=) d.refobjid
                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                 AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
                  AND d.deptype OPERATOR(pg_catalog.=) 'e') e ON e.objid OPERATOR(pg_catalog.=) p.oid
 ),
 -- The stored expressions that run functions: constraints (a table's CHECK,

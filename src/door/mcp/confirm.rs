@@ -18,7 +18,8 @@
 //! arguments: a model cannot accept its own statement.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -38,8 +39,13 @@ use crate::pipeline::confirm::{Consent, Proposal};
 const KEY: &str = "confirm";
 
 /// Most confirmations one session keeps waiting at once (2026-07-28):
-/// past it the oldest is forgotten, and its retry asks again.
+/// past it its own oldest is forgotten, and that retry asks again.
 const MOST_PENDING: usize = 64;
+
+/// Most confirmations a whole server keeps waiting (an HTTP server's
+/// sessions share them): past it a new question is refused, never
+/// another session's waiting one forgotten.
+const MOST_PENDING_IN_ALL: usize = 1024;
 
 /// How a person answered, or why nobody could.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,29 +128,50 @@ fn read(result: &ElicitResult) -> Answer {
 /// The confirmations waiting for a retry (2026-07-28), by handle.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    waiting: Mutex<HashMap<String, (Proposal, Instant)>>,
+    waiting: Mutex<HashMap<String, Waiting>>,
+}
+
+/// A confirmation waiting for its retry.
+#[derive(Debug)]
+struct Waiting {
+    proposal: Proposal,
+    until: Instant,
+    /// The session (its `Server`) that asked.
+    asker: usize,
 }
 
 impl Pending {
-    /// The `input_required` answer asking the person about `proposal`,
-    /// remembered under a new handle until `timeout` has passed.
-    pub(super) fn ask(&self, proposal: Proposal, timeout: Duration) -> InputRequiredResult {
+    /// The `input_required` answer asking the person about `proposal`
+    /// for session `asker`, remembered under a new handle until `timeout`
+    /// has passed; `None` when the server already keeps as many waiting
+    /// as it may.
+    pub(super) fn ask(&self, proposal: Proposal, timeout: Duration, asker: usize) -> Option<InputRequiredResult> {
         let handle = handle();
         let elicitation = InputRequest::Elicitation(ElicitRequest::new(request(&proposal)));
-        if let Ok(mut waiting) = self.waiting.lock() {
-            let now = Instant::now();
-            waiting.retain(|_, (_, until)| *until > now);
-            if waiting.len() >= MOST_PENDING
-                && let Some(oldest) = waiting
-                    .iter()
-                    .min_by_key(|(_, (_, until))| *until)
-                    .map(|(k, _)| k.clone())
-            {
-                waiting.remove(&oldest);
-            }
-            waiting.insert(handle.clone(), (proposal, now + timeout));
+        // A panic elsewhere while the lock was held leaves the map whole.
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        waiting.retain(|_, w| w.until > now);
+        let mine = waiting.values().filter(|w| w.asker == asker).count();
+        if mine >= MOST_PENDING
+            && let Some(oldest) = waiting
+                .iter()
+                .filter(|(_, w)| w.asker == asker)
+                .min_by_key(|(_, w)| w.until)
+                .map(|(k, _)| k.clone())
+        {
+            waiting.remove(&oldest);
         }
-        InputRequiredResult::new(Some(BTreeMap::from([(KEY.to_owned(), elicitation)])), Some(handle))
+        if waiting.len() >= MOST_PENDING_IN_ALL {
+            return None;
+        }
+        // The timeout is at most a day (`confirm_timeout_seconds`).
+        let until = now.checked_add(timeout)?;
+        waiting.insert(handle.clone(), Waiting { proposal, until, asker });
+        Some(InputRequiredResult::new(
+            Some(BTreeMap::from([(KEY.to_owned(), elicitation)])),
+            Some(handle),
+        ))
     }
 
     /// The proposal a retry's `request_state` stands for, and the
@@ -154,11 +181,15 @@ impl Pending {
         state: &str,
         responses: Option<&InputResponses>,
     ) -> Result<(Proposal, Answer), String> {
-        let found = self.waiting.lock().ok().and_then(|mut w| w.remove(state));
-        let Some((proposal, until)) = found else {
+        let found = self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(state);
+        let Some(Waiting { proposal, until, .. }) = found else {
             return Err(
                 "the confirmation this call answers is not one pgmcp is waiting for (already answered, or \
-                        from another session): nothing ran. Call the tool again to ask the person again"
+                 expired): nothing ran. Call the tool again to ask the person again"
                     .to_owned(),
             );
         };
@@ -176,6 +207,13 @@ impl Pending {
             .unwrap_or_else(|| Answer::None("the retry carried no answer to the confirmation".to_owned()));
         Ok((proposal, answer))
     }
+}
+
+/// A number for each session's `Server`, which its waiting confirmations
+/// carry.
+pub(super) fn asker() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// A handle nobody can guess: 128 random bits, in hex.
@@ -273,9 +311,19 @@ impl super::Server {
         }
         let timeout = engine.config().confirm.timeout;
         if stateless(context) {
-            return self.confirmations.ask(proposal, timeout).into();
+            return match self.confirmations.ask(proposal, timeout, self.asker) {
+                Some(asked) => asked.into(),
+                None => not_run(&Answer::None(
+                    "too many confirmations are waiting for their answers on this server; answer those first"
+                        .to_owned(),
+                ))
+                .into(),
+            };
         }
-        match ask(&context.peer, &proposal, timeout, &context.ct).await {
+        // While the person reads, the client hears the call is alive (a
+        // client's own timeout may be shorter than the person).
+        let asked = ask(&context.peer, &proposal, timeout, &context.ct);
+        match super::with_progress(&context.meta, &context.peer, asked).await {
             Answer::Accepted => match run(Consent::Given(proposal)).await {
                 // What runs is no longer what the person accepted (a hook
                 // rewrote it otherwise): nothing ran.

@@ -23,6 +23,11 @@ pub const MIME: &str = "text/html;profile=mcp-app";
 /// The extension's identifier, in `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 
+/// The `_meta` key of a `query` answer whose statement the guard judged to
+/// only read: the grid pages and sorts only those (running the statement
+/// again changes nothing).
+pub const READS: &str = "pgmcp/reads";
+
 /// The page itself: hand-written, inline script and style, nothing fetched.
 const PAGE: &str = include_str!("grid.html");
 

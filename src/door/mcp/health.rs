@@ -83,7 +83,12 @@ impl Server {
         };
         tool_result(
             &engine,
-            with_progress(&meta, &peer, Box::pin(engine.explain(&input, ct))).await,
+            with_progress(
+                &meta,
+                &peer,
+                Box::pin(engine.explain_from(&input, crate::pipeline::confirm::Consent::Model, ct)),
+            )
+            .await,
         )
     }
 

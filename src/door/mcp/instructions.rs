@@ -16,8 +16,19 @@ pub(super) fn instructions(
     named: bool,
 ) -> String {
     let mode = match (config.read_only, dialect) {
-        // With several databases, the list of them says each one's mode.
-        _ if named => "",
+        // With several databases, the list of them says each one's mode;
+        // what a person is asked is the file's to say.
+        _ if named => match config.confirm.when {
+            ConfirmWhen::Never => "",
+            ConfirmWhen::Writes => {
+                "On a database that may write, a statement that changes data runs only once the person accepts \
+                 it (pgmcp asks them). If they decline, nothing ran: do not send it again unless they ask."
+            }
+            ConfirmWhen::All => {
+                "On a database that may write, every statement runs only once the person accepts it (pgmcp asks \
+                 them). If they decline, nothing ran: do not send it again unless they ask."
+            }
+        },
         (true, Dialect::Postgres) => {
             "This session is read-only: every statement runs in a READ ONLY transaction, so writes fail."
         }

@@ -135,6 +135,8 @@ pub struct Server {
     /// by every session of an HTTP server, whose retries may come on
     /// another.
     confirmations: Arc<confirm::Pending>,
+    /// This session's number among those sharing `confirmations`.
+    asker: usize,
 }
 
 /// How a `query` answer's structured content reaches the client.
@@ -207,22 +209,46 @@ fn query_arguments(dialect: Dialect) -> [(&'static str, &'static str); 2] {
     }
 }
 
+/// Whether a session's statements may write, as its tools' hints say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writing {
+    /// Read-only mode.
+    Never,
+    /// Read-write, and a person accepts a model's writes first (`confirm`):
+    /// `explain`, which asks no one, runs only what reads.
+    Asked,
+    /// Read-write, `confirm` off.
+    Unasked,
+}
+
+impl Writing {
+    fn of(config: &crate::config::Config) -> Writing {
+        match (config.read_only, config.confirm.when) {
+            (true, _) => Writing::Never,
+            (false, crate::config::ConfirmWhen::Never) => Writing::Unasked,
+            (false, _) => Writing::Asked,
+        }
+    }
+}
+
 /// The tools as a session on `dialect` lists them: `query` marked read-only
-/// only when `read_only`, its arguments described in the engine's words,
+/// only in read-only mode (`writing`), its arguments described in the engine's words,
 /// the `database` argument only when calls may choose a file (`files`:
 /// `sqlite.root`), every schema in the portable spelling. Also what a
 /// `pgmcp serve` that could not start lists (`crate::door::start_failure`),
 /// so a client shows the same tools either way. With `bounded` (the
 /// boundary around data), each description says what the tags mean.
-fn tools(dialect: Dialect, read_only: bool, files: bool, bounded: bool) -> ToolRouter<Server> {
+fn tools(dialect: Dialect, writing: Writing, files: bool, bounded: bool) -> ToolRouter<Server> {
     let mut tool_router = Server::tool_router() + Server::health_router();
     // `query` only promises not to write when the session is read-only.
     for (name, title, reads_only) in [
-        ("query", "Run SQL", read_only),
+        ("query", "Run SQL", writing == Writing::Never),
         ("list_tables", "List tables", true),
         ("describe_table", "Describe a table", true),
-        // Even with `analyze`, whatever the statement did is rolled back.
-        ("explain", "Explain a query's plan", true),
+        // With `analyze` the statement runs, and is rolled back; but a
+        // rollback keeps a sequence's step, a file: unless `confirm` makes
+        // it run only what reads, it may write.
+        ("explain", "Explain a query's plan", writing != Writing::Unasked),
         ("diagnose", "Check the database's health", true),
     ] {
         if let Some(route) = tool_router.map.get_mut(name) {
@@ -274,8 +300,8 @@ fn tools(dialect: Dialect, read_only: bool, files: bool, bounded: bool) -> ToolR
 }
 
 /// [`tools`], as `tools/list` lists them.
-pub fn tool_list(dialect: Dialect, read_only: bool, files: bool, bounded: bool) -> Vec<rmcp::model::Tool> {
-    tools(dialect, read_only, files, bounded).list_all()
+pub fn tool_list(dialect: Dialect, writing: Writing, files: bool, bounded: bool) -> Vec<rmcp::model::Tool> {
+    tools(dialect, writing, files, bounded).list_all()
 }
 
 /// How often a long call reports progress, when the client asked for it.
@@ -287,7 +313,7 @@ impl Server {
         let engine = service.default_engine().clone();
         let mut tool_router = tools(
             engine.dialect(),
-            engine.config().read_only,
+            Writing::of(engine.config()),
             engine.config().sqlite_root.is_some() && !service.named(),
             engine.config().data_boundary,
         );
@@ -299,6 +325,7 @@ impl Server {
             answers,
             tool_router,
             confirmations: Arc::default(),
+            asker: confirm::asker(),
         }
     }
 
@@ -419,7 +446,14 @@ impl Server {
         answer: Result<crate::pipeline::answer::QueryAnswer, Error>,
     ) -> Result<CallToolResult, CallToolResult> {
         let answer = answer.map_err(|e| failed(engine, e))?;
+        let reads = answer.reads();
         let mut result = CallToolResult::success(vec![ContentBlock::text(bounded(engine, answer.into_json()))]);
+        // The grid pages only what the guard judged to only read.
+        if reads {
+            let mut meta = rmcp::model::MetaObject::new();
+            meta.insert(grid::READS.to_owned(), Value::Bool(true));
+            result.meta = Some(meta);
+        }
         result.structured_content = match self.answers {
             Answers::Spliced => Some(crate::door::stdio::transport::SPLICE),
             Answers::Built => crate::door::stdio::transport::built(&result),

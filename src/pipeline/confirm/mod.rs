@@ -50,8 +50,9 @@ pub struct Proposal {
     /// The guard classifies it as writing (with `confirm: "all"`, a
     /// statement that only reads is proposed too).
     pub writes: bool,
-    /// The tables it changes, as the engine reports them (PostgreSQL: as
-    /// the statement names them; triggers and functions may change others).
+    /// The tables it changes, as the engine reports them (PostgreSQL: its
+    /// plan's, or where it is not planned, what the statement names;
+    /// triggers and functions may change others).
     pub tables: Vec<String>,
     /// The rows the engine's planner expects it to touch, without running
     /// it; `None` when the engine gives no estimate.
@@ -95,7 +96,8 @@ impl Proposal {
         };
         match self.estimated_rows {
             Some(rows) => text.push_str(&format!(
-                "Estimated rows: about {rows} ({engine}'s plan estimate; nothing has run)\n"
+                "Estimated rows: about {rows} ({engine}'s planner guess, not a count: it can be far off; nothing \
+                 has run)\n"
             )),
             None => text.push_str(&format!(
                 "Estimated rows: none, {}\n",
@@ -206,30 +208,55 @@ pub fn one_line(text: &str) -> String {
     escaped(text).replace('\n', "\\n")
 }
 
-/// One line's characters, [`hidden`] ones escaped and long runs of spaces
-/// counted.
+/// One line's characters: [`hidden`] ones escaped, long runs of spaces
+/// counted, and in a word that mixes Latin letters with others (`оne`,
+/// its `о` Cyrillic), the others escaped too: a look-alike letter cannot
+/// pass for the one it imitates. A word wholly in another script, or in
+/// accented Latin (`São`), stays readable.
 fn escaped(line: &str) -> String {
+    let escape = |c: char| format!("\\u{{{:04X}}}", c as u32);
     let mut out = String::with_capacity(line.len());
-    let mut spaces = 0usize;
-    let flush = |out: &mut String, spaces: &mut usize| {
-        match *spaces > MOST_SPACES {
-            true => out.push_str(&format!(" [{} spaces] ", *spaces)),
-            false => out.extend(std::iter::repeat_n(' ', *spaces)),
+    let mut word = String::new();
+    let mut spaces = String::new();
+    let latin = |c: char| {
+        c.is_ascii_alphanumeric() || matches!(c, '\u{00C0}'..='\u{024F}' | '\u{1E00}'..='\u{1EFF}') && c.is_alphabetic()
+    };
+    let end_word = |out: &mut String, word: &mut String| {
+        let foreign = |c: char| c.is_alphanumeric() && !latin(c);
+        let mixed = word.chars().any(latin) && word.chars().any(foreign);
+        for c in word.chars() {
+            match hidden(c) || (mixed && foreign(c)) {
+                true => out.push_str(&escape(c)),
+                false => out.push(c),
+            }
         }
-        *spaces = 0;
+        word.clear();
+    };
+    let end_spaces = |out: &mut String, spaces: &mut String| {
+        let count = spaces.chars().count();
+        match count > MOST_SPACES {
+            true => out.push_str(&format!(" [{count} spaces] ")),
+            false => out.push_str(spaces),
+        }
+        spaces.clear();
     };
     for c in line.chars() {
-        if c == ' ' {
-            spaces += 1;
+        if c == ' ' || c == '\t' {
+            end_word(&mut out, &mut word);
+            spaces.push(c);
             continue;
         }
-        flush(&mut out, &mut spaces);
-        match hidden(c) {
-            true => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
-            false => out.push(c),
+        end_spaces(&mut out, &mut spaces);
+        // Hidden characters inside a word are part of it: `o\u{200B}ne`.
+        if c.is_alphanumeric() || c == '_' || hidden(c) {
+            word.push(c);
+            continue;
         }
+        end_word(&mut out, &mut word);
+        out.push(c);
     }
-    flush(&mut out, &mut spaces);
+    end_word(&mut out, &mut word);
+    end_spaces(&mut out, &mut spaces);
     out
 }
 
@@ -327,14 +354,37 @@ pub fn pg_written_tables(stmts: &[Value]) -> Vec<String> {
     /// kind and name (`view v`, `schema s`).
     fn dropped(drop: &Value) -> Vec<String> {
         let kind = drop.get("removeType").and_then(Value::as_str).unwrap_or_default();
-        let kind = kind.strip_prefix("OBJECT_").unwrap_or(kind).to_ascii_lowercase().replace('_', " ");
-        let sval = |v: &Value| v.get("String").and_then(|s| s.get("sval")).and_then(Value::as_str).map(str::to_owned);
-        let objects = drop.get("objects").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let kind = kind
+            .strip_prefix("OBJECT_")
+            .unwrap_or(kind)
+            .to_ascii_lowercase()
+            .replace('_', " ");
+        let sval = |v: &Value| {
+            v.get("String")
+                .and_then(|s| s.get("sval"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let objects = drop
+            .get("objects")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         objects
             .iter()
-            .filter_map(|object| match object.get("List").and_then(|l| l.get("items")).and_then(Value::as_array) {
-                Some(items) => items.iter().map(sval).collect::<Option<Vec<_>>>().map(|parts| parts.join(".")),
-                None => sval(object),
+            .filter_map(|object| {
+                match object
+                    .get("List")
+                    .and_then(|l| l.get("items"))
+                    .and_then(Value::as_array)
+                {
+                    Some(items) => items
+                        .iter()
+                        .map(sval)
+                        .collect::<Option<Vec<_>>>()
+                        .map(|parts| parts.join(".")),
+                    None => sval(object),
+                }
             })
             .map(|object| match kind.as_str() {
                 "table" => object,
@@ -420,9 +470,23 @@ mod tests {
             ("a /* \u{202E} */ b", "a /* \\u{202E} */ b"),
             ("a\u{200B}b\rc\u{1b}[2J", "a\\u{200B}b\\u{000D}c\\u{001B}[2J"),
             ("a\u{2028}b\u{2029}c\u{85}d", "a\\u{2028}b\\u{2029}c\\u{0085}d"),
-            ("x\u{E0041}\u{E0042}\u{00AD}\u{FE0F}", "x\\u{E0041}\\u{E0042}\\u{00AD}\\u{FE0F}"),
-            ("WHERE id = 1                        OR true", "WHERE id = 1 [24 spaces] OR true"),
+            (
+                "x\u{E0041}\u{E0042}\u{00AD}\u{FE0F}",
+                "x\\u{E0041}\\u{E0042}\\u{00AD}\\u{FE0F}",
+            ),
+            (
+                "WHERE id = 1                        OR true",
+                "WHERE id = 1 [24 spaces] OR true",
+            ),
+            ("a\t\t\t\t\t\t\t\t\t\tb", "a [10 spaces] b"),
+            ("a\tb", "a\tb"),
             ("tail\n\n\n", "tail\n[3 lines with nothing visible]"),
+            ("v <> '\u{43E}ne'", "v <> '\\u{043E}ne'"),
+            (
+                "name = 'Привет' AND city = 'São Paulo'",
+                "name = 'Привет' AND city = 'São Paulo'",
+            ),
+            ("'Pаris'", "'P\\u{0430}ris'"),
         ];
         for (text, expected) in cases {
             assert_eq!(shown(text), expected, "{text:?}");

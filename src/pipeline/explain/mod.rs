@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::ReadBudget;
+use super::confirm::{self, Consent};
 use super::plan::{self, PlanSummary};
 use super::{Engine, QueryInput, check_input, param_bytes};
 use crate::backend::{Deadline, Dialect, Guard, Statement};
@@ -78,11 +79,33 @@ impl Engine {
     /// The plan of one PostgreSQL statement (see the module's doc). Any
     /// error comes back with the matching `error_prompts` appended.
     pub async fn explain(&self, input: &ExplainInput, cancel: CancellationToken) -> Result<ExplainAnswer, Error> {
-        let call = self.begin(cancel);
-        self.run_explain(input, &call.token).await.map_err(|e| self.prompted(e))
+        self.explain_from(input, Consent::Caller, cancel).await
     }
 
-    async fn run_explain(&self, input: &ExplainInput, cancel: &CancellationToken) -> Result<ExplainAnswer, Error> {
+    /// [`Self::explain`] for a call `consent` speaks for. `explain` asks no
+    /// one: where `confirm` would ask before a model's statement runs, it
+    /// runs (`analyze`) only what the guard's reading judge passes, plans
+    /// only what runs no function that may do more than read (the planner
+    /// folds IMMUTABLE calls), and in a `READ ONLY` transaction; a write
+    /// goes through `query`, where the person is asked.
+    pub async fn explain_from(
+        &self,
+        input: &ExplainInput,
+        consent: Consent,
+        cancel: CancellationToken,
+    ) -> Result<ExplainAnswer, Error> {
+        let call = self.begin(cancel);
+        self.run_explain(input, &consent, &call.token)
+            .await
+            .map_err(|e| self.prompted(e))
+    }
+
+    async fn run_explain(
+        &self,
+        input: &ExplainInput,
+        consent: &Consent,
+        cancel: &CancellationToken,
+    ) -> Result<ExplainAnswer, Error> {
         let config = &self.config;
         if self.backend.dialect() != Dialect::Postgres {
             return Err(InputError::Params(
@@ -145,6 +168,10 @@ impl Engine {
             false => "FORMAT JSON",
         };
         let explained = format!("EXPLAIN ({options}) {sql}");
+        // Nobody is asked here: where `confirm` would ask, what runs must
+        // only read, and what is planned must run nothing that may write.
+        let unasked = confirm::gate(config, consent, &sql, &input.params, None).reading_only();
+        let (reading, planning) = (self.judge.reading(), self.judge.planning());
         let mut hypopg: Option<Hypopg> = None;
         let mut judged_again = false;
         let rows = loop {
@@ -157,6 +184,9 @@ impl Engine {
             // And the text that runs, judged whole: the statement inside
             // pgmcp's EXPLAIN, which with ANALYZE executes it.
             guard::check(&self.judge, &routines, &explained)?;
+            if unasked {
+                unasked_check(input.analyze, &reading, &planning, &routines, &sql, &explained)?;
+            }
             for definition in &input.hypothetical_indexes {
                 guard::hypothetical::index(&self.judge, &routines, definition)?;
             }
@@ -166,6 +196,12 @@ impl Engine {
                 hypopg = Some(self.hypopg(&input.hypothetical_indexes, &deadline).await?);
             }
             let (prelude, epilogue) = hypopg.as_ref().map_or((&[][..], &[][..]), Hypopg::around);
+            let prelude: Vec<_> = match unasked {
+                true => std::iter::once(confirm::proposal::read_only_transaction())
+                    .chain(prelude.iter().cloned())
+                    .collect(),
+                false => prelude.to_vec(),
+            };
             let statement = Statement {
                 sql: &explained,
                 params: &input.params,
@@ -173,7 +209,7 @@ impl Engine {
                 budget: ReadBudget::for_answer(PLAN_BYTES),
                 database: None,
                 rollback: true,
-                prelude,
+                prelude: &prelude,
                 epilogue,
             };
             let guard = Guard::Checked {
@@ -239,5 +275,37 @@ impl Engine {
             Some(hypopg) => Ok(Hypopg::new(&hypopg.schema, definitions)),
             None => Err(InputError::Params(hypothetical::MISSING.to_owned()).into()),
         }
+    }
+}
+
+/// Where `confirm` would ask before a model's statement runs and nobody is
+/// asked (see [`Engine::explain_from`]): with `analyze` the statement must
+/// be one the reading judge passes; without, planning it must run no
+/// function that may do more than read.
+fn unasked_check(
+    analyze: bool,
+    reading: &guard::Judge,
+    planning: &guard::Judge,
+    routines: &guard::Routines,
+    sql: &str,
+    explained: &str,
+) -> Result<(), Error> {
+    let refused = |why: &str| {
+        Err(InputError::Params(format!(
+            "{why}: this server asks a person before a statement that changes data runs (confirm), and explain \
+             cannot ask. Send the statement through query, where the person is asked"
+        ))
+        .into())
+    };
+    match analyze {
+        true if guard::check(reading, routines, sql).is_err() => refused(
+            "explain with analyze runs the statement, and this one changes data (or runs a function that may); a \
+             rollback does not undo all of it (a sequence, a file). Leave analyze off to see its plan",
+        ),
+        false if guard::check(planning, routines, explained).is_err() => refused(
+            "planning this statement could run functions that may do more than read (PostgreSQL runs IMMUTABLE \
+             calls while it plans)",
+        ),
+        _ => Ok(()),
     }
 }
