@@ -14,7 +14,7 @@ use crate::support::pgmcp;
 // Writes run as the guard allows, with no one asked: the person's word
 // before a write has its own tests (confirm.rs, confirm_attacks.rs).
 use crate::support::served::write_unconfirmed_config;
-use crate::support::stdio::{McpProcess, is_error, tool_json, tool_names, tool_text};
+use crate::support::stdio::{McpProcess, is_error, raw_text, tool_json, tool_names, tool_text};
 
 /// One row of the analytics file a day, through 2024.
 const DAILY: &str = "CREATE TABLE daily_revenue AS SELECT DATE '2024-01-01' + CAST(i AS INTEGER) AS day, \
@@ -312,12 +312,31 @@ fn the_readme_example_runs_as_written() {
     let paid: i64 = db
         .query_row("SELECT min(id) FROM orders WHERE status = 'paid'", [], |r| r.get(0))
         .unwrap();
+    // A write waits for the person: this client cannot ask, and is told so;
+    // one whose person accepts runs it.
+    let status = || -> String {
+        db.query_row("SELECT status FROM orders WHERE id = ?1", [paid], |r| r.get(0))
+            .unwrap()
+    };
     let got = mcp.call_tool("mark_shipped", json!({"order_id": paid}));
-    assert_eq!(tool_json(&got)["rows_affected"], json!(1), "{got}");
-    let status: String = db
-        .query_row("SELECT status FROM orders WHERE id = ?1", [paid], |r| r.get(0))
-        .unwrap();
-    assert_eq!(status, "shipped");
+    assert!(
+        is_error(&got) && raw_text(&got).contains("\"confirm\": \"never\""),
+        "{got}"
+    );
+    assert_eq!(status(), "paid");
+    let steps = crate::support::python_sdk::confirm_session(
+        json!({"steps": [{"name": "mark_shipped", "arguments": {"order_id": paid}, "answer": "accept"}]}),
+        config.to_str().unwrap(),
+        None,
+        &[],
+    );
+    assert_eq!(steps[0]["structured"]["rows_affected"], json!(1), "{}", steps[0]);
+    assert!(
+        crate::support::python_sdk::shown(&steps[0]).contains("│ UPDATE orders SET status = 'shipped'"),
+        "{}",
+        steps[0]
+    );
+    assert_eq!(status(), "shipped");
     let got = mcp.call_tool("revenue_between", json!({"from": "2024-02-28", "to": "2024-03-01"}));
     assert_eq!(
         tool_json(&got)["rows"],
