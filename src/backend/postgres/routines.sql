@@ -11,7 +11,7 @@ WITH RECURSIVE fn AS (
            -- created; `ALTER EXTENSION plpgsql ADD FUNCTION public.f()`
            -- makes any function a member, outside the extension's schema).
            ((n.nspname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog', 'information_schema']::pg_catalog.name[])
-             OR e.extnamespace OPERATOR(pg_catalog.=) p.pronamespace)
+             OR coalesce(e.extnamespace OPERATOR(pg_catalog.=) p.pronamespace, false))
             AND coalesce(r.rolsuper, false))
            -- The constructors PostgreSQL itself makes for a range type and
            -- its multirange, in the creator's schema: C code of its own

@@ -238,7 +238,10 @@ impl Engine {
         let hypothetical_indexes = input
             .hypothetical_indexes
             .iter()
-            .zip(Hypopg::names(&rows.prelude))
+            // Past the read-only transaction's own answer, when it ran first.
+            .zip(Hypopg::names(
+                &rows.prelude[usize::from(unasked).min(rows.prelude.len())..],
+            ))
             .map(|(definition, name)| HypotheticalIndex {
                 definition: definition.clone(),
                 used: scanned.contains(&name.as_str()),
