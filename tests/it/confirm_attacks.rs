@@ -324,7 +324,7 @@ fn the_postgres_estimate_runs_no_function_before_the_person_answers() {
     // Clean up whatever happened (the server's user wrote it).
     db.psql(&format!(
         "DO $$ BEGIN IF (pg_stat_file('{path}', true)).size IS NOT NULL THEN \
-         COPY (SELECT 1) TO PROGRAM 'rm -f {path}'; END IF; END $$"
+         COPY (SELECT 1) TO PROGRAM 'cat > /dev/null; rm -f {path}'; END IF; END $$"
     ));
     assert_eq!(
         ran, "f",

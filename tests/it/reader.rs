@@ -146,7 +146,7 @@ async fn code_the_guard_misses_cannot_reach_outside_the_database() {
     let slot = format!("{}_slot", db.name);
     db.psql(&format!(
         "CREATE FUNCTION run_program() RETURNS int LANGUAGE plpgsql AS $$
-         BEGIN COPY (SELECT 1) TO PROGRAM 'touch {program_made}'; RETURN 1; END $$;
+         BEGIN COPY (SELECT 1) TO PROGRAM 'cat > /dev/null; touch {program_made}'; RETURN 1; END $$;
          CREATE FUNCTION write_file() RETURNS int LANGUAGE plpgsql AS $$
          BEGIN COPY (SELECT 'x') TO '{file_written}'; RETURN 1; END $$;
          CREATE FUNCTION read_file() RETURNS text LANGUAGE sql AS $$ SELECT pg_catalog.pg_read_file('PG_VERSION') $$;
@@ -191,7 +191,8 @@ async fn code_the_guard_misses_cannot_reach_outside_the_database() {
         "0"
     );
 
-    // The same function as the login (the opt-out) does run the program:
+    // The same function as the login (the opt-out) does run the program
+    // (which reads what COPY sends, or COPY may write to a closed pipe):
     // the plant works, and the reader is what stopped it.
     let login = engine_for(&db, |c| {
         vouched(c);
