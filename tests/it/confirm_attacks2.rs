@@ -72,7 +72,8 @@ impl<'a> Leak<'a> {
             .psql(&format!("SELECT (pg_stat_file('{path}', true)).size IS NOT NULL"))
             == "t";
         if ran {
-            self.db.psql(&format!("COPY (SELECT 1) TO PROGRAM 'cat > /dev/null; rm -f {path}'"));
+            self.db
+                .psql(&format!("COPY (SELECT 1) TO PROGRAM 'cat > /dev/null; rm -f {path}'"));
         }
         ran
     }
