@@ -54,6 +54,7 @@ const DUCKDB_SETUP: &str = "
     INSERT INTO t VALUES (1, 'a', {'where': 'w'}), (2, 'b', {'where': 'w'}), (3, 'c', {'where': 'w'});
     CREATE TABLE u (id INTEGER, c VARCHAR, x INTEGER);
     INSERT INTO u VALUES (1, 'p', 10), (2, 'q', 20), (3, 'p', 30);
+    CREATE SEQUENCE seq;
     CREATE VIEW quiet AS SELECT * FROM checkpoint();
     CREATE MACRO tidy() AS TABLE SELECT * FROM force_checkpoint();
     CREATE MACRO twice(x) AS x * 2;
