@@ -293,8 +293,11 @@ impl Engine {
                     let checked = guard::check(&self.judge, routines, &sql)?;
                     guard::check_params(checked.param_count(), &input.params, guard::Placeholders::Dollar)
                         .map_err(|e| Error::Input(InputError::Params(e)))?;
-                    let writes = !config.read_only && guard::check(&reading, routines, &sql).is_err();
-                    reads = !writes;
+                    // The reading judge's verdict, only where something
+                    // reads it: the gate, and the grid's pages.
+                    let verdict = !config.read_only && (gate.reading_only() || config.grid);
+                    let writes = verdict && guard::check(&reading, routines, &sql).is_err();
+                    reads = config.read_only || (verdict && !writes);
                     let guard = Guard::Checked {
                         catalog_version: routines.version(),
                     };
